@@ -1,0 +1,77 @@
+// Environment -> typed, validated configuration. Every setting is a TOOLGATE_* variable (README table).
+import path from 'node:path';
+import { z } from 'zod';
+
+const bool = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+const int = (min: number, max = Number.MAX_SAFE_INTEGER) =>
+  z
+    .string()
+    .regex(/^\d+$/, 'must be a whole number')
+    .transform(Number)
+    .pipe(z.number().int().min(min).max(max));
+
+/** One row per setting: variable name, schema (over the raw string), default, description. */
+export const SETTINGS = {
+  host: { env: 'TOOLGATE_HOST', schema: z.string().min(1), default: '127.0.0.1', doc: 'Address to listen on.' },
+  port: { env: 'TOOLGATE_PORT', schema: int(0, 65535), default: '8080', doc: 'TCP port (0 picks a free one).' },
+  root: { env: 'TOOLGATE_ROOT', schema: z.string().min(1), default: './workspace', doc: 'Workspace directory (created when missing).' },
+  projectsRoot: { env: 'TOOLGATE_PROJECTS_ROOT', schema: z.string().min(1).optional(), default: undefined, doc: 'Multi-project mode: one sub-directory per project id.' },
+  stateDir: { env: 'TOOLGATE_STATE_DIR', schema: z.string().min(1).optional(), default: undefined, doc: 'State directory (locks, backups, audit); default `<root>/.toolgate`.' },
+  allowAbsolute: { env: 'TOOLGATE_ALLOW_ABSOLUTE', schema: bool, default: 'false', doc: 'Accept absolute paths that lie inside the root.' },
+  requireVersion: { env: 'TOOLGATE_REQUIRE_VERSION', schema: z.enum(['overwrite', 'always', 'never']), default: 'overwrite', doc: '`overwrite`: write_file over an existing file needs a version; `always`: every mutation does; `never`.' },
+  maxReadBytes: { env: 'TOOLGATE_MAX_READ_BYTES', schema: int(1), default: String(10 * 1024 * 1024), doc: 'Largest file read whole; larger files are read by line range.' },
+  maxOutputBytes: { env: 'TOOLGATE_MAX_OUTPUT_BYTES', schema: int(1), default: String(256 * 1024), doc: 'Cap on the content one read returns (`truncated`, `next_start_line`).' },
+  maxWriteBytes: { env: 'TOOLGATE_MAX_WRITE_BYTES', schema: int(1), default: String(5 * 1024 * 1024), doc: 'Largest content a write or append accepts.' },
+  maxEditBytes: { env: 'TOOLGATE_MAX_EDIT_BYTES', schema: int(1), default: String(64 * 1024 * 1024), doc: 'Largest file edit_file / replace_in_file will load.' },
+  lockTimeoutMs: { env: 'TOOLGATE_LOCK_TIMEOUT_MS', schema: int(0), default: '5000', doc: 'How long a writer waits for a file lock before `LOCKED`.' },
+  toolTimeoutMs: { env: 'TOOLGATE_TOOL_TIMEOUT_MS', schema: int(1), default: '30000', doc: 'Time limit of one tool call (`TIMEOUT`).' },
+  regexTimeoutMs: { env: 'TOOLGATE_REGEX_TIMEOUT_MS', schema: int(1), default: '2000', doc: 'Hard time limit of a user regex.' },
+  backupKeep: { env: 'TOOLGATE_BACKUP_KEEP', schema: int(0), default: '10', doc: 'Backups kept per file (0 disables backups).' },
+  backupMaxBytes: { env: 'TOOLGATE_BACKUP_MAX_BYTES', schema: int(0), default: String(256 * 1024 * 1024), doc: 'Total bytes of all backups kept.' },
+  bodyLimitBytes: { env: 'TOOLGATE_BODY_LIMIT_BYTES', schema: int(1024), default: String(12 * 1024 * 1024), doc: 'Largest HTTP request body.' },
+  searchMaxFiles: { env: 'TOOLGATE_SEARCH_MAX_FILES', schema: int(1), default: '50000', doc: 'Entries a search or tree walk visits before it stops (`truncated`).' },
+  searchTimeoutMs: { env: 'TOOLGATE_SEARCH_TIMEOUT_MS', schema: int(1), default: '10000', doc: 'Time a search may run before it stops (`truncated`).' },
+  tokensFile: { env: 'TOOLGATE_TOKENS_FILE', schema: z.string().min(1).optional(), default: undefined, doc: 'YAML/JSON file of bearer tokens (id, sha256, projects, risks).' },
+  rateLimit: { env: 'TOOLGATE_RATE_LIMIT', schema: int(0), default: '100', doc: 'Tool calls per window per token (client IP without auth); 0 disables.' },
+  rateLimitWindowMs: { env: 'TOOLGATE_RATE_LIMIT_WINDOW_MS', schema: int(1), default: '60000', doc: 'Rate-limit window.' },
+  redisUrl: { env: 'TOOLGATE_REDIS_URL', schema: z.string().min(1).optional(), default: undefined, doc: 'Share the rate-limit budget between replicas through Redis.' },
+  policy: { env: 'TOOLGATE_POLICY', schema: z.string().min(1).optional(), default: undefined, doc: 'Policy file (YAML).' },
+  logLevel: { env: 'TOOLGATE_LOG_LEVEL', schema: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), default: 'info', doc: 'Log level.' },
+  instanceId: { env: 'TOOLGATE_INSTANCE_ID', schema: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'letters, digits, dot, dash, underscore').optional(), default: undefined, doc: 'Name of this replica in audit file names (default: host name).' },
+} as const;
+
+type Settings = typeof SETTINGS;
+export type Config = { [K in keyof Settings]: z.output<Settings[K]['schema']> };
+
+export class ConfigError extends Error {}
+
+/** Reads and validates every TOOLGATE_* variable; throws ConfigError naming the variable and what it accepts. */
+export function loadConfig(env: Record<string, string | undefined> = process.env, overrides: Partial<Record<keyof Config, string>> = {}): Config {
+  const out: Record<string, unknown> = {};
+  const problems: string[] = [];
+  for (const [key, setting] of Object.entries(SETTINGS) as [keyof Config, Settings[keyof Config]][]) {
+    const raw = overrides[key] ?? env[setting.env] ?? setting.default;
+    const parsed = (setting.schema as z.ZodType).safeParse(raw === '' ? setting.default : raw);
+    if (parsed.success) out[key] = parsed.data;
+    else problems.push(`${setting.env}=${JSON.stringify(raw)}: ${describeAccepted(setting.schema as z.ZodType, parsed.error)}`);
+  }
+  if (problems.length > 0) throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);
+  const config = out as Config;
+  config.root = path.resolve(config.root);
+  if (config.projectsRoot) config.projectsRoot = path.resolve(config.projectsRoot);
+  if (config.stateDir) config.stateDir = path.resolve(config.stateDir);
+  if (config.tokensFile) config.tokensFile = path.resolve(config.tokensFile);
+  if (config.policy) config.policy = path.resolve(config.policy);
+  return config;
+}
+
+function describeAccepted(schema: z.ZodType, error: z.ZodError): string {
+  const issue = error.issues[0];
+  if (issue?.code === 'invalid_value') return `accepted values: ${issue.values.map(String).join(', ')}`;
+  if (issue?.code === 'too_small') return `must be at least ${String(issue.minimum)}`;
+  if (issue?.code === 'too_big') return `must be at most ${String(issue.maximum)}`;
+  void schema;
+  return issue?.message ?? 'invalid value';
+}

@@ -1,0 +1,54 @@
+// The shape of a tool: defined once (schemas, description, risk) and run by executeTool for every transport.
+import type { z } from 'zod';
+import type { Risk, RiskLevel, VersionStamp } from '../envelope.js';
+import type { ResolvedPath, ResolveOptions } from '../workspace/sandbox.js';
+import type { Workspace } from '../workspace/workspace.js';
+
+export interface ToolContext {
+  /** The caller's workspace (project). */
+  readonly ws: Workspace;
+  readonly requestId: string;
+  /** Aborted when the call runs past its time limit or the client goes away. */
+  readonly signal: AbortSignal;
+  /** A version the transport received out of band (REST `If-Match`), checked like `expected_sha256`. */
+  readonly ifMatch: string | undefined;
+  /** Resolves a tool path in the sandbox, including `[otherId]/path` when the caller may use that project. */
+  resolve(input: string, opts?: ResolveOptions): Promise<ResolvedPath>;
+}
+
+/** What a run hands back; executeTool wraps it in the envelope. */
+export interface ToolResult<D> {
+  data: D;
+  text: string;
+  stats?: Record<string, number>;
+  /** Dry run, truncated output or diff: status `partial`. */
+  partial?: boolean;
+  /** Normalized relative POSIX path the call acted on. */
+  pathResolved?: string | null;
+  /** Overrides the tool's default risk level for this call (create `medium`, overwrite `high`). */
+  riskLevel?: RiskLevel;
+  /** Version of the file after the call; becomes the REST ETag. */
+  version?: VersionStamp | null;
+  /** Facts for the audit line (never file contents). */
+  audit?: { sha256_before?: string | null; sha256_after?: string | null; bytes_read?: number; bytes_written?: number };
+}
+
+export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, O extends z.ZodType = z.ZodType> {
+  name: string;
+  /** Other names the tool answers to (SPEC §5). */
+  aliases?: readonly string[];
+  /** Parameter aliases: alias -> canonical name, applied to the top level and to objects in top-level arrays. */
+  paramAliases?: Readonly<Record<string, string>>;
+  description: string;
+  risk: Risk;
+  riskLevel: RiskLevel;
+  /** Whether the call changes files (locks, version requirements, backups). */
+  mutates: boolean;
+  input: I;
+  output: O;
+  run(ctx: ToolContext, input: z.output<I>): Promise<ToolResult<z.output<O>>>;
+}
+
+export function defineTool<I extends z.ZodObject, O extends z.ZodType>(def: ToolDefinition<I, O>): ToolDefinition<I, O> {
+  return def;
+}

@@ -1,0 +1,62 @@
+// One workspace root with its state directory and limits; everything in workspace/ takes it as the first argument.
+import fs from 'node:fs/promises';
+import path from 'node:path';
+
+export interface WorkspaceLimits {
+  maxReadBytes: number;
+  maxOutputBytes: number;
+  maxWriteBytes: number;
+  maxEditBytes: number;
+  lockTimeoutMs: number;
+  regexTimeoutMs: number;
+  backupKeep: number;
+  backupMaxBytes: number;
+  searchMaxFiles: number;
+  searchTimeoutMs: number;
+}
+
+export interface Workspace {
+  /** Project id in multi-project mode, otherwise null. */
+  readonly id: string | null;
+  /** Real (symlink-free) absolute path of the root. */
+  readonly root: string;
+  /** Real absolute path of the state directory (locks, backups, audit). */
+  readonly stateDir: string;
+  readonly allowAbsolute: boolean;
+  readonly requireVersion: 'overwrite' | 'always' | 'never';
+  readonly limits: WorkspaceLimits;
+}
+
+export interface OpenWorkspaceOptions {
+  id?: string | null;
+  root: string;
+  stateDir?: string | undefined;
+  allowAbsolute: boolean;
+  requireVersion: 'overwrite' | 'always' | 'never';
+  limits: WorkspaceLimits;
+  /** Create the root when missing (single-workspace mode); projects must already exist. */
+  create?: boolean;
+}
+
+export async function openWorkspace(opts: OpenWorkspaceOptions): Promise<Workspace> {
+  if (opts.create) await fs.mkdir(opts.root, { recursive: true });
+  const root = await fs.realpath(opts.root);
+  const wantedState = opts.stateDir ?? path.join(root, '.toolgate');
+  await fs.mkdir(wantedState, { recursive: true, mode: 0o700 });
+  const stateDir = await fs.realpath(wantedState);
+  return {
+    id: opts.id ?? null,
+    root,
+    stateDir,
+    allowAbsolute: opts.allowAbsolute,
+    requireVersion: opts.requireVersion,
+    limits: opts.limits,
+  };
+}
+
+/** True when `child` is `parent` or lies below it, compared on whole path segments. */
+export function isInside(parent: string, child: string): boolean {
+  if (child === parent) return true;
+  const prefix = parent.endsWith(path.sep) ? parent : parent + path.sep;
+  return child.startsWith(prefix);
+}
