@@ -43,7 +43,7 @@ export const SETTINGS = {
 } as const;
 
 type Settings = typeof SETTINGS;
-export type Config = { [K in keyof Settings]: z.output<Settings[K]['schema']> };
+export type Config = { -readonly [K in keyof Settings]: z.output<Settings[K]['schema']> };
 
 export class ConfigError extends Error {}
 

@@ -15,6 +15,11 @@ export interface WorkspaceLimits {
   searchTimeoutMs: number;
 }
 
+/** Hooks the operations layer attaches to count lock waits (metrics); workspace/ knows nothing of metrics. */
+export interface WorkspaceObserver {
+  lockWait(seconds: number): void;
+}
+
 export interface Workspace {
   /** Project id in multi-project mode, otherwise null. */
   readonly id: string | null;
@@ -25,6 +30,9 @@ export interface Workspace {
   readonly allowAbsolute: boolean;
   readonly requireVersion: 'overwrite' | 'always' | 'never';
   readonly limits: WorkspaceLimits;
+  /** Name of this process in temp-file directories (per replica). */
+  readonly instanceId: string;
+  observer?: WorkspaceObserver | undefined;
 }
 
 export interface OpenWorkspaceOptions {
@@ -34,6 +42,8 @@ export interface OpenWorkspaceOptions {
   allowAbsolute: boolean;
   requireVersion: 'overwrite' | 'always' | 'never';
   limits: WorkspaceLimits;
+  instanceId: string;
+  observer?: WorkspaceObserver | undefined;
   /** Create the root when missing (single-workspace mode); projects must already exist. */
   create?: boolean;
 }
@@ -51,6 +61,8 @@ export async function openWorkspace(opts: OpenWorkspaceOptions): Promise<Workspa
     allowAbsolute: opts.allowAbsolute,
     requireVersion: opts.requireVersion,
     limits: opts.limits,
+    instanceId: opts.instanceId,
+    observer: opts.observer,
   };
 }
 

@@ -1,0 +1,163 @@
+// buildApp(config) -> a ready Fastify instance (no listen), so tests drive it with inject or a port.
+import { randomUUID } from 'node:crypto';
+import fastifySwagger from '@fastify/swagger';
+import fastifySwaggerUi from '@fastify/swagger-ui';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import type { Config } from './config.js';
+import { ToolError, type Envelope } from './envelope.js';
+import { createExecutor, type AfterHook, type BeforeHook, type CallInfo, type Executor } from './tools/execute.js';
+import { registerRest, sendEnvelope } from './transports/rest.js';
+import { sweepTempFiles } from './workspace/atomic.js';
+import { openWorkspace, type Workspace, type WorkspaceLimits } from './workspace/workspace.js';
+import os from 'node:os';
+
+export const VERSION = '0.1.0';
+
+export interface Toolgate {
+  config: Config;
+  /** The single workspace (single-project mode). */
+  workspace: Workspace;
+  executor: Executor;
+  /** Set when SIGTERM arrived: /readyz answers 503. */
+  shuttingDown: boolean;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    toolgate: Toolgate;
+  }
+}
+
+export interface BuildOptions {
+  /** pino options or false; default: no logging (tests). */
+  logger?: boolean | Record<string, unknown>;
+  before?: BeforeHook[];
+  after?: AfterHook[];
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export function limitsOf(config: Config): WorkspaceLimits {
+  return {
+    maxReadBytes: config.maxReadBytes,
+    maxOutputBytes: config.maxOutputBytes,
+    maxWriteBytes: config.maxWriteBytes,
+    maxEditBytes: config.maxEditBytes,
+    lockTimeoutMs: config.lockTimeoutMs,
+    regexTimeoutMs: config.regexTimeoutMs,
+    backupKeep: config.backupKeep,
+    backupMaxBytes: config.backupMaxBytes,
+    searchMaxFiles: config.searchMaxFiles,
+    searchTimeoutMs: config.searchTimeoutMs,
+  };
+}
+
+/** An envelope for errors that happen before a tool is known (routing, body parsing). */
+export function bareErrorEnvelope(req: FastifyRequest, err: ToolError): Envelope {
+  return {
+    status: 'error',
+    data: null,
+    text: err.message,
+    stats: { time_ms: 0 },
+    context: { cwd: '.', project: null, params_input: {}, path_resolved: null, risk: 'read', risk_level: 'low', request_id: String(req.id) },
+    error: { code: err.code, message: err.message, ...(err.details !== undefined && { details: err.details }) },
+  };
+}
+
+function toEnvelopeError(err: FastifyError): ToolError {
+  if (err instanceof ToolError) return err;
+  switch (err.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new ToolError('FILE_TOO_LARGE', 'Request body is over the size limit (TOOLGATE_BODY_LIMIT_BYTES); send less content per call.');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new ToolError('INVALID_PARAM', 'Send the tool arguments as application/json.');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new ToolError('INVALID_PARAM', 'The request body is empty; send a JSON object of tool arguments.');
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return new ToolError('INVALID_PARAM', 'The request body is not valid JSON.');
+    default:
+      break;
+  }
+  if ((err as { validation?: unknown }).validation) return new ToolError('INVALID_PARAM', `Invalid request: ${err.message}`);
+  if (err.statusCode === 400 || (err instanceof SyntaxError && 'body' in err)) return new ToolError('INVALID_PARAM', 'The request body is not valid JSON.');
+  if (err.statusCode === 413) return new ToolError('FILE_TOO_LARGE', 'Request body is over the size limit.');
+  if (err.statusCode === 415) return new ToolError('INVALID_PARAM', 'Send the tool arguments as application/json.');
+  return new ToolError('EXECUTION_ERROR', 'Internal error; the request was not completed.');
+}
+
+export async function buildApp(config: Config, opts: BuildOptions = {}): Promise<FastifyInstance> {
+  const instanceId = config.instanceId ?? os.hostname().replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 64);
+  const workspace = await openWorkspace({
+    root: config.root,
+    stateDir: config.stateDir,
+    allowAbsolute: config.allowAbsolute,
+    requireVersion: config.requireVersion,
+    limits: limitsOf(config),
+    instanceId,
+    create: true,
+  });
+  await sweepTempFiles(workspace);
+
+  const app = Fastify({
+    logger: opts.logger ?? false,
+    bodyLimit: config.bodyLimitBytes,
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+  });
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+
+  const executor = createExecutor({ toolTimeoutMs: config.toolTimeoutMs, before: opts.before ?? [], after: opts.after ?? [] });
+  app.decorate('toolgate', { config, workspace, executor, shuttingDown: false } satisfies Toolgate);
+
+  app.addHook('onRequest', async (req, reply) => {
+    void reply.header('x-request-id', String(req.id));
+  });
+
+  app.setErrorHandler((err: FastifyError, req, reply) => {
+    const e = toEnvelopeError(err);
+    if (e.code === 'EXECUTION_ERROR') req.log.error({ err }, 'unhandled error');
+    return sendEnvelope(reply, e.httpStatus, bareErrorEnvelope(req, e));
+  });
+  app.setNotFoundHandler((req: FastifyRequest, reply: FastifyReply) => {
+    const e = new ToolError('NOT_FOUND', `No route ${req.method} ${req.url.split('?')[0] ?? ''}; tools are called with POST /v1/tools/{tool}.`);
+    return sendEnvelope(reply, 404, bareErrorEnvelope(req, e));
+  });
+
+  await app.register(fastifySwagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'toolgate',
+        version: VERSION,
+        description: 'Sandboxed tool-execution service for AI agents: file tools over HTTP. Every answer is the standard envelope.',
+      },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+      security: [{ bearer: [] }],
+    },
+    transform: jsonSchemaTransform,
+  });
+  await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
+
+  const callInfoFor = async (req: FastifyRequest): Promise<CallInfo> => ({
+    ws: workspace,
+    requestId: String(req.id),
+    actor: null,
+    clientIp: req.ip,
+  });
+  await registerRest(app, { executor, callInfoFor });
+
+  app.get('/livez', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+  app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok', version: VERSION }));
+  app.get('/readyz', { schema: { hide: true } }, async (_req, reply) => {
+    if (app.toolgate.shuttingDown) return reply.code(503).send({ status: 'shutting_down' });
+    return { status: 'ready' };
+  });
+
+  await app.ready();
+  return app;
+}

@@ -1,0 +1,120 @@
+// Schemas and steps shared by several tools: path and version arguments, reading the current
+// state of a file under its lock, and the version rules of SPEC §4.
+import { constants as C } from 'node:fs';
+import type { Stats } from 'node:fs';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { z } from 'zod';
+import { ToolError, type VersionStamp } from '../envelope.js';
+import { describeKind, type ResolvedPath } from '../workspace/sandbox.js';
+import { checkExpectations, hasExpectation, sha256Hex, versionOf, type Expectations } from '../workspace/versions.js';
+import type { ToolContext } from './define.js';
+
+export const PathArg = z.string().describe('Path relative to the workspace root (POSIX, e.g. "src/main.py").');
+export const OptionalDirArg = z.string().default('.').describe('Directory relative to the workspace root; "." is the root.');
+export const DryRunArg = z.boolean().default(false).describe('Compute everything and return the diff, but write nothing.');
+
+export const VersionArgs = {
+  expected_mtime_ms: z.number().nonnegative().optional().describe('mtime_ms of the version you read; CONFLICT when the file changed.'),
+  expected_size_bytes: z.number().int().nonnegative().optional().describe('size_bytes of the version you read.'),
+  expected_sha256: z.string().regex(/^[0-9a-fA-F]{64}$/, 'must be a sha256 hex digest').optional().describe('sha256 of the version you read.'),
+};
+
+export const VersionSchema = z
+  .object({
+    mtime_ms: z.number(),
+    size_bytes: z.number().int(),
+    sha256: z.string().nullable().describe('null only for files read by line range above the whole-read limit'),
+  })
+  .describe('Version of the file: pass it back as expected_* (or If-Match: "<sha256>") to guard a change.');
+
+export const DiffFields = {
+  diff_preview: z.string().describe('Unified diff, cut at 100 lines or 10 KiB.'),
+  diff_truncated: z.boolean(),
+  lines_added: z.number().int().describe('Lines added by the whole change (exact even when the preview is cut).'),
+  lines_removed: z.number().int(),
+};
+
+/** Current state of a file read under its lock: content, stat and version; null when it does not exist. */
+export interface CurrentFile {
+  content: Buffer;
+  stat: Stats;
+  version: VersionStamp;
+}
+
+/** Reads the file at a resolved path freshly (under the caller's lock), refusing swaps to symlinks and non-regular files. */
+export async function readCurrent(p: ResolvedPath, maxBytes: number, limitName = 'TOOLGATE_MAX_EDIT_BYTES'): Promise<CurrentFile | null> {
+  let st: Stats;
+  try {
+    st = await fs.lstat(p.real);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
+  }
+  if (st.isSymbolicLink()) throw new ToolError('ACCESS_DENIED', `Path '${p.rel}' changed to a symbolic link; resolve it again.`);
+  if (st.isDirectory()) throw new ToolError('IS_DIRECTORY', `Path is a directory: ${p.rel}`);
+  if (!st.isFile()) throw new ToolError('NOT_REGULAR_FILE', `Not a regular file (${describeKind(st)}): ${p.rel}`);
+  if (st.size > maxBytes) {
+    throw new ToolError('FILE_TOO_LARGE', `File '${p.rel}' is ${st.size} bytes, over ${limitName} (${maxBytes}); change it with a smaller tool call or raise the limit.`);
+  }
+  const fh = await fs.open(p.real, C.O_RDONLY | C.O_NOFOLLOW | C.O_NONBLOCK);
+  try {
+    const content = await fh.readFile();
+    const fst = await fh.stat();
+    return { content, stat: fst, version: versionOf(fst, sha256Hex(content)) };
+  } finally {
+    await fh.close();
+  }
+}
+
+/** Expectations of a call: its expected_* arguments plus the transport's If-Match. */
+export function expectationsOf(ctx: ToolContext, input: Expectations): Expectations {
+  return {
+    expected_mtime_ms: input.expected_mtime_ms,
+    expected_size_bytes: input.expected_size_bytes,
+    expected_sha256: input.expected_sha256,
+    if_match: ctx.ifMatch,
+  };
+}
+
+/**
+ * The version rules (SPEC §4), checked under the lock: every given expectation must hold, and
+ * TOOLGATE_REQUIRE_VERSION decides whether changing an existing file needs one at all.
+ */
+export function enforceVersion(ctx: ToolContext, p: ResolvedPath, current: CurrentFile | null, input: Expectations, kind: 'overwrite' | 'mutation'): void {
+  const e = expectationsOf(ctx, input);
+  checkExpectations(p.rel, current?.version ?? null, e);
+  if (!current || hasExpectation(e)) return;
+  const mode = ctx.ws.requireVersion;
+  if (mode === 'always' || (mode === 'overwrite' && kind === 'overwrite')) {
+    throw new ToolError('VERSION_REQUIRED', `File '${p.rel}' already exists: read it first and pass its version (expected_sha256, expected_mtime_ms/expected_size_bytes or If-Match) to change it.`, {
+      current: current.version,
+    });
+  }
+}
+
+/**
+ * Creates the missing parent directories of a resolved path (or, on a dry run, only checks they
+ * could be); returns the first one created (relative, with '/'), or null.
+ */
+export async function ensureParent(p: ResolvedPath, createDirs: boolean, dryRun = false): Promise<string | null> {
+  const parent = path.dirname(p.real);
+  try {
+    const st = await fs.stat(parent);
+    if (!st.isDirectory()) throw new ToolError('NOT_A_DIRECTORY', `Parent of '${p.rel}' is not a directory.`);
+    return null;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  const relParent = path.posix.dirname(p.realRel);
+  if (!createDirs) throw new ToolError('PARENT_NOT_FOUND', `Parent directory does not exist: ${relParent}`);
+  if (dryRun) return null;
+  const first = await fs.mkdir(parent, { recursive: true });
+  return first ? `${path.relative(p.ws.root, first).split(path.sep).join('/')}/` : null;
+}
+
+/** Re-resolves after directories were created, so a symlink planted meanwhile cannot redirect the write. */
+export async function confirmSameTarget(ctx: ToolContext, p: ResolvedPath, input: string): Promise<void> {
+  const again = await ctx.resolve(input);
+  if (again.real !== p.real) throw new ToolError('CONFLICT', `Path '${p.rel}' changed while it was being written; retry.`);
+}

@@ -1,0 +1,194 @@
+// The one tool-execution path every transport calls: look up, normalize aliases, validate, run with a
+// time limit, and wrap the result (or the error) in the envelope. Operations concerns (auth, rate
+// limit, policy, audit, metrics) plug in as hooks around it, so no transport can skip them.
+import { z } from 'zod';
+import { shortenParams, toToolError, ToolError, type Envelope, type Risk, type RiskLevel, type VersionStamp } from '../envelope.js';
+import { resolveInWorkspace, type ResolveOptions } from '../workspace/sandbox.js';
+import type { Workspace } from '../workspace/workspace.js';
+import type { ToolContext, ToolDefinition, ToolResult } from './define.js';
+import { findTool } from './registry.js';
+
+/** Who is calling and where: supplied by the transport (and the auth layer). */
+export interface CallInfo {
+  ws: Workspace;
+  requestId: string;
+  /** REST If-Match header. */
+  ifMatch?: string | undefined;
+  /** Authenticated caller (token id), or null without auth. */
+  actor?: string | null;
+  /** Client address, for rate limits and the audit log. */
+  clientIp?: string | undefined;
+  /** Workspace of another project for `[otherId]/path`; throws ACCESS_DENIED when not allowed. */
+  workspaceFor?: ((projectId: string) => Promise<Workspace>) | undefined;
+  /** Aborted when the client goes away. */
+  signal?: AbortSignal | undefined;
+}
+
+export interface CallOutcome {
+  envelope: Envelope;
+  httpStatus: number;
+  /** Version of the file after the call (REST ETag). */
+  version: VersionStamp | null;
+  tool: ToolDefinition | null;
+  /** The tool's audit facts (hashes, bytes). */
+  audit: NonNullable<ToolResult<unknown>['audit']>;
+  durationMs: number;
+}
+
+/** Runs before the tool (after validation): auth checks, rate limits, policy. Throw a ToolError to refuse. */
+export type BeforeHook = (call: CallInfo, tool: ToolDefinition, input: Record<string, unknown>) => Promise<void> | void;
+/** Runs after every call, refused or not: audit, metrics. */
+export type AfterHook = (call: CallInfo, toolName: string, outcome: CallOutcome) => void;
+
+export interface ExecutorOptions {
+  toolTimeoutMs: number;
+  before?: BeforeHook[];
+  after?: AfterHook[];
+}
+
+const CROSS_PROJECT = /^\[([^\]]*)\]\/(.*)$/s;
+
+export function applyParamAliases(input: Record<string, unknown>, aliases: Readonly<Record<string, string>> | undefined): Record<string, unknown> {
+  if (!aliases) return input;
+  const rename = (obj: Record<string, unknown>) => {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(obj)) {
+      const canonical = aliases[k];
+      if (canonical !== undefined && !(canonical in obj)) out[canonical] = v;
+      else out[k] = v;
+    }
+    return out;
+  };
+  const top = rename(input);
+  for (const [k, v] of Object.entries(top)) {
+    if (Array.isArray(v)) top[k] = v.map((item: unknown) => (item && typeof item === 'object' && !Array.isArray(item) ? rename(item as Record<string, unknown>) : item));
+  }
+  return top;
+}
+
+function describeZodError(err: z.ZodError): string {
+  const issue = err.issues[0];
+  if (!issue) return 'Invalid parameters.';
+  const where = issue.path.length > 0 ? `'${issue.path.join('.')}'` : 'input';
+  if (issue.code === 'unrecognized_keys') return `Unknown parameter(s): ${issue.keys.join(', ')}; see GET /v1/tools for the accepted parameters.`;
+  if (issue.code === 'invalid_type' && issue.input === undefined) return `Missing required parameter ${where}.`;
+  return `Invalid parameter ${where}: ${issue.message}.`;
+}
+
+export function createExecutor(opts: ExecutorOptions) {
+  const before = opts.before ?? [];
+  const after = opts.after ?? [];
+
+  async function execute(call: CallInfo, name: string, rawInput: unknown): Promise<CallOutcome> {
+    const started = performance.now();
+    const tool = findTool(name);
+    const params = rawInput && typeof rawInput === 'object' && !Array.isArray(rawInput) ? (rawInput as Record<string, unknown>) : {};
+    let risk: Risk = tool?.risk ?? 'read';
+    let riskLevel: RiskLevel = tool?.riskLevel ?? 'low';
+    let pathResolved: string | null = null;
+    let outcome: CallOutcome;
+    try {
+      if (!tool) throw new ToolError('NOT_FOUND', `Unknown tool '${name}'; GET /v1/tools lists the available tools.`);
+      if (rawInput === undefined || rawInput === null || typeof rawInput !== 'object' || Array.isArray(rawInput)) {
+        throw new ToolError('INVALID_PARAM', 'The request body must be a JSON object of tool arguments.');
+      }
+      const parsed = tool.input.safeParse(applyParamAliases(params, tool.paramAliases));
+      if (!parsed.success) throw new ToolError('INVALID_PARAM', describeZodError(parsed.error), { issues: parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })) });
+      const input = parsed.data as Record<string, unknown>;
+      if (typeof input.path === 'string') pathResolved = safeRel(input.path);
+      for (const hook of before) await hook(call, tool, input);
+      const result = await runWithTimeout(tool, call, input, opts.toolTimeoutMs);
+      risk = tool.risk;
+      riskLevel = result.riskLevel ?? tool.riskLevel;
+      if (result.pathResolved !== undefined) pathResolved = result.pathResolved;
+      const envelope: Envelope = {
+        status: result.partial ? 'partial' : 'success',
+        data: result.data,
+        text: result.text,
+        stats: { time_ms: 0, ...result.stats },
+        context: contextOf(call, params, pathResolved, risk, riskLevel),
+      };
+      outcome = { envelope, httpStatus: 200, version: result.version ?? null, tool, audit: result.audit ?? {}, durationMs: 0 };
+    } catch (err) {
+      const e = toToolError(err);
+      const envelope: Envelope = {
+        status: 'error',
+        data: null,
+        text: e.message,
+        stats: { time_ms: 0 },
+        context: contextOf(call, params, pathResolved, risk, riskLevel),
+        error: { code: e.code, message: e.message, ...(e.details !== undefined && { details: e.details }) },
+      };
+      outcome = { envelope, httpStatus: e.httpStatus, version: null, tool: tool ?? null, audit: {}, durationMs: 0 };
+    }
+    outcome.durationMs = performance.now() - started;
+    outcome.envelope.stats.time_ms = Math.round(outcome.durationMs);
+    for (const hook of after) {
+      try {
+        hook(call, tool?.name ?? name, outcome);
+      } catch {
+        // An observer must never change the answer.
+      }
+    }
+    return outcome;
+  }
+
+  return { execute };
+}
+
+export type Executor = ReturnType<typeof createExecutor>;
+
+function contextOf(call: CallInfo, params: Record<string, unknown>, pathResolved: string | null, risk: Risk, riskLevel: RiskLevel): Envelope['context'] {
+  return {
+    cwd: '.',
+    project: call.ws.id,
+    params_input: shortenParams(params),
+    path_resolved: pathResolved,
+    risk,
+    risk_level: riskLevel,
+    request_id: call.requestId,
+  };
+}
+
+/** A lexical relative form of the caller's path for the context, never an absolute host path. */
+function safeRel(input: string): string | null {
+  if (input.includes('\0') || input.startsWith('/') || input.includes('\\')) return null;
+  const n = input.split('/').filter((s) => s !== '' && s !== '.');
+  return n.length === 0 ? '.' : n.join('/');
+}
+
+async function runWithTimeout(tool: ToolDefinition, call: CallInfo, input: Record<string, unknown>, timeoutMs: number): Promise<ToolResult<unknown>> {
+  const controller = new AbortController();
+  const onAbort = () => controller.abort();
+  call.signal?.addEventListener('abort', onAbort, { once: true });
+  const ctx: ToolContext = {
+    ws: call.ws,
+    requestId: call.requestId,
+    signal: controller.signal,
+    ifMatch: call.ifMatch,
+    resolve: (p: string, o?: ResolveOptions) => resolveToolPath(call, p, o),
+  };
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      controller.abort();
+      reject(new ToolError('TIMEOUT', `Tool '${tool.name}' ran longer than ${timeoutMs} ms; narrow the request (path, line range, limit) and retry.`));
+    }, timeoutMs);
+  });
+  try {
+    return await Promise.race([tool.run(ctx, input), timeout]);
+  } finally {
+    clearTimeout(timer);
+    call.signal?.removeEventListener('abort', onAbort);
+  }
+}
+
+async function resolveToolPath(call: CallInfo, input: string, opts?: ResolveOptions) {
+  const m = CROSS_PROJECT.exec(input);
+  if (!m) return resolveInWorkspace(call.ws, input, opts);
+  const projectId = m[1] as string;
+  if (!call.workspaceFor) throw new ToolError('ACCESS_DENIED', 'Cross-project paths ([projectId]/path) need multi-project mode.');
+  const other = await call.workspaceFor(projectId);
+  const resolved = await resolveInWorkspace(other, m[2] === '' ? '.' : (m[2] as string), opts);
+  return { ...resolved, rel: `[${projectId}]/${resolved.rel}` };
+}

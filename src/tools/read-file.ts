@@ -1,0 +1,152 @@
+import { z } from 'zod';
+import { ToolError } from '../envelope.js';
+import { readLineRange } from '../workspace/lines.js';
+import { openVerified } from '../workspace/sandbox.js';
+import { checkEncoding, decodeText, formatBytes, looksBinary } from '../workspace/text.js';
+import { sha256Hex, versionOf } from '../workspace/versions.js';
+import { defineTool } from './define.js';
+import { PathArg, VersionSchema } from './common.js';
+
+const Input = z.strictObject({
+  path: PathArg,
+  encoding: z.string().optional().describe('utf-8 (default), any iconv-lite encoding (latin1, windows-1251, shift_jis, utf-16le…), or base64 for binary files.'),
+  start_line: z.number().int().min(1).optional().describe('First line to read (1-based, inclusive).'),
+  end_line: z.number().int().min(1).optional().describe('Last line to read (1-based, inclusive).'),
+  line_numbers: z.boolean().default(false).describe('Prefix every line with its number and a tab.'),
+});
+
+const Output = z.object({
+  content: z.string(),
+  encoding: z.string(),
+  total_lines: z.number().int().nullable().describe('null when the file was read by range and not scanned to its end'),
+  start_line: z.number().int(),
+  end_line: z.number().int(),
+  truncated: z.boolean(),
+  next_start_line: z.number().int().nullable().describe('Pass as start_line to continue after a truncated read.'),
+  bom: z.boolean(),
+  version: VersionSchema,
+});
+
+function withLineNumbers(text: string, first: number): string {
+  if (text.length === 0) return text;
+  const lines = text.split('\n');
+  const last = lines.length - 1;
+  return lines.map((l, i) => (i === last && l === '' ? '' : `${String(first + i).padStart(6)}\t${l}`)).join('\n');
+}
+
+export const readFile = defineTool({
+  name: 'read_file',
+  aliases: ['read', 'file-read'],
+  description:
+    'Read a text file, or a range of its lines. Returns the content and the version to pass back when you change the file. Large files must be read by line range (start_line/end_line); output is capped and `next_start_line` tells where to continue.',
+  risk: 'read',
+  riskLevel: 'low',
+  mutates: false,
+  input: Input,
+  output: Output,
+  async run(ctx, input) {
+    const p = await ctx.resolve(input.path);
+    const encoding = checkEncoding(input.encoding);
+    if (input.end_line !== undefined && input.start_line !== undefined && input.end_line < input.start_line) {
+      throw new ToolError('INVALID_PARAM', 'end_line must not be smaller than start_line.');
+    }
+    const ranged = input.start_line !== undefined || input.end_line !== undefined;
+    if (encoding === 'base64' && ranged) throw new ToolError('INVALID_PARAM', 'Line ranges cannot be combined with encoding: base64.');
+    const { maxReadBytes, maxOutputBytes } = ctx.ws.limits;
+    const fh = await openVerified(p);
+    try {
+      const st = await fh.stat();
+      const start = input.start_line ?? 1;
+      if (st.size > maxReadBytes) {
+        if (!ranged) {
+          throw new ToolError('FILE_TOO_LARGE', `File '${p.rel}' is ${st.size} bytes, over TOOLGATE_MAX_READ_BYTES (${maxReadBytes}); read a line range with start_line and end_line instead.`, {
+            size_bytes: st.size,
+            limit_bytes: maxReadBytes,
+          });
+        }
+        if (encoding !== 'utf-8' && !isAsciiCompatible(encoding)) {
+          throw new ToolError('FILE_TOO_LARGE', `File '${p.rel}' is over TOOLGATE_MAX_READ_BYTES and ${encoding} cannot be read by line range.`);
+        }
+        const head = Buffer.alloc(Math.min(8192, st.size));
+        await fh.read(head, 0, head.length, 0);
+        if (looksBinary(head)) throw binary(p.rel);
+        const range = await readLineRange(fh, { start, end: input.end_line, maxOutputBytes, signal: ctx.signal });
+        return answer(decodeText(range.bytes, encoding, p.rel), range.startLine, range.endLine, range.totalLines, range.truncated, range.nextStartLine, versionOf(st, null), range.bytesScanned);
+      }
+      const buf = await fh.readFile();
+      const version = versionOf(st, sha256Hex(buf));
+      if (encoding === 'base64') {
+        const content = buf.toString('base64');
+        if (content.length > maxOutputBytes) {
+          throw new ToolError('FILE_TOO_LARGE', `File '${p.rel}' is ${buf.length} bytes; as base64 it is over TOOLGATE_MAX_OUTPUT_BYTES (${maxOutputBytes}).`);
+        }
+        return {
+          data: { content, encoding, total_lines: null, start_line: 1, end_line: 0, truncated: false, next_start_line: null, bom: false, version },
+          text: `Read '${p.rel}' as base64 (${formatBytes(buf.length)}).`,
+          stats: { bytes_read: buf.length },
+          pathResolved: p.rel,
+          version,
+          audit: { sha256_before: version.sha256, bytes_read: buf.length },
+        };
+      }
+      if (encoding === 'utf-8' && looksBinary(buf)) throw binary(p.rel);
+      let text = decodeText(buf, encoding, p.rel);
+      const bom = text.charCodeAt(0) === 0xfeff;
+      if (bom) text = text.slice(1);
+      const lines = text.split(/(?<=\n)/);
+      const total = text.length === 0 ? 0 : lines.length;
+      if (ranged && total > 0 && start > total) {
+        throw new ToolError('INVALID_PARAM', `start_line ${start} is past the end of '${p.rel}' (${total} lines).`);
+      }
+      const endWanted = Math.min(input.end_line ?? total, total);
+      let out = '';
+      let outBytes = 0;
+      let end = start - 1;
+      let truncated = false;
+      let next: number | null = null;
+      for (let n = start; n <= endWanted; n++) {
+        const line = lines[n - 1] as string;
+        const size = Buffer.byteLength(line);
+        if (outBytes + size > maxOutputBytes) {
+          truncated = true;
+          if (outBytes === 0) {
+            out = Buffer.from(line).subarray(0, maxOutputBytes).toString('utf8').replace(/\uFFFD$/, '');
+            end = n;
+            next = n + 1 <= total ? n + 1 : null;
+          } else next = n;
+          break;
+        }
+        out += line;
+        outBytes += size;
+        end = n;
+      }
+      return answer(out, start, end, total, truncated, next, version, buf.length, bom);
+    } finally {
+      await fh.close();
+    }
+
+    function answer(content: string, startLine: number, endLine: number, totalLines: number | null, truncated: boolean, next: number | null, version: ReturnType<typeof versionOf>, bytesRead: number, bom = false) {
+      const shown = input.line_numbers ? withLineNumbers(content, startLine) : content;
+      const span = ranged || truncated ? `lines ${startLine}-${endLine} of ` : '';
+      const of = totalLines !== null ? ` (${totalLines} lines)` : '';
+      const more = truncated ? ` Output truncated at ${formatBytes(maxOutputBytes)}; continue with start_line ${next}.` : '';
+      return {
+        data: { content: shown, encoding, total_lines: totalLines, start_line: startLine, end_line: endLine, truncated, next_start_line: next, bom, version },
+        text: `Read ${span}'${p.rel}'${of}.${more}`,
+        stats: { bytes_read: bytesRead, lines: Math.max(0, endLine - startLine + 1) },
+        partial: truncated,
+        pathResolved: p.rel,
+        version,
+        audit: { sha256_before: version.sha256, bytes_read: bytesRead },
+      };
+    }
+  },
+});
+
+function binary(rel: string): ToolError {
+  return new ToolError('BINARY_FILE', `File '${rel}' is binary; read it with encoding: base64.`);
+}
+
+function isAsciiCompatible(encoding: string): boolean {
+  return !/^(utf-?16|ucs-?2|utf-?32)/.test(encoding);
+}

@@ -1,0 +1,19 @@
+// Every tool, once. Transports, the OpenAPI document and the function-calling export read this list.
+import type { ToolDefinition } from './define.js';
+import { readFile } from './read-file.js';
+import { writeFile } from './write-file.js';
+
+export const TOOLS: readonly ToolDefinition[] = [readFile, writeFile] as unknown as ToolDefinition[];
+
+const byName = new Map<string, ToolDefinition>();
+for (const tool of TOOLS) {
+  for (const name of [tool.name, ...(tool.aliases ?? [])]) {
+    if (byName.has(name)) throw new Error(`Duplicate tool name or alias: ${name}`);
+    byName.set(name, tool);
+  }
+}
+
+/** The tool a name or alias refers to. */
+export function findTool(name: string): ToolDefinition | undefined {
+  return byName.get(name);
+}

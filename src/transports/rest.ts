@@ -1,0 +1,125 @@
+// REST door: POST /v1/tools/{tool} (and the per-project form), GET /v1/tools. No file logic here:
+// it hands the body to the executor and writes the envelope, its HTTP status and the ETag.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { ERROR_CODES, type Envelope } from '../envelope.js';
+import type { ToolDefinition } from '../tools/define.js';
+import type { CallInfo, Executor } from '../tools/execute.js';
+import { TOOLS } from '../tools/registry.js';
+import { etagOf } from '../workspace/versions.js';
+import { exportTools, type ToolFormat } from './function-defs.js';
+
+export const EnvelopeContextSchema = z.object({
+  cwd: z.literal('.'),
+  project: z.string().nullable(),
+  params_input: z.unknown(),
+  path_resolved: z.string().nullable(),
+  risk: z.enum(['read', 'write', 'destructive']),
+  risk_level: z.enum(['low', 'medium', 'high']),
+  request_id: z.string(),
+});
+
+export const ErrorSchema = z.object({
+  code: z.enum(ERROR_CODES as [string, ...string[]]),
+  message: z.string(),
+  details: z.record(z.string(), z.unknown()).optional(),
+});
+
+export function envelopeSchema(data: z.ZodType) {
+  return z
+    .object({
+      status: z.enum(['success', 'partial', 'error']),
+      data: data.nullable(),
+      text: z.string(),
+      stats: z.record(z.string(), z.number()),
+      context: EnvelopeContextSchema,
+      error: ErrorSchema.optional(),
+    })
+    .describe('The standard envelope (SPEC §1).');
+}
+
+export const ErrorEnvelopeSchema = envelopeSchema(z.null());
+
+/** Resolves the per-request call info (workspace, actor): supplied by the app (single or multi-project, auth). */
+export type CallInfoFor = (req: FastifyRequest, projectId: string | undefined) => Promise<CallInfo>;
+
+export interface RestOptions {
+  executor: Executor;
+  callInfoFor: CallInfoFor;
+}
+
+const noValidation = () => (data: unknown) => ({ value: data });
+const plainJson = () => (data: unknown) => JSON.stringify(data);
+
+export function sendEnvelope(reply: FastifyReply, status: number, envelope: Envelope, etag?: string): FastifyReply {
+  if (etag) void reply.header('etag', etag);
+  return reply.code(status).type('application/json; charset=utf-8').serializer(JSON.stringify).send(envelope);
+}
+
+export async function registerRest(app: FastifyInstance, opts: RestOptions): Promise<void> {
+  const handle = async (req: FastifyRequest, reply: FastifyReply, toolName: string, projectId?: string) => {
+    let call: CallInfo;
+    try {
+      call = await opts.callInfoFor(req, projectId);
+    } catch (err) {
+      return reply.send(err);
+    }
+    const ifMatch = req.headers['if-match'];
+    const outcome = await opts.executor.execute({ ...call, ifMatch: typeof ifMatch === 'string' ? ifMatch : undefined }, toolName, req.body);
+    const etag = outcome.version ? etagOf(outcome.version) : undefined;
+    return sendEnvelope(reply, outcome.httpStatus, outcome.envelope, etag);
+  };
+
+  const toolRoute = (tool: ToolDefinition, url: string, withProject: boolean) =>
+    app.route({
+      method: 'POST',
+      url,
+      validatorCompiler: noValidation,
+      serializerCompiler: plainJson,
+      schema: {
+        summary: tool.name,
+        description: `${tool.description}\n\nRisk: ${tool.risk} (${tool.riskLevel}).${tool.aliases?.length ? ` Aliases: ${tool.aliases.join(', ')}.` : ''}`,
+        tags: withProject ? ['tools (project)'] : ['tools'],
+        operationId: withProject ? `project_${tool.name}` : tool.name,
+        ...(withProject && { params: z.object({ projectId: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/) }) }),
+        headers: z.object({
+          'if-match': z.string().optional().describe('ETag of the version you read ("<sha256>"); CONFLICT when the file changed.'),
+          'x-request-id': z.string().optional(),
+          'x-project-id': z.string().optional(),
+        }),
+        body: tool.input,
+        response: {
+          200: envelopeSchema(tool.output).describe('success or partial'),
+          202: ErrorEnvelopeSchema.describe('waiting for approval'),
+          '4XX': ErrorEnvelopeSchema.describe('error envelope'),
+          '5XX': ErrorEnvelopeSchema.describe('error envelope'),
+        },
+      },
+      handler: (req, reply) => handle(req, reply, tool.name, (req.params as { projectId?: string }).projectId),
+    });
+
+  for (const tool of TOOLS) {
+    toolRoute(tool, `/v1/tools/${tool.name}`, false);
+    toolRoute(tool, `/v1/projects/:projectId/tools/${tool.name}`, true);
+  }
+  // Aliases and unknown names go through the same executor (which answers NOT_FOUND for unknown tools).
+  const anyTool = { validatorCompiler: noValidation, serializerCompiler: plainJson, schema: { hide: true } };
+  app.post('/v1/tools/:tool', anyTool, (req, reply) => handle(req, reply, (req.params as { tool: string }).tool));
+  app.post('/v1/projects/:projectId/tools/:tool', anyTool, (req, reply) => {
+    const params = req.params as { projectId: string; tool: string };
+    return handle(req, reply, params.tool, params.projectId);
+  });
+
+  app.get(
+    '/v1/tools',
+    {
+      schema: {
+        summary: 'List the tools',
+        description: 'Tool definitions: name, description, risk, aliases and the input JSON Schema; `format=openai|anthropic|mcp` returns ready-to-register function definitions.',
+        tags: ['meta'],
+        querystring: z.object({ format: z.enum(['toolgate', 'openai', 'anthropic', 'mcp']).default('toolgate') }),
+      },
+    },
+    (req) => exportTools(TOOLS, (req.query as { format: ToolFormat }).format),
+  );
+}

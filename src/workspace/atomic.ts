@@ -1,0 +1,100 @@
+// Durable writes (SPEC §3): temp file, fsync, rename over the target, fsync of the directory.
+// Temp files live in the state directory (same volume), so a crash never leaves one beside the user's files.
+import { randomBytes } from 'node:crypto';
+import type { Stats } from 'node:fs';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { TEMP_MARKER } from './sandbox.js';
+import type { Workspace } from './workspace.js';
+
+const STALE_TEMP_MS = 10 * 60 * 1000;
+
+function tempDirOf(ws: Workspace): string {
+  return path.join(ws.stateDir, 'tmp', ws.instanceId);
+}
+
+export async function fsyncDirectory(dir: string): Promise<void> {
+  const fh = await fs.open(dir, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
+
+async function writeTemp(tempPath: string, data: Buffer, mode: number): Promise<void> {
+  const fh = await fs.open(tempPath, 'wx', mode);
+  try {
+    await fh.writeFile(data);
+    await fh.chmod(mode);
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
+
+export interface AtomicWriteOptions {
+  /** File mode to give the new file (the existing file's mode is kept by callers). */
+  mode?: number | undefined;
+}
+
+/** Replaces `target` (a real path checked by the sandbox) with `data` atomically and durably; returns its stat. */
+export async function writeFileAtomic(ws: Workspace, target: string, data: Buffer, opts: AtomicWriteOptions = {}): Promise<Stats> {
+  const mode = opts.mode ?? 0o644;
+  const name = `${TEMP_MARKER}${randomBytes(8).toString('hex')}`;
+  let tempPath = path.join(tempDirOf(ws), name);
+  try {
+    await writeTemp(tempPath, data, mode);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    await fs.mkdir(tempDirOf(ws), { recursive: true, mode: 0o700 });
+    await writeTemp(tempPath, data, mode);
+  }
+  try {
+    try {
+      await fs.rename(tempPath, target);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
+      // The target lies on another file system than the state directory: use a hidden temp beside it.
+      await fs.rm(tempPath, { force: true });
+      tempPath = path.join(path.dirname(target), `.${name}`);
+      await writeTemp(tempPath, data, mode);
+      await fs.rename(tempPath, target);
+    }
+  } catch (err) {
+    await fs.rm(tempPath, { force: true });
+    throw err;
+  }
+  await fsyncDirectory(path.dirname(target));
+  return fs.lstat(target);
+}
+
+/**
+ * Removes temp files left by a crash: everything of this instance, and anything older than ten
+ * minutes of other replicas (theirs may still be in flight). Returns how many were removed.
+ */
+export async function sweepTempFiles(ws: Workspace): Promise<number> {
+  const base = path.join(ws.stateDir, 'tmp');
+  let removed = 0;
+  let owners: string[];
+  try {
+    owners = await fs.readdir(base);
+  } catch {
+    return 0;
+  }
+  const now = Date.now();
+  for (const owner of owners) {
+    const dir = path.join(base, owner);
+    const entries = await fs.readdir(dir).catch(() => [] as string[]);
+    for (const entry of entries) {
+      const file = path.join(dir, entry);
+      const st = await fs.lstat(file).catch(() => null);
+      if (!st) continue;
+      if (owner === ws.instanceId || now - st.mtimeMs > STALE_TEMP_MS) {
+        await fs.rm(file, { force: true });
+        removed++;
+      }
+    }
+  }
+  return removed;
+}

@@ -1,0 +1,156 @@
+// Backups (SPEC §3): the old content of a file before it is overwritten, edited, replaced or deleted,
+// kept under <state>/backups/<file key>/ with bounded retention (count per file, total bytes).
+import { createHash, randomBytes } from 'node:crypto';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { ToolError } from '../envelope.js';
+import type { Workspace } from './workspace.js';
+
+export interface BackupMeta {
+  backup_id: string;
+  path: string;
+  operation: string;
+  created_at: string;
+  size_bytes: number;
+  sha256: string | null;
+  mode: number;
+}
+
+const ID_RE = /^([0-9a-f]{16})-([0-9a-z]{8,})-([0-9a-f]{6})$/;
+
+function fileKey(rel: string): string {
+  return createHash('sha256').update(rel).digest('hex').slice(0, 16);
+}
+function backupsRoot(ws: Workspace): string {
+  return path.join(ws.stateDir, 'backups');
+}
+function newId(rel: string): string {
+  return `${fileKey(rel)}-${Date.now().toString(36).padStart(9, '0')}-${randomBytes(3).toString('hex')}`;
+}
+function locate(ws: Workspace, id: string): { dir: string; data: string; meta: string } {
+  const m = ID_RE.exec(id);
+  if (!m) throw new ToolError('INVALID_PARAM', `Invalid backup_id '${id}'; take one from list_backups.`);
+  const dir = path.join(backupsRoot(ws), m[1] as string);
+  return { dir, data: path.join(dir, `${id}.bak`), meta: path.join(dir, `${id}.json`) };
+}
+
+export interface BackupInput {
+  rel: string;
+  operation: string;
+  mode: number;
+  sha256: string | null;
+}
+
+/** Keeps `content` as a backup of `rel`; returns the backup id, or null when backups are disabled. */
+export async function createBackup(ws: Workspace, input: BackupInput, content: Buffer): Promise<string | null> {
+  if (ws.limits.backupKeep === 0) return null;
+  const id = newId(input.rel);
+  const loc = locate(ws, id);
+  await fs.mkdir(loc.dir, { recursive: true, mode: 0o700 });
+  await fs.writeFile(loc.data, content, { mode: 0o600 });
+  await writeMeta(loc.meta, id, input, content.length);
+  await prune(ws, loc.dir, content.length);
+  return id;
+}
+
+/** Moves a file into the backups (delete_file): a rename on the same volume, a copy otherwise. */
+export async function moveToBackup(ws: Workspace, real: string, input: BackupInput, size: number): Promise<string | null> {
+  if (ws.limits.backupKeep === 0) return null;
+  const id = newId(input.rel);
+  const loc = locate(ws, id);
+  await fs.mkdir(loc.dir, { recursive: true, mode: 0o700 });
+  await writeMeta(loc.meta, id, input, size);
+  try {
+    await fs.rename(real, loc.data);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EXDEV') {
+      await fs.rm(loc.meta, { force: true });
+      throw err;
+    }
+    await fs.copyFile(real, loc.data);
+    await fs.unlink(real);
+  }
+  await prune(ws, loc.dir, size);
+  return id;
+}
+
+async function writeMeta(file: string, id: string, input: BackupInput, size: number): Promise<void> {
+  const meta: BackupMeta = {
+    backup_id: id,
+    path: input.rel,
+    operation: input.operation,
+    created_at: new Date().toISOString(),
+    size_bytes: size,
+    sha256: input.sha256,
+    mode: input.mode,
+  };
+  await fs.writeFile(file, JSON.stringify(meta), { mode: 0o600 });
+}
+
+async function readMetas(dir: string): Promise<BackupMeta[]> {
+  const names = await fs.readdir(dir).catch(() => [] as string[]);
+  const metas: BackupMeta[] = [];
+  for (const n of names) {
+    if (!n.endsWith('.json')) continue;
+    try {
+      metas.push(JSON.parse(await fs.readFile(path.join(dir, n), 'utf8')) as BackupMeta);
+    } catch {
+      // A half-written meta of a concurrent backup or a crash: ignore it.
+    }
+  }
+  return metas.sort((a, b) => (a.backup_id < b.backup_id ? 1 : -1));
+}
+
+async function removeBackup(ws: Workspace, id: string): Promise<void> {
+  const loc = locate(ws, id);
+  await fs.rm(loc.data, { force: true });
+  await fs.rm(loc.meta, { force: true });
+}
+
+/** Running total of backup bytes per state directory: scanned once, then kept up to date. */
+const totals = new Map<string, number>();
+
+/** Keeps `backupKeep` per file and at most `backupMaxBytes` in all, dropping the oldest first. */
+async function prune(ws: Workspace, dir: string, added: number): Promise<void> {
+  const metas = await readMetas(dir);
+  let removed = 0;
+  for (const old of metas.slice(ws.limits.backupKeep)) {
+    await removeBackup(ws, old.backup_id);
+    removed += old.size_bytes;
+  }
+  let total = totals.get(ws.stateDir);
+  total = total === undefined ? await scanTotal(ws) : total + added - removed;
+  if (total > ws.limits.backupMaxBytes) {
+    const all = await listBackups(ws);
+    total = all.reduce((s, m) => s + m.size_bytes, 0);
+    for (let i = all.length - 1; i >= 0 && total > ws.limits.backupMaxBytes; i--) {
+      const m = all[i] as BackupMeta;
+      await removeBackup(ws, m.backup_id);
+      total -= m.size_bytes;
+    }
+  }
+  totals.set(ws.stateDir, total);
+}
+
+async function scanTotal(ws: Workspace): Promise<number> {
+  return (await listBackups(ws)).reduce((s, m) => s + m.size_bytes, 0);
+}
+
+/** All backups (newest first), or those of one relative path. */
+export async function listBackups(ws: Workspace, rel?: string): Promise<BackupMeta[]> {
+  if (rel !== undefined) return readMetas(path.join(backupsRoot(ws), fileKey(rel)));
+  const dirs = await fs.readdir(backupsRoot(ws)).catch(() => [] as string[]);
+  const all = (await Promise.all(dirs.map((d) => readMetas(path.join(backupsRoot(ws), d))))).flat();
+  return all.sort((a, b) => (a.backup_id.slice(17) < b.backup_id.slice(17) ? 1 : -1));
+}
+
+export async function readBackup(ws: Workspace, id: string): Promise<{ meta: BackupMeta; content: Buffer }> {
+  const loc = locate(ws, id);
+  try {
+    const meta = JSON.parse(await fs.readFile(loc.meta, 'utf8')) as BackupMeta;
+    return { meta, content: await fs.readFile(loc.data) };
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new ToolError('NOT_FOUND', `Backup not found: ${id}`);
+    throw err;
+  }
+}

@@ -1,0 +1,118 @@
+// Line ranges of a file, streamed in chunks, so a file of any size is never loaded whole.
+import type { FileHandle } from 'node:fs/promises';
+
+const CHUNK = 64 * 1024;
+
+export interface LineRange {
+  /** The raw bytes of the selected lines, line endings included. */
+  bytes: Buffer;
+  startLine: number;
+  /** Last line included (startLine - 1 when none). */
+  endLine: number;
+  /** Known only when the scan reached the end of the file. */
+  totalLines: number | null;
+  truncated: boolean;
+  nextStartLine: number | null;
+  /** The first selected line alone was over the cap and was cut. */
+  partialLine: boolean;
+  bytesScanned: number;
+}
+
+export interface LineRangeOptions {
+  start: number;
+  end?: number | undefined;
+  maxOutputBytes: number;
+  /** Keep scanning to the end to learn total_lines (cheap memchr scan). */
+  countAll?: boolean;
+  signal?: AbortSignal;
+}
+
+/** Reads lines [start, end] (1-based, inclusive) of an open file, stopping at the output cap. */
+export async function readLineRange(fh: FileHandle, opts: LineRangeOptions): Promise<LineRange> {
+  const buf = Buffer.allocUnsafe(CHUNK);
+  const parts: Buffer[] = [];
+  let outBytes = 0;
+  let line = 1; // number of the line that starts at the current position
+  let position = 0;
+  let carry: Buffer[] = []; // pieces of the current (selected) line not yet terminated
+  let carryLen = 0;
+  let truncated = false;
+  let partialLine = false;
+  let nextStartLine: number | null = null;
+  let endLine = opts.start - 1;
+  let done = false;
+  let stoppedEarly = false;
+  let lastByte = -1;
+  const selected = (n: number) => n >= opts.start && (opts.end === undefined || n <= opts.end);
+
+  const finishLine = (piece: Buffer) => {
+    // Called with the last piece of line `line` (including its '\n' when present).
+    if (selected(line) && !truncated) {
+      const whole = carryLen > 0 ? Buffer.concat([...carry, piece]) : piece;
+      if (outBytes + whole.length > opts.maxOutputBytes) {
+        truncated = true;
+        if (outBytes === 0) {
+          parts.push(cutAtCharBoundary(whole, opts.maxOutputBytes));
+          partialLine = true;
+          endLine = line;
+          nextStartLine = line + 1;
+        } else {
+          nextStartLine = line;
+        }
+      } else {
+        parts.push(whole);
+        outBytes += whole.length;
+        endLine = line;
+      }
+    }
+    carry = [];
+    carryLen = 0;
+    line++;
+  };
+
+  while (!done) {
+    if (opts.signal?.aborted) throw opts.signal.reason;
+    const { bytesRead } = await fh.read(buf, 0, CHUNK, position);
+    if (bytesRead === 0) break;
+    position += bytesRead;
+    lastByte = buf[bytesRead - 1] as number;
+    const chunk = buf.subarray(0, bytesRead);
+    let from = 0;
+    for (;;) {
+      const nl = chunk.indexOf(10, from);
+      if (nl === -1) {
+        if (selected(line) && !truncated) {
+          const rest = Buffer.from(chunk.subarray(from));
+          carry.push(rest);
+          carryLen += rest.length;
+          if (carryLen > opts.maxOutputBytes + 4) {
+            // A selected line longer than the cap: no need to keep more of it.
+            carry = [Buffer.concat(carry).subarray(0, opts.maxOutputBytes + 4)];
+            carryLen = carry[0]?.length ?? 0;
+          }
+        }
+        break;
+      }
+      finishLine(Buffer.from(chunk.subarray(from, nl + 1)));
+      from = nl + 1;
+      const pastEnd = truncated || (opts.end !== undefined && line > opts.end);
+      if (pastEnd && !opts.countAll) {
+        done = true;
+        stoppedEarly = true;
+        break;
+      }
+    }
+  }
+  // A last line without a final newline (only kept when selected; otherwise just counted).
+  if (!stoppedEarly && (carryLen > 0 || (position > 0 && lastByte !== 10))) finishLine(Buffer.alloc(0));
+  const totalLines = stoppedEarly ? null : line - 1;
+  return { bytes: Buffer.concat(parts), startLine: opts.start, endLine, totalLines, truncated, nextStartLine, partialLine, bytesScanned: position };
+}
+
+/** Cuts a UTF-8 buffer to at most `max` bytes without splitting a character. */
+export function cutAtCharBoundary(buf: Buffer, max: number): Buffer {
+  if (buf.length <= max) return buf;
+  let end = max;
+  while (end > 0 && ((buf[end] as number) & 0xc0) === 0x80) end--;
+  return buf.subarray(0, end);
+}

@@ -1,0 +1,66 @@
+// Per-file write locks: an in-process queue first (cheap, fair), then a proper-lockfile lock in the
+// state directory so that other processes and replicas on the same volume are serialized too.
+import { createHash } from 'node:crypto';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import lockfile from 'proper-lockfile';
+import { ToolError } from '../envelope.js';
+import type { Workspace } from './workspace.js';
+
+const queues = new Map<string, Promise<void>>();
+const STALE_MS = 10_000;
+
+function lockPathFor(ws: Workspace, real: string): string {
+  const key = createHash('sha256').update(real).digest('hex').slice(0, 32);
+  return path.join(ws.stateDir, 'locks', `${key}.lock`);
+}
+
+function lockedError(rel: string, waitMs: number): ToolError {
+  return new ToolError('LOCKED', `File '${rel}' is locked by another writer for more than ${waitMs} ms; retry shortly.`);
+}
+
+/** Runs fn while holding the write lock of one file (identified by its real path). */
+export async function withFileLock<T>(ws: Workspace, real: string, rel: string, fn: () => Promise<T>): Promise<T> {
+  const started = performance.now();
+  const deadline = Date.now() + ws.limits.lockTimeoutMs;
+  const previous = queues.get(real) ?? Promise.resolve();
+  let release!: () => void;
+  const mine = new Promise<void>((resolve) => (release = resolve));
+  const tail = previous.then(() => mine);
+  queues.set(real, tail);
+  try {
+    const waited = await Promise.race([previous.then(() => true), sleep(Math.max(0, deadline - Date.now())).then(() => false)]);
+    if (!waited) throw lockedError(rel, ws.limits.lockTimeoutMs);
+    const unlock = await acquireFileLock(ws, real, rel, deadline);
+    ws.observer?.lockWait((performance.now() - started) / 1000);
+    try {
+      return await fn();
+    } finally {
+      await unlock().catch(() => undefined);
+    }
+  } finally {
+    release();
+    if (queues.get(real) === tail) queues.delete(real);
+  }
+}
+
+async function acquireFileLock(ws: Workspace, real: string, rel: string, deadline: number): Promise<() => Promise<void>> {
+  const lockfilePath = lockPathFor(ws, real);
+  let delay = 2;
+  for (;;) {
+    try {
+      return await lockfile.lock(real, { lockfilePath, realpath: false, retries: 0, stale: STALE_MS, onCompromised: () => undefined });
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') {
+        await fs.mkdir(path.dirname(lockfilePath), { recursive: true });
+        continue;
+      }
+      if (code !== 'ELOCKED') throw err;
+      if (Date.now() + delay > deadline) throw lockedError(rel, ws.limits.lockTimeoutMs);
+      await sleep(delay);
+      delay = Math.min(delay * 2, 50);
+    }
+  }
+}

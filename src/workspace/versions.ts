@@ -1,0 +1,65 @@
+// Version stamps and optimistic-lock expectations (SPEC §4).
+import { createHash } from 'node:crypto';
+import type { Stats } from 'node:fs';
+import { ToolError, type VersionStamp } from '../envelope.js';
+
+export function sha256Hex(data: Buffer | string): string {
+  return createHash('sha256').update(data).digest('hex');
+}
+
+export function versionOf(st: Stats, sha256: string | null): VersionStamp {
+  return { mtime_ms: Math.trunc(st.mtimeMs), size_bytes: st.size, sha256 };
+}
+
+export function etagOf(v: VersionStamp): string | undefined {
+  return v.sha256 ? `"${v.sha256}"` : undefined;
+}
+
+export interface Expectations {
+  expected_mtime_ms?: number | undefined;
+  expected_size_bytes?: number | undefined;
+  expected_sha256?: string | undefined;
+  /** Raw REST If-Match header. */
+  if_match?: string | undefined;
+}
+
+export function hasExpectation(e: Expectations): boolean {
+  return e.expected_mtime_ms !== undefined || e.expected_size_bytes !== undefined || e.expected_sha256 !== undefined || e.if_match !== undefined;
+}
+
+/** Parses an If-Match header into the accepted sha256 values; '*' means "any existing version". */
+export function parseIfMatch(header: string): { any: boolean; tags: string[] } {
+  const trimmed = header.trim();
+  if (trimmed === '*') return { any: true, tags: [] };
+  const tags = trimmed
+    .split(',')
+    .map((t) => t.trim().replace(/^W\//, '').replace(/^"(.*)"$/, '$1').toLowerCase())
+    .filter((t) => t.length > 0);
+  return { any: false, tags };
+}
+
+/**
+ * Checks every given expectation against the current version (null: the file does not exist).
+ * Must be called under the file lock. Throws CONFLICT with details.current.
+ */
+export function checkExpectations(rel: string, current: VersionStamp | null, e: Expectations): void {
+  if (!hasExpectation(e)) return;
+  const conflict = (what: string) =>
+    new ToolError('CONFLICT', `File '${rel}' changed since you read it (${what}); read it again and retry with the new version.`, {
+      current,
+      expected: {
+        ...(e.expected_mtime_ms !== undefined && { mtime_ms: e.expected_mtime_ms }),
+        ...(e.expected_size_bytes !== undefined && { size_bytes: e.expected_size_bytes }),
+        ...(e.expected_sha256 !== undefined && { sha256: e.expected_sha256 }),
+        ...(e.if_match !== undefined && { if_match: e.if_match }),
+      },
+    });
+  if (!current) throw conflict('it no longer exists');
+  if (e.expected_mtime_ms !== undefined && Math.trunc(e.expected_mtime_ms) !== current.mtime_ms) throw conflict('mtime differs');
+  if (e.expected_size_bytes !== undefined && e.expected_size_bytes !== current.size_bytes) throw conflict('size differs');
+  if (e.expected_sha256 !== undefined && e.expected_sha256.toLowerCase() !== current.sha256) throw conflict('sha256 differs');
+  if (e.if_match !== undefined) {
+    const m = parseIfMatch(e.if_match);
+    if (!m.any && !m.tags.includes(current.sha256 ?? '')) throw conflict('If-Match does not match the ETag');
+  }
+}

@@ -1,0 +1,49 @@
+// Test harness: a real app over a fresh temporary workspace, driven through HTTP (inject).
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { buildApp, type BuildOptions } from '../src/app.js';
+import { loadConfig } from '../src/config.js';
+import type { Envelope } from '../src/envelope.js';
+
+export interface TestApp {
+  app: FastifyInstance;
+  root: string;
+  /** Absolute path of a workspace file, for arranging and checking files directly. */
+  file(rel: string): string;
+  call(tool: string, body: unknown, headers?: Record<string, string>): Promise<CallResult>;
+  close(): Promise<void>;
+}
+
+export interface CallResult {
+  status: number;
+  body: Envelope;
+  headers: Record<string, string | string[] | number | undefined>;
+}
+
+export async function makeTempDir(prefix = 'toolgate-test-'): Promise<string> {
+  return fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), prefix)));
+}
+
+/** Builds the app over a new temporary workspace; env holds TOOLGATE_* overrides. */
+export async function makeApp(env: Record<string, string> = {}, opts: BuildOptions = {}): Promise<TestApp> {
+  const base = await makeTempDir();
+  const root = path.join(base, 'ws');
+  await fs.mkdir(root);
+  const config = loadConfig({ TOOLGATE_ROOT: root, ...env });
+  const app = await buildApp(config, opts);
+  return {
+    app,
+    root,
+    file: (rel) => path.join(root, rel),
+    async call(tool, body, headers = {}) {
+      const res = await app.inject({ method: 'POST', url: `/v1/tools/${tool}`, payload: body as object, headers });
+      return { status: res.statusCode, body: res.json() as Envelope, headers: res.headers };
+    },
+    async close() {
+      await app.close();
+      await fs.rm(base, { recursive: true, force: true });
+    },
+  };
+}
