@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import { jsonSchemaTransform, jsonSchemaTransformObject, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Config } from './config.js';
 import { ToolError, type Envelope } from './envelope.js';
 import { createExecutor, type AfterHook, type BeforeHook, type CallInfo, type Executor } from './tools/execute.js';
@@ -134,12 +134,15 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
       info: {
         title: 'toolgate',
         version: VERSION,
-        description: 'Sandboxed tool-execution service for AI agents: file tools over HTTP. Every answer is the standard envelope.',
+        description:
+          'Sandboxed tool-execution service for AI agents: file tools over HTTP. Every answer is the standard envelope. ' +
+          'In multi-project mode every tool is also served at POST /v1/projects/{projectId}/tools/{tool} (or send X-Project-Id).',
       },
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
       security: [{ bearer: [] }],
     },
     transform: jsonSchemaTransform,
+    transformObject: jsonSchemaTransformObject,
   });
   await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
 

@@ -26,7 +26,8 @@ export const VersionSchema = z
     size_bytes: z.number().int(),
     sha256: z.string().nullable().describe('null only for files read by line range above the whole-read limit'),
   })
-  .describe('Version of the file: pass it back as expected_* (or If-Match: "<sha256>") to guard a change.');
+  .describe('Version of the file: pass it back as expected_* (or If-Match: "<sha256>") to guard a change.')
+  .meta({ id: 'Version' });
 
 export const DiffFields = {
   diff_preview: z.string().describe('Unified diff, cut at 100 lines or 10 KiB.'),

@@ -39,6 +39,10 @@ export function envelopeSchema(data: z.ZodType) {
 }
 
 export const ErrorEnvelopeSchema = envelopeSchema(z.null());
+// Named components in the OpenAPI document instead of a copy per route.
+z.globalRegistry.add(EnvelopeContextSchema, { id: 'EnvelopeContext' });
+z.globalRegistry.add(ErrorSchema, { id: 'EnvelopeError' });
+z.globalRegistry.add(ErrorEnvelopeSchema, { id: 'ErrorEnvelope' });
 
 /** Resolves the per-request call info (workspace, actor): supplied by the app (single or multi-project, auth). */
 export type CallInfoFor = (req: FastifyRequest, projectId: string | undefined) => Promise<CallInfo>;
@@ -77,6 +81,8 @@ export async function registerRest(app: FastifyInstance, opts: RestOptions): Pro
       validatorCompiler: noValidation,
       serializerCompiler: plainJson,
       schema: {
+        // The per-project form is the same operation under /v1/projects/{projectId}; documented once.
+        hide: withProject,
         summary: tool.name,
         description: `${tool.description}\n\nRisk: ${tool.risk} (${tool.riskLevel}).${tool.aliases?.length ? ` Aliases: ${tool.aliases.join(', ')}.` : ''}`,
         tags: withProject ? ['tools (project)'] : ['tools'],
