@@ -2,8 +2,18 @@
 import type { ToolDefinition } from './define.js';
 import { readFile } from './read-file.js';
 import { writeFile } from './write-file.js';
+import { listBackupsTool } from './list-backups.js';
+import { restoreBackupTool } from './restore-backup.js';
 
-export const TOOLS: readonly ToolDefinition[] = [readFile, writeFile] as unknown as ToolDefinition[];
+// One entry per line, in the order tools are listed (GET /v1/tools, OpenAPI).
+const ALL = [
+  readFile,
+  writeFile,
+  listBackupsTool,
+  restoreBackupTool,
+];
+
+export const TOOLS: readonly ToolDefinition[] = ALL as unknown as ToolDefinition[];
 
 const byName = new Map<string, ToolDefinition>();
 for (const tool of TOOLS) {

@@ -1,0 +1,41 @@
+import { z } from 'zod';
+import { listBackups } from '../workspace/backups.js';
+import { defineTool } from './define.js';
+
+const Input = z.strictObject({
+  path: z.string().optional().describe('Only backups of this file (relative path).'),
+  limit: z.number().int().min(1).max(1000).default(50),
+});
+
+const Entry = z.object({
+  backup_id: z.string(),
+  path: z.string(),
+  operation: z.string().describe('The tool whose change was backed up.'),
+  created_at: z.string(),
+  size_bytes: z.number().int(),
+  sha256: z.string().nullable(),
+});
+
+export const listBackupsTool = defineTool({
+  name: 'list_backups',
+  description: 'List the backups kept before files were overwritten, edited, replaced or deleted (newest first). Pass a backup_id to restore_backup to undo a change.',
+  risk: 'read',
+  riskLevel: 'low',
+  mutates: false,
+  input: Input,
+  output: z.object({ backups: z.array(Entry), truncated: z.boolean() }),
+  async run(ctx, input) {
+    let rel: string | undefined;
+    if (input.path !== undefined) rel = (await ctx.resolve(input.path)).realRel;
+    const all = await listBackups(ctx.ws, rel);
+    const backups = all.slice(0, input.limit).map(({ backup_id, path, operation, created_at, size_bytes, sha256 }) => ({ backup_id, path, operation, created_at, size_bytes, sha256 }));
+    const truncated = all.length > backups.length;
+    return {
+      data: { backups, truncated },
+      text: backups.length === 0 ? `No backups${rel ? ` of '${rel}'` : ''}.` : `${all.length} backup(s)${rel ? ` of '${rel}'` : ''}; newest ${backups[0]?.backup_id}.`,
+      stats: { matches: backups.length },
+      partial: truncated,
+      pathResolved: rel ?? null,
+    };
+  },
+});

@@ -1,0 +1,73 @@
+import { z } from 'zod';
+import { writeFileAtomic } from '../workspace/atomic.js';
+import { createBackup, readBackup } from '../workspace/backups.js';
+import { diffWhole } from '../workspace/diff.js';
+import { withFileLock } from '../workspace/locks.js';
+import { sha256Hex, versionOf } from '../workspace/versions.js';
+import { defineTool } from './define.js';
+import { DiffFields, DryRunArg, VersionArgs, VersionSchema, enforceVersion, ensureParent, readCurrent } from './common.js';
+import { ToolError } from '../envelope.js';
+
+const Input = z.strictObject({
+  backup_id: z.string().describe('Id from list_backups (or the backup_id a change returned).'),
+  dry_run: DryRunArg,
+  ...VersionArgs,
+});
+
+const Output = z.object({
+  applied: z.boolean(),
+  path: z.string(),
+  ...DiffFields,
+  backup_id: z.string().nullable().describe('Backup of the content the restore replaced (a restore can be undone too).'),
+  version: VersionSchema.nullable(),
+});
+
+function asText(buf: Buffer): string {
+  return buf.includes(0) ? '[binary]\n' : buf.toString('utf8');
+}
+
+export const restoreBackupTool = defineTool({
+  name: 'restore_backup',
+  description: 'Undo a change: put a backup back in place at its original path. The content it replaces is itself backed up; pass the current version (expected_*) to guard against overwriting newer work.',
+  risk: 'write',
+  riskLevel: 'high',
+  mutates: true,
+  input: Input,
+  output: Output,
+  async run(ctx, input) {
+    const { meta, content } = await readBackup(ctx.ws, input.backup_id);
+    const p = await ctx.resolve(meta.path);
+    if (p.stat?.isDirectory()) throw new ToolError('IS_DIRECTORY', `Path is a directory now: ${p.rel}`);
+    await ensureParent(p, true, input.dry_run);
+    return withFileLock(ctx.ws, p.real, p.rel, async () => {
+      const current = await readCurrent(p, Math.max(ctx.ws.limits.maxEditBytes, content.length));
+      enforceVersion(ctx, p, current, input, 'mutation');
+      const diff = diffWhole(p.rel, current ? asText(current.content) : null, asText(content));
+      const stats = { original_size: current?.content.length ?? 0, new_size: content.length, lines_added: diff.lines_added, lines_removed: diff.lines_removed };
+      if (input.dry_run) {
+        return {
+          data: { applied: false, path: p.rel, ...diff, backup_id: null, version: current?.version ?? null },
+          text: `[Dry Run] Would restore '${p.rel}' from backup ${meta.backup_id} (+${diff.lines_added}/-${diff.lines_removed} lines).`,
+          stats: { ...stats, bytes_written: 0 },
+          partial: true,
+          pathResolved: p.rel,
+          version: current?.version ?? null,
+        };
+      }
+      const backupId = current
+        ? await createBackup(ctx.ws, { rel: p.realRel, operation: 'restore_backup', mode: current.stat.mode & 0o7777, sha256: current.version.sha256 }, current.content)
+        : null;
+      const st = await writeFileAtomic(ctx.ws, p.real, content, { mode: meta.mode });
+      const version = versionOf(st, sha256Hex(content));
+      return {
+        data: { applied: true, path: p.rel, ...diff, backup_id: backupId, version },
+        text: `Restored '${p.rel}' from backup ${meta.backup_id} (+${diff.lines_added}/-${diff.lines_removed} lines, ${content.length} bytes).`,
+        stats: { ...stats, bytes_written: content.length },
+        partial: diff.diff_truncated,
+        pathResolved: p.rel,
+        version,
+        audit: { sha256_before: current?.version.sha256 ?? null, sha256_after: version.sha256, bytes_written: content.length },
+      };
+    });
+  },
+});
