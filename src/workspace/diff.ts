@@ -8,7 +8,7 @@
 // - Normal lines end with `\n`; a cut preview ends with the line `... (truncated)` without a newline. The whole
 //   preview, marker included, stays within DIFF_MAX_LINES lines and DIFF_MAX_BYTES UTF-8 bytes.
 // - `lines_added` / `lines_removed` count the whole change that the diff describes, however much is shown. When
-//   the bounded diff gives up (see MAX_REGION_LINES, MAX_EDIT_LENGTH, DIFF_TIMEOUT_MS), a region becomes one
+//   the bounded diff gives up (see MAX_REGION_LINES, MAX_EDIT_LENGTH, DIFF_WORK_BUDGET), a region becomes one
 //   whole-region replacement and the counts are those of that replacement.
 import { Buffer } from 'node:buffer';
 import { diffArrays } from 'diff';
@@ -34,9 +34,14 @@ export const DIFF_MAX_BYTES = 10 * 1024;
 const CONTEXT_LINES = 3;
 /** A region with more lines than this on either side is not handed to jsdiff. */
 const MAX_REGION_LINES = 20_000;
-/** Myers costs O((n+m)·d); past this many added + removed lines the region is replaced whole. */
-const MAX_EDIT_LENGTH = 2_000;
-const DIFF_TIMEOUT_MS = 100;
+/**
+ * jsdiff's Myers costs about d²/2 steps plus (n+m)·d line comparisons for n and m lines and d added + removed
+ * lines. Both bounds cap d so that whether a region falls back depends on its content alone (a few tens of ms at
+ * most); the timeout is only a backstop for a slow or busy machine.
+ */
+const MAX_EDIT_LENGTH = 1_000;
+const DIFF_WORK_BUDGET = 15_000_000;
+const DIFF_TIMEOUT_MS = 200;
 const TRUNCATED_MARKER = '... (truncated)';
 const NO_NEWLINE_MARKER = '\\ No newline at end of file';
 const LF = 10;
@@ -170,7 +175,7 @@ function regionOps(oldText: string, oldLo: number, oldHi: number, newText: strin
   if (oldCount === 0 || newCount === 0 || oldCount > MAX_REGION_LINES || newCount > MAX_REGION_LINES) return replaceWhole();
 
   const changes = diffArrays(splitLines(oldText, oldLo, oldHi), splitLines(newText, newLo, newHi), {
-    maxEditLength: MAX_EDIT_LENGTH,
+    maxEditLength: Math.min(MAX_EDIT_LENGTH, Math.floor(DIFF_WORK_BUDGET / (oldCount + newCount))),
     timeout: DIFF_TIMEOUT_MS,
   });
   if (changes === undefined) return replaceWhole();
