@@ -1,0 +1,67 @@
+# syntax=docker/dockerfile:1
+#
+# toolgate container image.
+#   docker build -t toolgate .                       (Node 24, the default)
+#   docker build --build-arg NODE_MAJOR=22 -t toolgate:node22 .
+#
+# Stages: build (all deps + tsc -> dist/), deps (production node_modules only),
+# runtime (dist/ + production node_modules + package.json, tini, non-root).
+# The runtime works with a read-only root file system: only /workspace (the
+# volume) and /tmp must be writable.
+
+ARG NODE_MAJOR=24
+
+# ---------------------------------------------------------------- build ----
+FROM node:${NODE_MAJOR}-bookworm-slim AS build
+WORKDIR /src
+COPY package.json package-lock.json ./
+# No install scripts are needed to compile (tsc only).
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+RUN npm run build
+
+# ----------------------------------------------------------------- deps ----
+FROM node:${NODE_MAJOR}-bookworm-slim AS deps
+WORKDIR /src
+ENV NODE_ENV=production
+COPY package.json package-lock.json ./
+# npm leaves empty scope directories of omitted dev packages behind: prune them.
+RUN npm ci --omit=dev --no-audit --no-fund \
+ && find node_modules -depth -type d -empty -delete \
+ && rm -rf /root/.npm
+
+# -------------------------------------------------------------- runtime ----
+FROM node:${NODE_MAJOR}-bookworm-slim AS runtime
+
+# tini as PID 1: forwards SIGTERM/SIGINT to node (graceful shutdown) and reaps
+# zombies.
+RUN apt-get update \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends tini \
+ && apt-get clean \
+ && rm -rf /var/lib/apt/lists/*
+
+# The workspace volume; owned by the node user (uid/gid 1000) so that a fresh
+# named volume is writable for it.
+RUN mkdir -p /workspace && chown node:node /workspace
+
+WORKDIR /app
+COPY --from=deps --chown=root:root /src/node_modules ./node_modules
+COPY --from=build --chown=root:root /src/dist ./dist
+COPY --chown=root:root package.json ./
+
+ENV NODE_ENV=production \
+    TOOLGATE_HOST=0.0.0.0 \
+    TOOLGATE_PORT=8080 \
+    TOOLGATE_ROOT=/workspace
+
+USER node
+VOLUME /workspace
+EXPOSE 8080
+
+# Liveness only (/readyz may be 503 during shutdown or with a read-only volume).
+HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.TOOLGATE_PORT||8080)+'/livez').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+
+ENTRYPOINT ["/usr/bin/tini", "--"]
+CMD ["node", "dist/main.js"]
