@@ -96,6 +96,7 @@ export async function resolveInWorkspace(ws: Workspace, input: string, opts: Res
     if (seg === '' || seg === '.') continue;
     if (seg === '..') {
       cur = path.dirname(cur);
+      stat = null; // the stat of the directory left behind; looked up again below
       continue;
     }
     const next = path.join(cur, seg);
@@ -105,6 +106,10 @@ export async function resolveInWorkspace(ws: Workspace, input: string, opts: Res
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === 'ENOENT') {
+        // The kernel fails `missing/..` with ENOENT, but resolving the rest lexically would skip the
+        // missing segment and could end on a symlink below an existing directory (a symlink target
+        // like 'ghost/../linkdir/x' where linkdir leads outside): refuse instead of guessing.
+        if (pending.includes('..')) throw new ToolError('NOT_FOUND', `File not found: ${rel} (a symbolic link on the way names a missing directory).`);
         missing = [seg, ...pending];
         cur = next;
         break;
@@ -135,6 +140,8 @@ export async function resolveInWorkspace(ws: Workspace, input: string, opts: Res
   if (!isInside(ws.root, real)) throw outside();
   if (isReservedReal(ws, real) || (segments.length > 0 && isReservedName(ws, segments))) throw reserved();
   if (missing) stat = null;
+  // A symlink ending in '.' or '..' (e.g. one to the root) leaves no stat of the final directory: take it now.
+  else if (stat === null) stat = await fs.lstat(real);
   return { ws, rel, real, realRel: toPosixRel(ws.root, real), stat, viaSymlink };
 }
 

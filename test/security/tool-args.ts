@@ -1,0 +1,87 @@
+// Minimal valid arguments for any tool in the registry, so suites cover tools added later without edits.
+import type { z } from 'zod';
+import type { ToolDefinition } from '../../src/tools/define.js';
+import { applyParamAliases } from '../../src/tools/execute.js';
+import { TOOLS } from '../../src/tools/registry.js';
+
+/** Argument names that name a file system path and are checked by the sandbox. */
+export const PATH_KEYS = ['path', 'destination', 'source', 'target', 'dest'] as const;
+
+/** Per-tool arguments besides the path(s); anything not listed falls back to GENERIC_ARGS, then to a guess by type. */
+export const TOOL_ARGS: Record<string, Record<string, unknown>> = {
+  write_file: { content: 'x' },
+  append_to_file: { content: 'x' },
+  replace_in_file: { old: 'x', new: 'y' },
+  edit_file: { old_text: 'x', new_text: 'y' },
+  search_files: { query: 'x' },
+  move_file: { destination: 'moved-by-test.txt' },
+  restore_backup: { backup_id: '0000000000000000-000000000-000000' },
+};
+
+const GENERIC_ARGS: Record<string, unknown> = {
+  content: 'x',
+  query: 'x',
+  pattern: 'x',
+  old: 'x',
+  new: 'y',
+  old_text: 'x',
+  new_text: 'y',
+  destination: 'moved-by-test.txt',
+  backup_id: '0000000000000000-000000000-000000',
+};
+
+const GUESSES: unknown[] = ['x', 1, false, ['x'], {}];
+
+export function shapeOf(tool: ToolDefinition): Record<string, z.ZodType> {
+  return (tool.input as unknown as { shape: Record<string, z.ZodType> }).shape;
+}
+
+/** The path-taking argument names of a tool (empty when it takes none). */
+export function pathKeysOf(tool: ToolDefinition): string[] {
+  const shape = shapeOf(tool);
+  return PATH_KEYS.filter((k) => k in shape);
+}
+
+/** Arguments for `tool` with `overrides` applied; required arguments not given are filled in. */
+export function argsFor(tool: ToolDefinition, overrides: Record<string, unknown>): Record<string, unknown> {
+  const shape = shapeOf(tool);
+  const args: Record<string, unknown> = { ...(TOOL_ARGS[tool.name] ?? {}) };
+  for (const [key, schema] of Object.entries(shape)) {
+    if (key in args || key in overrides) continue;
+    if (schema.safeParse(undefined).success) continue; // optional or defaulted
+    if (key in GENERIC_ARGS && schema.safeParse(GENERIC_ARGS[key]).success) {
+      args[key] = GENERIC_ARGS[key];
+      continue;
+    }
+    const guess = GUESSES.find((g) => schema.safeParse(g).success);
+    if (guess !== undefined) args[key] = guess;
+  }
+  return { ...args, ...overrides };
+}
+
+/** True when the arguments pass the tool's input schema (after parameter aliases). */
+export function argsAreValid(tool: ToolDefinition, args: Record<string, unknown>): boolean {
+  return tool.input.safeParse(applyParamAliases(args, tool.paramAliases)).success;
+}
+
+export interface PathTarget {
+  tool: ToolDefinition;
+  /** The argument that gets the hostile path. */
+  key: string;
+  /** Arguments besides the hostile one (other path arguments name ordinary files). */
+  base: Record<string, unknown>;
+}
+
+/** Every (tool, path argument) pair of the registry; other path arguments of the tool get `ordinary`. */
+export function pathTargets(ordinary: Record<string, string>): PathTarget[] {
+  const out: PathTarget[] = [];
+  for (const tool of TOOLS) {
+    const keys = pathKeysOf(tool);
+    for (const key of keys) {
+      const others: Record<string, unknown> = {};
+      for (const k of keys) if (k !== key) others[k] = ordinary[k] ?? ordinary.path;
+      out.push({ tool, key, base: argsFor(tool, others) });
+    }
+  }
+  return out;
+}
