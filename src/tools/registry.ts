@@ -2,6 +2,8 @@
 import type { ToolDefinition } from './define.js';
 import { readFile } from './read-file.js';
 import { writeFile } from './write-file.js';
+import { appendToFile } from './append-to-file.js';
+import { replaceInFile } from './replace-in-file.js';
 import { listBackupsTool } from './list-backups.js';
 import { restoreBackupTool } from './restore-backup.js';
 
@@ -9,6 +11,8 @@ import { restoreBackupTool } from './restore-backup.js';
 const ALL = [
   readFile,
   writeFile,
+  appendToFile,
+  replaceInFile,
   listBackupsTool,
   restoreBackupTool,
 ];

@@ -1,0 +1,170 @@
+import { z } from 'zod';
+import { ToolError } from '../envelope.js';
+import { writeFileAtomic } from '../workspace/atomic.js';
+import { createBackup } from '../workspace/backups.js';
+import { diffSpans, type ChangedSpan } from '../workspace/diff.js';
+import { withFileLock } from '../workspace/locks.js';
+import { checkUserRegex, regexReplaceMatches } from '../workspace/regex.js';
+import { decodeText, looksBinary } from '../workspace/text.js';
+import { sha256Hex, versionOf } from '../workspace/versions.js';
+import { defineTool } from './define.js';
+import { DiffFields, DryRunArg, PathArg, VersionArgs, VersionSchema, enforceVersion, readCurrent } from './common.js';
+
+/** More matches than this are refused: the caller almost certainly meant something narrower. */
+const MAX_REPLACEMENTS = 1_000_000;
+/** Regex flags of replace_in_file: global, and ^ / $ match at line boundaries. */
+const REGEX_FLAGS = 'gm';
+
+const Input = z.strictObject({
+  path: PathArg,
+  old: z.string().min(1).describe('Text to find (exact, case-sensitive), or a JavaScript regular expression with regex: true.'),
+  new: z.string().describe('Replacement. Taken literally unless regex is true, where $1, $<name>, $& and $$ work as in String.prototype.replace.'),
+  regex: z.boolean().default(false).describe('Treat old as a regular expression (flags g and m: ^ and $ match at line starts and ends). Runs under a time limit.'),
+  count: z.number().int().min(1).optional().describe('Replace at most this many matches, from the start of the file (default: all).'),
+  dry_run: DryRunArg,
+  ...VersionArgs,
+});
+
+const Output = z.object({
+  replacements: z.number().int().describe('Matches replaced (or that would be on a dry run); 0 when nothing matched.'),
+  applied: z.boolean(),
+  ...DiffFields,
+  backup_id: z.string().nullable(),
+  version: VersionSchema.describe('After the change; the current version when nothing was written.'),
+});
+
+interface Matches {
+  starts: number[];
+  ends: number[];
+  replacements: string[] | null;
+}
+
+function literalMatches(text: string, needle: string, limit: number): Matches & { capped: boolean } {
+  const starts: number[] = [];
+  const ends: number[] = [];
+  let at = text.indexOf(needle);
+  while (at !== -1) {
+    if (starts.length >= limit) return { starts, ends, replacements: null, capped: true };
+    starts.push(at);
+    ends.push(at + needle.length);
+    at = text.indexOf(needle, at + needle.length);
+  }
+  return { starts, ends, replacements: null, capped: false };
+}
+
+/** Builds the new text and the changed spans (in both texts) in one pass. */
+function applyMatches(text: string, m: Matches, replacement: string): { newText: string; spans: ChangedSpan[] } {
+  const parts: string[] = [];
+  const spans: ChangedSpan[] = [];
+  let pos = 0;
+  let newPos = 0;
+  for (let i = 0; i < m.starts.length; i++) {
+    const start = m.starts[i] as number;
+    const end = m.ends[i] as number;
+    const rep = m.replacements ? (m.replacements[i] as string) : replacement;
+    parts.push(text.slice(pos, start), rep);
+    newPos += start - pos;
+    spans.push({ oldStart: start, oldEnd: end, newStart: newPos, newEnd: newPos + rep.length });
+    newPos += rep.length;
+    pos = end;
+  }
+  parts.push(text.slice(pos));
+  return { newText: parts.join(''), spans };
+}
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 'es'}`;
+}
+
+export const replaceInFile = defineTool({
+  name: 'replace_in_file',
+  paramAliases: { old_text: 'old', new_text: 'new', oldText: 'old', newText: 'new' },
+  description:
+    'Find and replace in one file: exact text by default, or a regular expression with regex: true (time-limited). count limits the replacements. No match is not an error (replacements: 0). Returns a diff preview; dry_run previews without writing. For one precise edit with whitespace tolerance prefer edit_file.',
+  risk: 'write',
+  riskLevel: 'high',
+  mutates: true,
+  input: Input,
+  output: Output,
+  async run(ctx, input) {
+    const p = await ctx.resolve(input.path);
+    if (p.stat?.isDirectory()) throw new ToolError('IS_DIRECTORY', `Path is a directory: ${p.rel}`);
+    if (input.regex) checkUserRegex(input.old, REGEX_FLAGS);
+    const { maxEditBytes, maxWriteBytes, regexTimeoutMs } = ctx.ws.limits;
+
+    return withFileLock(ctx.ws, p.real, p.rel, async () => {
+      const current = await readCurrent(p, maxEditBytes);
+      if (!current) throw new ToolError('NOT_FOUND', `File not found: ${p.rel}`);
+      enforceVersion(ctx, p, current, input, 'mutation');
+      if (looksBinary(current.content)) throw new ToolError('BINARY_FILE', `File '${p.rel}' is binary; replace_in_file works on utf-8 text.`);
+      const oldText = decodeText(current.content, 'utf-8', p.rel);
+      const limit = input.count ?? MAX_REPLACEMENTS;
+      const found = input.regex
+        ? await regexReplaceMatches(oldText, input.old, REGEX_FLAGS, input.new, limit, regexTimeoutMs)
+        : literalMatches(oldText, input.old, limit);
+      if (found.capped && input.count === undefined) {
+        throw new ToolError('INVALID_PARAM', `'${shorten(input.old)}' matches more than ${MAX_REPLACEMENTS} times in '${p.rel}'; use a more specific pattern or set count.`);
+      }
+      const n = found.starts.length;
+      if (n === 0) {
+        return {
+          data: { replacements: 0, applied: false, diff_preview: '', diff_truncated: false, lines_added: 0, lines_removed: 0, backup_id: null, version: current.version },
+          text: `No matches found for '${shorten(input.old)}'`,
+          stats: { matches: 0, replacements: 0, bytes_written: 0, original_size: current.content.length, new_size: current.content.length, lines_added: 0, lines_removed: 0 },
+          pathResolved: p.rel,
+          version: current.version,
+          audit: { sha256_before: current.version.sha256 },
+        };
+      }
+      const { newText, spans } = applyMatches(oldText, found, input.new);
+      if (newText === oldText) {
+        throw new ToolError('NO_CHANGE', `Replacing ${plural(n, 'match')} of '${shorten(input.old)}' would not change '${p.rel}'.`);
+      }
+      const bytes = Buffer.from(newText, 'utf8');
+      if (bytes.length > Math.max(maxWriteBytes, current.content.length)) {
+        throw new ToolError('FILE_TOO_LARGE', `The result would be ${bytes.length} bytes, over TOOLGATE_MAX_WRITE_BYTES (${maxWriteBytes}); replace fewer matches (count).`);
+      }
+      const diff = diffSpans(p.rel, oldText, newText, spans);
+      const stats = {
+        matches: n,
+        replacements: n,
+        bytes_written: 0,
+        original_size: current.content.length,
+        new_size: bytes.length,
+        lines_added: diff.lines_added,
+        lines_removed: diff.lines_removed,
+      };
+      if (input.dry_run) {
+        return {
+          data: { replacements: n, applied: false, ...diff, backup_id: null, version: current.version },
+          text: `[Dry Run] Would replace ${plural(n, 'match')} of '${shorten(input.old)}' in '${p.rel}' (+${diff.lines_added}/-${diff.lines_removed} lines).`,
+          stats,
+          partial: true,
+          pathResolved: p.rel,
+          version: current.version,
+        };
+      }
+      const mode = current.stat.mode & 0o7777;
+      const backupId = await createBackup(ctx.ws, { rel: p.realRel, operation: 'replace_in_file', mode, sha256: current.version.sha256 }, current.content);
+      const st = await writeFileAtomic(ctx.ws, p.real, bytes, { mode });
+      const version = versionOf(st, sha256Hex(bytes));
+      let text = `Replaced ${plural(n, 'match')} in '${p.rel}' (+${diff.lines_added}/-${diff.lines_removed} lines, ${bytes.length} bytes).`;
+      if (diff.diff_truncated) text += '\n(Diff preview truncated. Use read_file to verify full content.)';
+      return {
+        data: { replacements: n, applied: true, ...diff, backup_id: backupId, version },
+        text,
+        stats: { ...stats, bytes_written: bytes.length },
+        partial: diff.diff_truncated,
+        pathResolved: p.rel,
+        version,
+        audit: { sha256_before: current.version.sha256, sha256_after: version.sha256, bytes_written: bytes.length },
+      };
+    });
+  },
+});
+
+/** The search text as quoted in messages: one line, at most 80 characters. */
+function shorten(s: string): string {
+  const one = s.replace(/\r?\n/g, '\\n');
+  return one.length > 80 ? `${one.slice(0, 80)}…` : one;
+}

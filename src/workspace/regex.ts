@@ -1,0 +1,252 @@
+// User regular expressions under a hard time limit (SPEC §5 replace_in_file, search_files). JavaScript's
+// engine backtracks, so a pattern such as (a+)+$ can run for hours on a short input; every user regex
+// therefore runs in a worker thread that is terminated when it passes the limit, and recreated for the
+// next job. The event loop never executes a user pattern.
+import { Worker } from 'node:worker_threads';
+import { ToolError } from '../envelope.js';
+
+/** Compiles a pattern in the main thread only to validate it (compiling never backtracks). */
+export function checkUserRegex(source: string, flags: string): void {
+  try {
+    new RegExp(source, flags);
+  } catch (err) {
+    const reason = (err as Error).message.replace(/^Invalid regular expression: /, '');
+    throw new ToolError('INVALID_REGEX', `Invalid regex pattern: ${reason}`);
+  }
+}
+
+/** Escapes a literal for use inside a RegExp. */
+export function escapeRegExp(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
+}
+
+export interface ReplaceMatches {
+  /** Start and end (UTF-16 offsets) of each match, in order. */
+  starts: number[];
+  ends: number[];
+  /** The expanded replacement of each match ($1, $&, $<name>…), or null when `new` holds no '$'. */
+  replacements: string[] | null;
+  /** The cap was reached: there may be more matches. */
+  capped: boolean;
+}
+
+export interface SearchBatch {
+  source: string;
+  flags: string;
+  names: string[];
+  files: Uint8Array[];
+  maxHitsPerFile: number;
+  previewChars: number;
+}
+
+/** [line (1-based), column (1-based, UTF-16 units), preview]. */
+export type LineHit = [number, number, string];
+
+export interface SearchBatchResult {
+  /** Indexes into `names` that matched. */
+  nameHits: number[];
+  /** Hits per file, in the order of `files`. */
+  fileHits: LineHit[][];
+}
+
+// Plain JavaScript run with `eval: true`, so it needs no build step and loads the same way from src/ (tests)
+// and dist/. Kept small: match positions and line previews only.
+const WORKER_SOURCE = String.raw`
+const { parentPort } = require('node:worker_threads');
+
+function expand(rep, m, text) {
+  let out = '';
+  for (let i = 0; i < rep.length; i++) {
+    const c = rep[i];
+    if (c !== '$' || i + 1 >= rep.length) { out += c; continue; }
+    const n = rep[i + 1];
+    if (n === '$') { out += '$'; i++; }
+    else if (n === '&') { out += m[0]; i++; }
+    else if (n === '\x60') { out += text.slice(0, m.index); i++; }
+    else if (n === "'") { out += text.slice(m.index + m[0].length); i++; }
+    else if (n >= '0' && n <= '9') {
+      const two = rep.slice(i + 1, i + 3);
+      if (two.length === 2 && two[1] >= '0' && two[1] <= '9' && Number(two) >= 1 && Number(two) < m.length) { out += m[Number(two)] ?? ''; i += 2; }
+      else if (Number(n) >= 1 && Number(n) < m.length) { out += m[Number(n)] ?? ''; i++; }
+      else out += c;
+    } else if (n === '<' && m.groups) {
+      const close = rep.indexOf('>', i + 2);
+      if (close === -1) { out += c; continue; }
+      out += m.groups[rep.slice(i + 2, close)] ?? '';
+      i = close;
+    } else out += c;
+  }
+  return out;
+}
+
+function replace(msg) {
+  const re = new RegExp(msg.source, msg.flags);
+  const text = msg.text;
+  const starts = [], ends = [];
+  const reps = msg.expand ? [] : null;
+  let capped = false;
+  for (const m of text.matchAll(re)) {
+    if (starts.length >= msg.limit) { capped = true; break; }
+    starts.push(m.index);
+    ends.push(m.index + m[0].length);
+    if (reps) reps.push(expand(msg.replacement, m, text));
+  }
+  return { starts, ends, replacements: reps, capped };
+}
+
+function preview(line, col, max) {
+  let s = line.replace(/\r$/, '');
+  if (s.length <= max) return s.trim();
+  const from = Math.max(0, Math.min(col - 1 - Math.floor(max / 4), s.length - max));
+  return (from > 0 ? '…' : '') + s.slice(from, from + max).trim() + (from + max < s.length ? '…' : '');
+}
+
+const decoder = new TextDecoder('utf-8');
+
+function search(msg) {
+  const re = new RegExp(msg.source, msg.flags);
+  const nameHits = [];
+  for (let i = 0; i < msg.names.length; i++) {
+    re.lastIndex = 0;
+    if (re.test(msg.names[i])) nameHits.push(i);
+  }
+  const fileHits = [];
+  for (const bytes of msg.files) {
+    const text = decoder.decode(bytes);
+    const hits = [];
+    let line = 1, counted = 0;
+    re.lastIndex = 0;
+    let m;
+    while (hits.length < msg.maxHitsPerFile && (m = re.exec(text)) !== null) {
+      const at = m.index;
+      for (let p = text.indexOf('\n', counted); p !== -1 && p < at; p = text.indexOf('\n', p + 1)) line++;
+      const start = at === 0 ? 0 : text.lastIndexOf('\n', at - 1) + 1;
+      let end = text.indexOf('\n', at);
+      if (end === -1) end = text.length;
+      hits.push([line, at - start + 1, preview(text.slice(start, end), at - start + 1, msg.previewChars)]);
+      counted = at;
+      if (end >= text.length) break;
+      re.lastIndex = end + 1;
+    }
+    fileHits.push(hits);
+  }
+  return { nameHits, fileHits };
+}
+
+parentPort.on('message', (msg) => {
+  try {
+    const result = msg.op === 'replace' ? replace(msg) : search(msg);
+    parentPort.postMessage({ id: msg.id, ok: true, result });
+  } catch (err) {
+    parentPort.postMessage({ id: msg.id, ok: false, error: String((err && err.message) || err) });
+  }
+});
+`;
+
+interface Job {
+  id: number;
+  message: Record<string, unknown>;
+  transfer: ArrayBuffer[];
+  timeoutMs: number;
+  resolve(value: unknown): void;
+  reject(err: unknown): void;
+}
+
+type Reply = { id: number; ok: true; result: unknown } | { id: number; ok: false; error: string };
+
+/** One worker, one job at a time; a job past its limit kills the worker (the next job gets a fresh one). */
+class RegexRunner {
+  private worker: Worker | null = null;
+  private queue: Job[] = [];
+  private running: { job: Job; timer: NodeJS.Timeout } | null = null;
+  private nextId = 1;
+
+  run<T>(message: Record<string, unknown>, timeoutMs: number, transfer: ArrayBuffer[] = []): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ id: this.nextId++, message, transfer, timeoutMs, resolve: resolve as (v: unknown) => void, reject });
+      this.pump();
+    });
+  }
+
+  private spawn(): Worker {
+    const w = new Worker(WORKER_SOURCE, { eval: true });
+    w.unref();
+    w.on('message', (reply: Reply) => this.settle(reply));
+    w.on('error', (err) => this.fail(w, err));
+    w.on('exit', () => this.fail(w, new Error('regex worker exited')));
+    return w;
+  }
+
+  private pump(): void {
+    if (this.running || this.queue.length === 0) return;
+    const job = this.queue.shift() as Job;
+    this.worker ??= this.spawn();
+    const worker = this.worker;
+    const timer = setTimeout(() => {
+      // Terminate first: a stuck regex never yields, so the worker cannot answer anyway.
+      this.worker = null;
+      this.running = null;
+      void worker.terminate();
+      job.reject(new RegexTimeout(job.timeoutMs));
+      this.pump();
+    }, job.timeoutMs);
+    this.running = { job, timer };
+    try {
+      worker.postMessage({ ...job.message, id: job.id }, job.transfer);
+    } catch (err) {
+      clearTimeout(timer);
+      this.running = null;
+      job.reject(err);
+      this.pump();
+    }
+  }
+
+  private settle(reply: Reply): void {
+    const cur = this.running;
+    if (!cur || cur.job.id !== reply.id) return;
+    clearTimeout(cur.timer);
+    this.running = null;
+    if (reply.ok) cur.job.resolve(reply.result);
+    else cur.job.reject(new ToolError('INVALID_REGEX', `Invalid regex pattern: ${reply.error}`));
+    this.pump();
+  }
+
+  private fail(w: Worker, err: unknown): void {
+    if (this.worker !== w) return; // an old, terminated worker
+    this.worker = null;
+    const cur = this.running;
+    if (cur) {
+      clearTimeout(cur.timer);
+      this.running = null;
+      cur.job.reject(new ToolError('EXECUTION_ERROR', `Regex evaluation failed: ${(err as Error)?.message ?? String(err)}`));
+    }
+    this.pump();
+  }
+}
+
+/** Raised when a user regex passes its time limit; tools turn it into TIMEOUT with their own wording. */
+export class RegexTimeout extends ToolError {
+  constructor(readonly limitMs: number) {
+    super(
+      'TIMEOUT',
+      `Regex pattern ran longer than ${limitMs} ms (TOOLGATE_REGEX_TIMEOUT_MS) and was stopped; simplify it (avoid nested quantifiers such as (a+)+) or use an exact match.`,
+    );
+  }
+}
+
+const runner = new RegexRunner();
+
+/** All matches of a user regex in `text` (at most `limit`), with the replacements expanded the way String.prototype.replace does. */
+export function regexReplaceMatches(text: string, source: string, flags: string, replacement: string, limit: number, timeoutMs: number): Promise<ReplaceMatches> {
+  return runner.run<ReplaceMatches>({ op: 'replace', text, source, flags: flags.includes('g') ? flags : `${flags}g`, replacement, expand: replacement.includes('$'), limit }, timeoutMs);
+}
+
+/** Runs a search batch (names and file contents) in the worker; file buffers are transferred, not copied, when they own their memory. */
+export function regexSearchBatch(batch: SearchBatch, timeoutMs: number): Promise<SearchBatchResult> {
+  const transfer: ArrayBuffer[] = [];
+  for (const f of batch.files) {
+    if (f.byteOffset === 0 && f.byteLength === f.buffer.byteLength && f.buffer instanceof ArrayBuffer && !transfer.includes(f.buffer)) transfer.push(f.buffer);
+  }
+  const flags = batch.flags.includes('g') ? batch.flags : `${batch.flags}g`;
+  return runner.run<SearchBatchResult>({ op: 'search', ...batch, flags }, timeoutMs, transfer);
+}
