@@ -4,6 +4,10 @@ import { readFile } from './read-file.js';
 import { writeFile } from './write-file.js';
 import { appendToFile } from './append-to-file.js';
 import { replaceInFile } from './replace-in-file.js';
+import { listDirectory } from './list-directory.js';
+import { fileInfo } from './file-info.js';
+import { createDirectory } from './create-directory.js';
+import { deleteFile } from './delete-file.js';
 import { listBackupsTool } from './list-backups.js';
 import { restoreBackupTool } from './restore-backup.js';
 
@@ -13,6 +17,10 @@ const ALL = [
   writeFile,
   appendToFile,
   replaceInFile,
+  listDirectory,
+  fileInfo,
+  createDirectory,
+  deleteFile,
   listBackupsTool,
   restoreBackupTool,
 ];

@@ -29,7 +29,8 @@ describe('append_to_file', () => {
     expect(r.body.context.risk_level).toBe('medium');
     expect(r.body.stats.bytes_written).toBe(18);
     const backups = await t.call('list_backups', { path: '.env' });
-    if (backups.status === 200) expect(JSON.stringify(backups.body.data)).toContain(data.backup_id as string);
+    expect(backups.status).toBe(200);
+    expect(JSON.stringify(backups.body.data)).toContain(data.backup_id as string);
   });
 
   it('returns the new version and ETag', async () => {

@@ -1,0 +1,70 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { z } from 'zod';
+import { ToolError } from '../envelope.js';
+import { fsyncDirectory } from '../workspace/atomic.js';
+import { moveToBackup } from '../workspace/backups.js';
+import { fileState, leafIsSymlink } from '../workspace/file-state.js';
+import { withFileLock } from '../workspace/locks.js';
+import { formatBytes } from '../workspace/text.js';
+import { defineTool } from './define.js';
+import { DryRunArg, PathArg, VersionArgs, VersionSchema, enforceVersion } from './common.js';
+
+const Input = z.strictObject({
+  path: PathArg,
+  dry_run: DryRunArg,
+  ...VersionArgs,
+});
+
+const Output = z.object({
+  deleted: z.boolean(),
+  backup_id: z.string().nullable().describe('restore_backup with this id brings the file back; null on a dry run or with backups disabled.'),
+  version: VersionSchema.describe('Version of the file that was (or would be) deleted.'),
+});
+
+export const deleteFile = defineTool({
+  name: 'delete_file',
+  aliases: ['file-delete'],
+  description:
+    'Delete one file (never a directory). The file is moved into the backups first, so restore_backup can undo it. Pass the version you read to make sure you delete what you saw; dry_run only checks.',
+  risk: 'destructive',
+  riskLevel: 'high',
+  mutates: true,
+  input: Input,
+  output: Output,
+  async run(ctx, input) {
+    const p = await ctx.resolve(input.path);
+    if (await leafIsSymlink(ctx.resolve, input.path)) {
+      throw new ToolError('NOT_REGULAR_FILE', `'${p.rel}' is a symbolic link; delete_file removes regular files only (its target is '${p.realRel}').`);
+    }
+    if (p.stat?.isDirectory()) throw new ToolError('IS_DIRECTORY', `Path is a directory: ${p.rel}; delete_file removes files only.`);
+
+    return withFileLock(ctx.ws, p.real, p.rel, async () => {
+      const current = await fileState(p, ctx.signal);
+      if (!current) throw new ToolError('NOT_FOUND', `File not found: ${p.rel}`);
+      enforceVersion(ctx, p, { content: Buffer.alloc(0), ...current }, input, 'mutation');
+      const size = current.stat.size;
+      if (input.dry_run) {
+        return {
+          data: { deleted: false, backup_id: null, version: current.version },
+          text: `[Dry Run] Would delete '${p.rel}' (${formatBytes(size)}).`,
+          stats: { original_size: size },
+          partial: true,
+          pathResolved: p.rel,
+        };
+      }
+      const mode = current.stat.mode & 0o7777;
+      // The rename into the backups is the delete; without backups the file is unlinked.
+      const backupId = await moveToBackup(ctx.ws, p.real, { rel: p.realRel, operation: 'delete_file', mode, sha256: current.version.sha256 }, size);
+      if (backupId === null) await fs.unlink(p.real);
+      await fsyncDirectory(path.dirname(p.real));
+      return {
+        data: { deleted: true, backup_id: backupId, version: current.version },
+        text: `Deleted '${p.rel}' (${formatBytes(size)})${backupId ? `; restore_backup with backup_id '${backupId}' undoes it` : ''}.`,
+        stats: { original_size: size },
+        pathResolved: p.rel,
+        audit: { sha256_before: current.version.sha256, sha256_after: null },
+      };
+    });
+  },
+});

@@ -1,0 +1,78 @@
+// The state of a file that is deleted or moved rather than rewritten: its version (hashed as a stream, so
+// no size limit applies) and whether the name the caller gave is itself a symbolic link.
+import { createHash } from 'node:crypto';
+import { constants as C, type Stats } from 'node:fs';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { ToolError, type VersionStamp } from '../envelope.js';
+import { describeKind, type ResolvedPath, type ResolveOptions } from './sandbox.js';
+import { versionOf } from './versions.js';
+
+const CHUNK = 1024 * 1024;
+
+export interface FileState {
+  stat: Stats;
+  version: VersionStamp;
+}
+
+/**
+ * Version of the regular file at a resolved path, read freshly (call it under the file's lock); null when
+ * it does not exist. Refuses a leaf that turned into a symlink, a directory or a special file.
+ */
+export async function fileState(p: ResolvedPath, signal?: AbortSignal): Promise<FileState | null> {
+  let fh: fs.FileHandle;
+  try {
+    fh = await fs.open(p.real, C.O_RDONLY | C.O_NOFOLLOW | C.O_NONBLOCK);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return null;
+    if (code === 'ELOOP') throw new ToolError('ACCESS_DENIED', `Path '${p.rel}' changed to a symbolic link; resolve it again.`);
+    if (code === 'EISDIR') throw new ToolError('IS_DIRECTORY', `Path is a directory: ${p.rel}`);
+    throw err;
+  }
+  try {
+    const st = await fh.stat();
+    if (st.isDirectory()) throw new ToolError('IS_DIRECTORY', `Path is a directory: ${p.rel}`);
+    if (!st.isFile()) throw new ToolError('NOT_REGULAR_FILE', `Not a regular file (${describeKind(st)}): ${p.rel}`);
+    const hash = createHash('sha256');
+    const buf = Buffer.allocUnsafe(Math.min(CHUNK, Math.max(1, st.size)));
+    let pos = 0;
+    for (;;) {
+      if (signal?.aborted) throw signal.reason;
+      const { bytesRead } = await fh.read(buf, 0, buf.length, pos);
+      if (bytesRead === 0) break;
+      hash.update(buf.subarray(0, bytesRead));
+      pos += bytesRead;
+    }
+    return { stat: st, version: versionOf(st, hash.digest('hex')) };
+  } finally {
+    await fh.close();
+  }
+}
+
+type Resolver = (input: string, opts?: ResolveOptions) => Promise<ResolvedPath>;
+
+/** Splits a tool path into its parent (as a tool path, keeping a `[project]/` prefix) and its last segment. */
+export function splitToolPath(input: string): { parent: string; name: string } {
+  const trimmed = input.replace(/\/+$/, '');
+  const name = path.posix.basename(trimmed);
+  let parent = path.posix.dirname(trimmed);
+  if (/^\[[^\]]*\]$/.test(parent)) parent += '/';
+  return { parent, name };
+}
+
+/**
+ * True when the last segment of the caller's path is a symbolic link (resolving would act on its target).
+ * Only the checked parent directory is touched: the link itself is lstat'ed, never followed.
+ */
+export async function leafIsSymlink(resolve: Resolver, input: string): Promise<boolean> {
+  const { parent, name } = splitToolPath(input);
+  if (name === '' || name === '.' || name === '..') return false;
+  const dir = await resolve(parent, { allowRoot: true });
+  if (!dir.stat?.isDirectory()) return false;
+  try {
+    return (await fs.lstat(path.join(dir.real, name))).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
