@@ -6,18 +6,28 @@ import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, ty
 import { jsonSchemaTransform, jsonSchemaTransformObject, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Config } from './config.js';
 import { ToolError, type Envelope } from './envelope.js';
-import { createExecutor, type AfterHook, type BeforeHook, type CallInfo, type Executor } from './tools/execute.js';
+import type { AuditLog } from './ops/audit.js';
+import type { Authenticator, TokenEntry } from './ops/auth.js';
+import type { Metrics } from './ops/metrics.js';
+import { loggerOptions, prepareOperations, registerOperations } from './ops/operations.js';
+import type { Projects } from './ops/projects.js';
+import { createExecutor, type AfterHook, type BeforeHook, type Executor } from './tools/execute.js';
 import { registerRest, sendEnvelope } from './transports/rest.js';
-import { sweepTempFiles } from './workspace/atomic.js';
-import { openWorkspace, type Workspace, type WorkspaceLimits } from './workspace/workspace.js';
+import type { Workspace, WorkspaceLimits } from './workspace/workspace.js';
 import os from 'node:os';
 
 export const VERSION = '0.1.0';
 
 export interface Toolgate {
   config: Config;
-  /** The single workspace (single-project mode). */
-  workspace: Workspace;
+  /** The single workspace (single-project mode); null in multi-project mode (see projects). */
+  workspace: Workspace | null;
+  /** Workspaces by project (lazily opened in multi-project mode). */
+  projects: Projects;
+  auth: Authenticator;
+  audit: AuditLog;
+  /** null when TOOLGATE_METRICS=false; `metrics.approvals` counts approval outcomes. */
+  metrics: Metrics | null;
   executor: Executor;
   /** Set when SIGTERM arrived: /readyz answers 503. */
   shuttingDown: boolean;
@@ -34,6 +44,10 @@ export interface BuildOptions {
   logger?: boolean | Record<string, unknown>;
   before?: BeforeHook[];
   after?: AfterHook[];
+  /** Where audit lines go besides the file; default stdout when TOOLGATE_AUDIT_STDOUT is on, null for none. */
+  auditStream?: NodeJS.WritableStream | null;
+  /** Bearer tokens given directly (tests); TOOLGATE_TOKENS_FILE wins. */
+  tokens?: readonly TokenEntry[];
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -88,19 +102,11 @@ function toEnvelopeError(err: FastifyError): ToolError {
 
 export async function buildApp(config: Config, opts: BuildOptions = {}): Promise<FastifyInstance> {
   const instanceId = config.instanceId ?? os.hostname().replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 64);
-  const workspace = await openWorkspace({
-    root: config.root,
-    stateDir: config.stateDir,
-    allowAbsolute: config.allowAbsolute,
-    requireVersion: config.requireVersion,
-    limits: limitsOf(config),
-    instanceId,
-    create: true,
-  });
-  await sweepTempFiles(workspace);
+  const ops = await prepareOperations(config, { version: VERSION, instanceId, limits: limitsOf(config), auditStream: opts.auditStream, tokens: opts.tokens });
 
   const app = Fastify({
-    logger: opts.logger ?? false,
+    logger: loggerOptions(opts.logger),
+    trustProxy: config.trustProxy,
     bodyLimit: config.bodyLimitBytes,
     requestIdHeader: false,
     genReqId: (req) => {
@@ -110,9 +116,6 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
-
-  const executor = createExecutor({ toolTimeoutMs: config.toolTimeoutMs, before: opts.before ?? [], after: opts.after ?? [] });
-  app.decorate('toolgate', { config, workspace, executor, shuttingDown: false } satisfies Toolgate);
 
   app.addHook('onRequest', async (req, reply) => {
     void reply.header('x-request-id', String(req.id));
@@ -127,6 +130,16 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     const e = new ToolError('NOT_FOUND', `No route ${req.method} ${req.url.split('?')[0] ?? ''}; tools are called with POST /v1/tools/{tool}.`);
     return sendEnvelope(reply, 404, bareErrorEnvelope(req, e));
   });
+
+  // Auth, projects, rate limit, audit, metrics and probes: src/ops/.
+  const wiring = await registerOperations(app, ops, config, VERSION);
+  const executor = createExecutor({
+    toolTimeoutMs: config.toolTimeoutMs,
+    before: [...wiring.before, ...(opts.before ?? [])],
+    after: [...wiring.after, ...(opts.after ?? [])],
+  });
+  const { projects, auth, audit, metrics } = ops;
+  app.decorate('toolgate', { config, workspace: projects.single, projects, auth, audit, metrics, executor, shuttingDown: false } satisfies Toolgate);
 
   await app.register(fastifySwagger, {
     openapi: {
@@ -146,20 +159,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   });
   await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
 
-  const callInfoFor = async (req: FastifyRequest): Promise<CallInfo> => ({
-    ws: workspace,
-    requestId: String(req.id),
-    actor: null,
-    clientIp: req.ip,
-  });
-  await registerRest(app, { executor, callInfoFor });
-
-  app.get('/livez', { schema: { hide: true } }, async () => ({ status: 'ok' }));
-  app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok', version: VERSION }));
-  app.get('/readyz', { schema: { hide: true } }, async (_req, reply) => {
-    if (app.toolgate.shuttingDown) return reply.code(503).send({ status: 'shutting_down' });
-    return { status: 'ready' };
-  });
+  await registerRest(app, { executor, callInfoFor: wiring.callInfoFor });
 
   await app.ready();
   return app;

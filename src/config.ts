@@ -36,18 +36,38 @@ export const SETTINGS = {
   tokensFile: { env: 'TOOLGATE_TOKENS_FILE', schema: z.string().min(1).optional(), default: undefined, doc: 'YAML/JSON file of bearer tokens (id, sha256, projects, risks).' },
   rateLimit: { env: 'TOOLGATE_RATE_LIMIT', schema: int(0), default: '100', doc: 'Tool calls per window per token (client IP without auth); 0 disables.' },
   rateLimitWindowMs: { env: 'TOOLGATE_RATE_LIMIT_WINDOW_MS', schema: int(1), default: '60000', doc: 'Rate-limit window.' },
-  redisUrl: { env: 'TOOLGATE_REDIS_URL', schema: z.string().min(1).optional(), default: undefined, doc: 'Share the rate-limit budget between replicas through Redis.' },
+  redisUrl: { env: 'TOOLGATE_REDIS_URL', schema: z.string().regex(/^rediss?:\/\//, 'a redis:// or rediss:// URL').optional(), default: undefined, secret: true, doc: 'Share the rate-limit budget between replicas through Redis (`redis://[:password@]host:port/db`).' },
+  redisFailureMode: { env: 'TOOLGATE_REDIS_FAILURE_MODE', schema: z.enum(['open', 'closed']), default: 'open', doc: 'When Redis is unreachable: `open` lets tool calls through without a budget check (the service keeps answering); `closed` refuses them with `RATE_LIMITED`.' },
+  trustProxy: { env: 'TOOLGATE_TRUST_PROXY', schema: bool, default: 'false', doc: 'Take the client address from `X-Forwarded-For` (behind an ingress); used for rate limits without auth and in the audit log.' },
   policy: { env: 'TOOLGATE_POLICY', schema: z.string().min(1).optional(), default: undefined, doc: 'Policy file (YAML).' },
+  audit: { env: 'TOOLGATE_AUDIT', schema: bool, default: 'true', doc: 'Write the audit log (one hash-chained JSON line per tool call) to `<state>/audit/<instance>-<date>.jsonl`.' },
+  auditStdout: { env: 'TOOLGATE_AUDIT_STDOUT', schema: bool, default: 'true', doc: 'Also write each audit line to stdout (JSON, `"log":"audit"`).' },
+  metrics: { env: 'TOOLGATE_METRICS', schema: bool, default: 'true', doc: 'Serve Prometheus metrics at `/metrics`.' },
+  shutdownTimeoutMs: { env: 'TOOLGATE_SHUTDOWN_TIMEOUT_MS', schema: int(0), default: '30000', doc: 'On SIGTERM, how long in-flight calls may finish before the process exits anyway.' },
   logLevel: { env: 'TOOLGATE_LOG_LEVEL', schema: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), default: 'info', doc: 'Log level.' },
   instanceId: { env: 'TOOLGATE_INSTANCE_ID', schema: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'letters, digits, dot, dash, underscore').optional(), default: undefined, doc: 'Name of this replica in audit file names (default: host name).' },
 } as const;
 
 type Settings = typeof SETTINGS;
+export type SettingKey = keyof Settings;
+
+/** The CLI flag of a setting: `maxReadBytes` -> `--max-read-bytes`. */
+export function flagOf(key: SettingKey): string {
+  return `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+}
+
+/** Settings that are switches (a bare `--flag` means true, `--no-flag` false). */
+export function isSwitch(key: SettingKey): boolean {
+  return SETTINGS[key].schema === bool;
+}
 export type Config = { -readonly [K in keyof Settings]: z.output<Settings[K]['schema']> };
 
 export class ConfigError extends Error {}
 
-/** Reads and validates every TOOLGATE_* variable; throws ConfigError naming the variable and what it accepts. */
+/**
+ * Reads and validates every TOOLGATE_* variable; `overrides` are CLI flag values, which win. Throws
+ * ConfigError naming the variable (or flag) and what it accepts.
+ */
 export function loadConfig(env: Record<string, string | undefined> = process.env, overrides: Partial<Record<keyof Config, string>> = {}): Config {
   const out: Record<string, unknown> = {};
   const problems: string[] = [];
@@ -55,7 +75,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     const raw = overrides[key] ?? env[setting.env] ?? setting.default;
     const parsed = (setting.schema as z.ZodType).safeParse(raw === '' ? setting.default : raw);
     if (parsed.success) out[key] = parsed.data;
-    else problems.push(`${setting.env}=${JSON.stringify(raw)}: ${describeAccepted(setting.schema as z.ZodType, parsed.error)}`);
+    else {
+      const source = overrides[key] !== undefined ? `${flagOf(key)} (${setting.env})` : setting.env;
+      const shown = 'secret' in setting ? '(hidden)' : JSON.stringify(raw);
+      problems.push(`${source}=${shown}: ${describeAccepted(setting.schema as z.ZodType, parsed.error)}`);
+    }
   }
   if (problems.length > 0) throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);
   const config = out as Config;

@@ -31,7 +31,8 @@ export async function makeApp(env: Record<string, string> = {}, opts: BuildOptio
   const base = await makeTempDir();
   const root = path.join(base, 'ws');
   await fs.mkdir(root);
-  const config = loadConfig({ TOOLGATE_ROOT: root, ...env });
+  // Quiet and unthrottled by default (no audit lines on stdout, no rate limit); tests of those set them.
+  const config = loadConfig({ TOOLGATE_ROOT: root, TOOLGATE_AUDIT_STDOUT: 'false', TOOLGATE_RATE_LIMIT: '0', ...env });
   const app = await buildApp(config, opts);
   return {
     app,

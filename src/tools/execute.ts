@@ -22,6 +22,8 @@ export interface CallInfo {
   workspaceFor?: ((projectId: string) => Promise<Workspace>) | undefined;
   /** Aborted when the client goes away. */
   signal?: AbortSignal | undefined;
+  /** Headers the hooks want on the door's response (rate-limit budget); doors without headers ignore them. */
+  responseHeaders?: Record<string, string> | undefined;
 }
 
 export interface CallOutcome {

@@ -1,0 +1,225 @@
+// Audit log (SPEC §8): one JSON line per tool call, appended to `<state>/audit/<instance>-<YYYY-MM-DD>.jsonl`
+// and written to stdout. Lines are hash-chained per file: each carries `prev` (the `hash` of the line
+// before it, null on a file's first line) and `hash` (sha256 of the line's own text without the `hash`
+// field), so an edited, removed or reordered line breaks the chain (`toolgate audit verify <file>`).
+// Facts only: never file contents, arguments, tokens or other secrets.
+import { createHash } from 'node:crypto';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import pino from 'pino';
+import type { CallInfo, CallOutcome } from '../tools/execute.js';
+
+export interface AuditEntry {
+  time: string;
+  request_id: string;
+  actor: string | null;
+  client_ip: string | null;
+  project: string | null;
+  tool: string;
+  path: string | null;
+  risk: string;
+  risk_level: string;
+  outcome: string;
+  error_code: string | null;
+  http_status: number;
+  bytes_read: number | null;
+  bytes_written: number | null;
+  sha256_before: string | null;
+  sha256_after: string | null;
+  duration_ms: number;
+}
+
+export interface AuditOptions {
+  /** Append lines to files under each workspace's state directory. */
+  file: boolean;
+  /** Also write each line here (stdout in production); null for none. */
+  stream: NodeJS.WritableStream | null;
+  instanceId: string;
+}
+
+const HASH_SUFFIX = /,"hash":"([0-9a-f]{64})"\}$/;
+
+export function sha256Hex(text: string): string {
+  return createHash('sha256').update(text, 'utf8').digest('hex');
+}
+
+/** The facts of one call: what the audit line says. */
+export function auditEntryOf(call: CallInfo, toolName: string, outcome: CallOutcome, now = new Date()): AuditEntry {
+  const { envelope, audit } = outcome;
+  return {
+    time: now.toISOString(),
+    request_id: call.requestId,
+    actor: call.actor ?? null,
+    client_ip: call.clientIp ?? null,
+    project: envelope.context.project,
+    tool: outcome.tool?.name ?? toolName.slice(0, 64),
+    path: envelope.context.path_resolved,
+    risk: envelope.context.risk,
+    risk_level: envelope.context.risk_level,
+    outcome: envelope.status,
+    error_code: envelope.error?.code ?? null,
+    http_status: outcome.httpStatus,
+    bytes_read: audit.bytes_read ?? null,
+    bytes_written: audit.bytes_written ?? null,
+    sha256_before: audit.sha256_before ?? null,
+    sha256_after: audit.sha256_after ?? null,
+    duration_ms: Math.round(outcome.durationMs * 1000) / 1000,
+  };
+}
+
+/** A chained line: the entry with `prev`, then `hash` over everything before it. */
+export function chainLine(entry: object, prev: string | null): { line: string; hash: string } {
+  const body = JSON.stringify({ ...entry, prev });
+  const hash = sha256Hex(body);
+  return { line: `${body.slice(0, -1)},"hash":"${hash}"}`, hash };
+}
+
+/** The hash a line hands on to the next one: its `hash` field, or (for a damaged line) the sha256 of its text. */
+export function hashOfLine(line: string): string {
+  return HASH_SUFFIX.exec(line)?.[1] ?? sha256Hex(line);
+}
+
+/** One audit file of this process: appends serialized, the chain resumed from the file's last line. */
+class AuditFile {
+  private prev: string | null | undefined;
+  private needsNewline = false;
+
+  constructor(readonly file: string) {}
+
+  async append(entry: AuditEntry): Promise<void> {
+    if (this.prev === undefined) await this.resume();
+    const { line, hash } = chainLine(entry, this.prev ?? null);
+    await fs.appendFile(this.file, `${this.needsNewline ? '\n' : ''}${line}\n`, { mode: 0o600 });
+    this.needsNewline = false;
+    this.prev = hash;
+  }
+
+  /** After a restart: continue the chain from the last line already in today's file. */
+  private async resume(): Promise<void> {
+    await fs.mkdir(path.dirname(this.file), { recursive: true, mode: 0o700 });
+    const last = await readLastLine(this.file);
+    this.prev = last === null ? null : hashOfLine(last.line);
+    // A line cut short by a crash stays a line of its own (verify reports it) instead of merging with ours.
+    this.needsNewline = last !== null && !last.terminated;
+  }
+}
+
+/** The last non-empty line of a file, read from its end (audit files can be large). */
+export async function readLastLine(file: string): Promise<{ line: string; terminated: boolean } | null> {
+  let fh: fs.FileHandle;
+  try {
+    fh = await fs.open(file, 'r');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
+  }
+  try {
+    const { size } = await fh.stat();
+    if (size === 0) return null;
+    const chunk = 64 * 1024;
+    let end = size;
+    let tail = Buffer.alloc(0);
+    for (;;) {
+      const start = Math.max(0, end - chunk);
+      const buf = Buffer.alloc(end - start);
+      await fh.read(buf, 0, buf.length, start);
+      tail = Buffer.concat([buf, tail]);
+      end = start;
+      const text = tail.toString('utf8');
+      const terminated = text.endsWith('\n');
+      const body = text.replace(/\n+$/, '');
+      const nl = body.lastIndexOf('\n');
+      if (nl >= 0 || start === 0) return body === '' ? null : { line: body.slice(nl + 1), terminated };
+    }
+  } finally {
+    await fh.close();
+  }
+}
+
+export class AuditLog {
+  private readonly files = new Map<string, AuditFile>();
+  private queue: Promise<void> = Promise.resolve();
+  private readonly stdout: pino.Logger | null;
+  /** Called when a line cannot be written (the call itself is already answered). */
+  onError: (err: unknown) => void = () => undefined;
+
+  constructor(private readonly opts: AuditOptions) {
+    this.stdout = opts.stream ? pino({ base: { log: 'audit' }, timestamp: false, level: 'info' }, opts.stream) : null;
+  }
+
+  /** File of a state directory for a day: `<state>/audit/<instance>-<YYYY-MM-DD>.jsonl` (UTC). */
+  fileFor(stateDir: string, when: Date): string {
+    return path.join(stateDir, 'audit', `${this.opts.instanceId}-${when.toISOString().slice(0, 10)}.jsonl`);
+  }
+
+  /** Executor after-hook. Writes are queued so lines keep the order of the calls and the chain holds. */
+  record(call: CallInfo, toolName: string, outcome: CallOutcome): void {
+    const now = new Date();
+    const entry = auditEntryOf(call, toolName, outcome, now);
+    this.stdout?.info(entry);
+    if (!this.opts.file) return;
+    const file = this.fileFor(call.ws.stateDir, now);
+    let writer = this.files.get(file);
+    if (!writer) {
+      writer = new AuditFile(file);
+      this.files.set(file, writer);
+      this.forgetOldDays(file);
+    }
+    const w = writer;
+    this.queue = this.queue.then(() => w.append(entry)).catch((err: unknown) => this.onError(err));
+  }
+
+  /** Resolves when every line recorded so far is on disk (shutdown, tests). */
+  flush(): Promise<void> {
+    return this.queue;
+  }
+
+  private forgetOldDays(current: string): void {
+    if (this.files.size < 64) return;
+    for (const key of this.files.keys()) if (key !== current) this.files.delete(key);
+  }
+}
+
+export interface VerifyResult {
+  ok: boolean;
+  lines: number;
+  /** 1-based number of the first line where the chain breaks. */
+  line?: number;
+  reason?: string;
+}
+
+/** Checks a file's chain: every line intact, the first with prev null, each prev the hash of the line before. */
+export function verifyAuditText(text: string): VerifyResult {
+  const lines = text.split('\n');
+  if (lines.at(-1) === '') lines.pop();
+  let prev: string | null = null;
+  for (let i = 0; i < lines.length; i++) {
+    const n = i + 1;
+    const line = lines[i] as string;
+    const fail = (reason: string): VerifyResult => ({ ok: false, lines: lines.length, line: n, reason });
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(line);
+    } catch {
+      return fail('not a JSON line (damaged or cut short)');
+    }
+    const m = HASH_SUFFIX.exec(line);
+    if (!m || typeof parsed !== 'object' || parsed === null) return fail('no hash field at the end of the line');
+    const own = sha256Hex(`${line.slice(0, m.index)}}`);
+    if (own !== m[1]) return fail('the line was edited (its hash does not match its content)');
+    const linePrev = (parsed as { prev?: unknown }).prev;
+    if (linePrev !== prev) {
+      return fail(
+        i === 0
+          ? 'the first line does not start the chain (prev should be null): lines before it were removed'
+          : `prev does not match the hash of line ${n - 1}: a line was removed, inserted or reordered here`,
+      );
+    }
+    prev = m[1] as string;
+  }
+  return { ok: true, lines: lines.length };
+}
+
+export async function verifyAuditFile(file: string): Promise<VerifyResult> {
+  return verifyAuditText(await fs.readFile(file, 'utf8'));
+}

@@ -1,0 +1,154 @@
+// Bearer-token auth (SPEC §8): tokens are stored as sha256 hashes in TOOLGATE_TOKENS_FILE, each with an
+// id, the projects it may use and the risk classes it may run. Presented tokens are hashed and compared
+// in constant time against every entry; a token never reaches a log, a response or the audit line.
+import { createHash, timingSafeEqual } from 'node:crypto';
+import fs from 'node:fs/promises';
+import net from 'node:net';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import { ConfigError } from '../config.js';
+import { ToolError, type Risk } from '../envelope.js';
+
+const RISKS = ['read', 'write', 'destructive'] as const;
+
+const TokenEntrySchema = z
+  .object({
+    id: z.string().regex(/^[A-Za-z0-9._:@-]{1,64}$/, 'letters, digits and . _ : @ - (at most 64)'),
+    sha256: z
+      .string()
+      .regex(/^[0-9a-fA-F]{64}$/, '64 hex digits (toolgate hash-token <token>)')
+      .transform((h) => h.toLowerCase()),
+    projects: z.array(z.string().min(1)).default(['*']),
+    risks: z.array(z.enum(RISKS)).default([...RISKS]),
+  })
+  .strict();
+
+const TokensFileSchema = z.union([z.array(TokenEntrySchema), z.object({ tokens: z.array(TokenEntrySchema) }).transform((f) => f.tokens)]);
+
+export type TokenEntry = z.output<typeof TokenEntrySchema>;
+
+/** The authenticated caller that the transports hand to the executor (as CallInfo.actor). */
+export interface Principal {
+  id: string;
+  projects: readonly string[];
+  risks: readonly Risk[];
+}
+
+/** sha256 (hex) of a bearer token: what the tokens file stores. */
+export function hashToken(token: string): string {
+  return createHash('sha256').update(token, 'utf8').digest('hex');
+}
+
+/** Reads and validates a tokens file (YAML or JSON: a list of {id, sha256, projects, risks}). */
+export async function loadTokens(file: string): Promise<TokenEntry[]> {
+  let text: string;
+  try {
+    text = await fs.readFile(file, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`TOOLGATE_TOKENS_FILE: cannot read the tokens file (${(err as NodeJS.ErrnoException).code ?? 'error'}).`);
+  }
+  let raw: unknown;
+  try {
+    raw = parseYaml(text);
+  } catch {
+    throw new ConfigError('TOOLGATE_TOKENS_FILE: the tokens file is neither valid YAML nor JSON.');
+  }
+  const parsed = TokensFileSchema.safeParse(raw ?? []);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = issue && issue.path.length > 0 ? ` at ${issue.path.join('.')}` : '';
+    throw new ConfigError(
+      `TOOLGATE_TOKENS_FILE: invalid tokens file${where}: ${issue?.message ?? 'invalid'}. Expected a list of {id, sha256, projects: [ids] or ['*'], risks: [read, write, destructive]}.`,
+    );
+  }
+  const ids = new Set<string>();
+  for (const t of parsed.data) {
+    if (ids.has(t.id)) throw new ConfigError(`TOOLGATE_TOKENS_FILE: token id '${t.id}' appears twice; ids must be unique.`);
+    ids.add(t.id);
+  }
+  return parsed.data;
+}
+
+export class Authenticator {
+  private readonly entries: { entry: TokenEntry; digest: Buffer }[];
+  private readonly byId = new Map<string, Principal>();
+
+  constructor(tokens: readonly TokenEntry[]) {
+    this.entries = tokens.map((entry) => ({ entry, digest: Buffer.from(entry.sha256, 'hex') }));
+    for (const t of tokens) this.byId.set(t.id, { id: t.id, projects: t.projects, risks: t.risks });
+  }
+
+  /** Auth is on as soon as one token is configured. */
+  get enabled(): boolean {
+    return this.entries.length > 0;
+  }
+
+  /**
+   * The principal of an `Authorization: Bearer <token>` header. Throws UNAUTHORIZED when auth is on
+   * and the header is missing or wrong; returns null when auth is off.
+   */
+  authenticate(header: string | undefined): Principal | null {
+    if (!this.enabled) return null;
+    const m = header === undefined ? null : /^Bearer[ \t]+([^\s]+)[ \t]*$/i.exec(header);
+    if (!m) throw new ToolError('UNAUTHORIZED', 'Missing bearer token: send `Authorization: Bearer <token>`.');
+    const presented = createHash('sha256').update(m[1] as string, 'utf8').digest();
+    let found: TokenEntry | null = null;
+    // Compare against every entry (no early exit), so timing says nothing about which or whether one matched.
+    for (const { entry, digest } of this.entries) {
+      if (timingSafeEqual(presented, digest) && found === null) found = entry;
+    }
+    if (!found) throw new ToolError('UNAUTHORIZED', 'Invalid bearer token; check the token or ask the operator for one.');
+    return this.byId.get(found.id) ?? null;
+  }
+
+  principal(id: string | null | undefined): Principal | null {
+    return id ? (this.byId.get(id) ?? null) : null;
+  }
+}
+
+export function allowsProject(principal: Principal | null, projectId: string): boolean {
+  return principal === null || principal.projects.includes('*') || principal.projects.includes(projectId);
+}
+
+export function allowsRisk(principal: Principal | null, risk: Risk): boolean {
+  return principal === null || principal.risks.includes(risk);
+}
+
+/** Executor before-hook check: a token without a risk class may not run tools of that class. */
+export function assertRiskAllowed(principal: Principal | null, toolName: string, risk: Risk): void {
+  if (!allowsRisk(principal, risk)) {
+    throw new ToolError('ACCESS_DENIED', `Token '${principal?.id ?? ''}' may not run ${risk} tools such as '${toolName}'; ask the operator for a token with the '${risk}' risk class.`);
+  }
+}
+
+/** True for addresses that only this machine can reach. */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
+  if (h === 'localhost' || h === '::1' || h === '0:0:0:0:0:0:0:1') return true;
+  if (net.isIPv4(h)) return h.startsWith('127.');
+  if (h.startsWith('::ffff:')) return net.isIPv4(h.slice(7)) && h.slice(7).startsWith('127.');
+  return false;
+}
+
+/** Start-up check (SPEC §8): without tokens the service only binds to loopback. */
+export function assertSafeBind(host: string, auth: Authenticator): void {
+  if (!auth.enabled && !isLoopbackHost(host)) {
+    throw new ConfigError(
+      `TOOLGATE_HOST=${host} is not a loopback address, and no bearer tokens are configured: refusing to listen. ` +
+        'Set TOOLGATE_TOKENS_FILE (see `toolgate hash-token`), or listen on 127.0.0.1.',
+    );
+  }
+}
+
+/** Paths pino must never print (Fastify request logs, errors that carry headers). */
+export const REDACT_PATHS = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'req.headers["proxy-authorization"]',
+  'req.headers["x-api-key"]',
+  'headers.authorization',
+  'headers.cookie',
+  'authorization',
+  'token',
+  'err.config.headers.authorization',
+];

@@ -1,0 +1,92 @@
+// Prometheus metrics (SPEC §8) in a Registry of their own per app, so tests can build several apps.
+// The names are fixed: the Grafana dashboard (helm/toolgate/dashboards) queries them. Labels carry tool
+// names, codes and route templates only: never a path, a project id or a raw URL.
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { CallInfo, CallOutcome } from '../tools/execute.js';
+import type { WorkspaceObserver } from '../workspace/workspace.js';
+
+const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+const LOCK_BUCKETS = [0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/** Label for calls to a name that is no tool: attacker-chosen names must not become label values. */
+export const UNKNOWN_TOOL = '_unknown';
+
+export interface Metrics {
+  registry: Registry;
+  toolCalls: Counter<'tool' | 'status'>;
+  toolErrors: Counter<'tool' | 'code'>;
+  toolDuration: Histogram<'tool'>;
+  bytesRead: Counter<'tool'>;
+  bytesWritten: Counter<'tool'>;
+  lockWait: Histogram;
+  conflicts: Counter<'tool'>;
+  rateLimited: Counter;
+  httpDuration: Histogram<'method' | 'route' | 'status_code'>;
+  buildInfo: Gauge<'version' | 'node'>;
+  /** Human-in-the-loop outcomes (`requested`, `approved`, `rejected`, `expired`…), counted by the approval flow. */
+  approvals: Counter<'outcome'>;
+  /** Attach to every workspace: lock waits. */
+  observer: WorkspaceObserver;
+  /** Executor after-hook: one tool call. */
+  recordCall(call: CallInfo, toolName: string, outcome: CallOutcome): void;
+  /** onResponse: one HTTP request, by route template. */
+  recordHttp(method: string, route: string, statusCode: number, seconds: number): void;
+}
+
+export function createMetrics(version: string): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'toolgate_' });
+  const registers = [registry];
+
+  const toolCalls = new Counter({ name: 'toolgate_tool_calls_total', help: 'Tool calls by tool and envelope status.', labelNames: ['tool', 'status'] as const, registers });
+  const toolErrors = new Counter({ name: 'toolgate_tool_errors_total', help: 'Tool calls that answered an error, by error code.', labelNames: ['tool', 'code'] as const, registers });
+  const toolDuration = new Histogram({ name: 'toolgate_tool_duration_seconds', help: 'Time of one tool call (validation, hooks and the tool itself).', labelNames: ['tool'] as const, buckets: DURATION_BUCKETS, registers });
+  const bytesRead = new Counter({ name: 'toolgate_bytes_read_total', help: 'Bytes read from workspace files.', labelNames: ['tool'] as const, registers });
+  const bytesWritten = new Counter({ name: 'toolgate_bytes_written_total', help: 'Bytes written to workspace files.', labelNames: ['tool'] as const, registers });
+  const lockWait = new Histogram({ name: 'toolgate_lock_wait_seconds', help: 'Time a writer waited for a file lock.', buckets: LOCK_BUCKETS, registers });
+  const conflicts = new Counter({ name: 'toolgate_conflicts_total', help: 'Optimistic-lock conflicts (CONFLICT answers).', labelNames: ['tool'] as const, registers });
+  const rateLimited = new Counter({ name: 'toolgate_rate_limited_total', help: 'Tool calls refused by the rate limit.', registers });
+  const httpDuration = new Histogram({
+    name: 'toolgate_http_request_duration_seconds',
+    help: 'HTTP request time by method, route template and status code.',
+    labelNames: ['method', 'route', 'status_code'] as const,
+    buckets: DURATION_BUCKETS,
+    registers,
+  });
+  const buildInfo = new Gauge({ name: 'toolgate_build_info', help: 'Build information (always 1).', labelNames: ['version', 'node'] as const, registers });
+  const approvals = new Counter({ name: 'toolgate_approvals_total', help: 'Human-approval outcomes.', labelNames: ['outcome'] as const, registers });
+  buildInfo.set({ version, node: process.version }, 1);
+
+  return {
+    registry,
+    toolCalls,
+    toolErrors,
+    toolDuration,
+    bytesRead,
+    bytesWritten,
+    lockWait,
+    conflicts,
+    rateLimited,
+    httpDuration,
+    buildInfo,
+    approvals,
+    observer: { lockWait: (seconds) => lockWait.observe(seconds) },
+    recordCall(_call, _toolName, outcome) {
+      const tool = outcome.tool?.name ?? UNKNOWN_TOOL;
+      const { envelope, audit } = outcome;
+      toolCalls.inc({ tool, status: envelope.status });
+      toolDuration.observe({ tool }, outcome.durationMs / 1000);
+      if (audit.bytes_read) bytesRead.inc({ tool }, audit.bytes_read);
+      if (audit.bytes_written) bytesWritten.inc({ tool }, audit.bytes_written);
+      const code = envelope.error?.code;
+      if (code) {
+        toolErrors.inc({ tool, code });
+        if (code === 'CONFLICT') conflicts.inc({ tool });
+        if (code === 'RATE_LIMITED') rateLimited.inc();
+      }
+    },
+    recordHttp(method, route, statusCode, seconds) {
+      httpDuration.observe({ method, route, status_code: String(statusCode) }, seconds);
+    },
+  };
+}
