@@ -8,6 +8,9 @@ import { listDirectory } from './list-directory.js';
 import { fileInfo } from './file-info.js';
 import { createDirectory } from './create-directory.js';
 import { deleteFile } from './delete-file.js';
+import { moveFile } from './move-file.js';
+import { findLargeFiles } from './find-large-files.js';
+import { diskUsage } from './disk-usage.js';
 import { listBackupsTool } from './list-backups.js';
 import { restoreBackupTool } from './restore-backup.js';
 
@@ -21,6 +24,9 @@ const ALL = [
   fileInfo,
   createDirectory,
   deleteFile,
+  moveFile,
+  findLargeFiles,
+  diskUsage,
   listBackupsTool,
   restoreBackupTool,
 ];

@@ -1,0 +1,87 @@
+import fs from 'node:fs/promises';
+import { z } from 'zod';
+import { requireDirectory } from '../workspace/sandbox.js';
+import { formatBytes } from '../workspace/text.js';
+import { joinRel, walkTree, type WalkEntry } from '../workspace/walk.js';
+import { defineTool } from './define.js';
+import { OptionalDirArg } from './common.js';
+
+/** Size tools look everywhere (also .git and node_modules), except the state directory. */
+const SKIP_NOTHING: ReadonlySet<string> = new Set();
+const MAX_DEPTH = 64;
+const STAT_CONCURRENCY = 32;
+
+const Input = z.strictObject({
+  path: OptionalDirArg,
+  min_size_bytes: z.number().int().min(0).default(10 * 1024 * 1024).describe('Smallest size reported (default 10 MiB).'),
+  limit: z.number().int().min(1).max(1000).default(20).describe('Most files returned, largest first.'),
+});
+
+const LargeFile = z.object({
+  path: z.string(),
+  size: z.number().int(),
+  mtime_ms: z.number(),
+});
+
+const Output = z.object({
+  files: z.array(LargeFile).describe('Largest first.'),
+  files_scanned: z.number().int(),
+  truncated: z.boolean().describe('The walk stopped at TOOLGATE_SEARCH_MAX_FILES entries or the time limit: larger files may exist.'),
+});
+
+export const findLargeFiles = defineTool({
+  name: 'find_large_files',
+  description: 'Find the largest files under a directory (default: the workspace), at least min_size_bytes, largest first. Also looks inside .git and node_modules.',
+  risk: 'read',
+  riskLevel: 'low',
+  mutates: false,
+  input: Input,
+  output: Output,
+  async run(ctx, input) {
+    const p = await ctx.resolve(input.path, { allowRoot: true });
+    requireDirectory(p);
+    const { searchMaxFiles, searchTimeoutMs } = ctx.ws.limits;
+    const deadline = Date.now() + searchTimeoutMs;
+    const files: WalkEntry[] = [];
+    const walk = await walkTree(ctx.ws, p.real, {
+      maxDepth: MAX_DEPTH,
+      maxEntries: searchMaxFiles,
+      deadline,
+      signal: ctx.signal,
+      skipDirs: SKIP_NOTHING,
+      onEntry: (e) => {
+        if (e.kind === 'file') files.push(e);
+      },
+    });
+    let truncated = walk.truncated;
+    const found: z.output<typeof LargeFile>[] = [];
+    let scanned = 0;
+    for (let i = 0; i < files.length; i += STAT_CONCURRENCY) {
+      if (Date.now() > deadline || ctx.signal.aborted) {
+        truncated = true;
+        break;
+      }
+      const batch = files.slice(i, i + STAT_CONCURRENCY);
+      const stats = await Promise.all(batch.map((e) => fs.lstat(e.abs).catch(() => null)));
+      stats.forEach((st, j) => {
+        if (!st?.isFile()) return;
+        scanned++;
+        if (st.size >= input.min_size_bytes) found.push({ path: joinRel(p.rel, (batch[j] as WalkEntry).relFromStart), size: st.size, mtime_ms: Math.trunc(st.mtimeMs) });
+      });
+    }
+    found.sort((a, b) => b.size - a.size || (a.path < b.path ? -1 : 1));
+    const top = found.slice(0, input.limit);
+    let text =
+      top.length === 0
+        ? `No files of at least ${formatBytes(input.min_size_bytes)} under '${p.rel}' (${scanned} files scanned).`
+        : `Found ${found.length} files of at least ${formatBytes(input.min_size_bytes)} under '${p.rel}'${found.length > top.length ? `; showing the ${top.length} largest` : ''}. Largest: '${top[0]?.path}' (${formatBytes(top[0]?.size ?? 0)}).`;
+    if (truncated) text += ' The walk stopped early (entry or time limit); narrow path to see everything.';
+    return {
+      data: { files: top, files_scanned: scanned, truncated },
+      text,
+      stats: { files_scanned: scanned, matches: found.length },
+      partial: truncated,
+      pathResolved: p.rel,
+    };
+  },
+});

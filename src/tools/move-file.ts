@@ -1,0 +1,156 @@
+import type { Stats } from 'node:fs';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { z } from 'zod';
+import { ToolError } from '../envelope.js';
+import { fsyncDirectory, writeFileAtomic } from '../workspace/atomic.js';
+import { createBackup } from '../workspace/backups.js';
+import { fileState, leafIsSymlink, type FileState } from '../workspace/file-state.js';
+import { withFileLock } from '../workspace/locks.js';
+import { describeKind, type ResolvedPath } from '../workspace/sandbox.js';
+import { hasExpectation, versionOf } from '../workspace/versions.js';
+import { isInside } from '../workspace/workspace.js';
+import { defineTool } from './define.js';
+import { PathArg, VersionArgs, VersionSchema, confirmSameTarget, enforceVersion, ensureParent, expectationsOf, readCurrent } from './common.js';
+
+const Input = z.strictObject({
+  path: PathArg.describe('File or directory to move (relative to the workspace root).'),
+  destination: z.string().describe('Its new path, including the name (e.g. "docs/old/notes.md"). Missing parent directories are created.'),
+  overwrite: z.boolean().default(false).describe('Replace an existing destination file (it is backed up first). A directory is never overwritten.'),
+  ...VersionArgs,
+});
+
+const Output = z.object({
+  moved: z.boolean(),
+  type: z.enum(['file', 'directory']),
+  source: z.string(),
+  destination: z.string(),
+  overwritten: z.boolean(),
+  backup_id: z.string().nullable().describe('Backup of the overwritten destination file.'),
+  created_directory: z.string().nullable(),
+  version: VersionSchema.nullable().describe('Version of the moved file at its new path (null for a directory).'),
+});
+
+async function lstatOrNull(real: string): Promise<Stats | null> {
+  try {
+    return await fs.lstat(real);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
+  }
+}
+
+/** Why an existing destination cannot be replaced, or null when it can (a regular file, with overwrite). */
+function destinationRefusal(dst: ResolvedPath, st: Stats, srcIsDir: boolean, overwrite: boolean): ToolError | null {
+  if (st.isDirectory()) {
+    return new ToolError('ALREADY_EXISTS', `Destination '${dst.rel}' is an existing directory; give the full new path (e.g. '${dst.rel}/<name>').`);
+  }
+  if (!overwrite) return new ToolError('ALREADY_EXISTS', `Destination already exists: ${dst.rel}; pass overwrite: true to replace it.`);
+  if (srcIsDir) return new ToolError('ALREADY_EXISTS', `Destination '${dst.rel}' exists; a directory cannot overwrite a file.`);
+  if (st.isSymbolicLink()) return new ToolError('ACCESS_DENIED', `Destination '${dst.rel}' changed to a symbolic link; resolve it again.`);
+  if (!st.isFile()) return new ToolError('NOT_REGULAR_FILE', `Destination is not a regular file (${describeKind(st)}): ${dst.rel}`);
+  return null;
+}
+
+export const moveFile = defineTool({
+  name: 'move_file',
+  paramAliases: { source: 'path', dest: 'destination', target: 'destination' },
+  description:
+    'Move or rename a file or directory inside the workspace. An existing destination file is replaced only with overwrite: true (and backed up); a directory is never overwritten. Pass the version of the source you read to guard the move.',
+  risk: 'write',
+  riskLevel: 'high',
+  mutates: true,
+  input: Input,
+  output: Output,
+  async run(ctx, input) {
+    const src = await ctx.resolve(input.path);
+    const dst = await ctx.resolve(input.destination);
+    if (await leafIsSymlink(ctx.resolve, input.path)) {
+      throw new ToolError('NOT_REGULAR_FILE', `'${src.rel}' is a symbolic link; move_file moves files and directories only.`);
+    }
+    if (!src.stat) throw new ToolError('NOT_FOUND', `File not found: ${src.rel}`);
+    const isDir = src.stat.isDirectory();
+    if (!isDir && !src.stat.isFile()) throw new ToolError('NOT_REGULAR_FILE', `Not a regular file (${describeKind(src.stat)}): ${src.rel}`);
+    if (src.real === dst.real) throw new ToolError('INVALID_PARAM', `Source and destination are the same path: ${src.rel}`);
+    if (isDir && isInside(src.real, dst.real)) throw new ToolError('INVALID_PARAM', `Cannot move directory '${src.rel}' into itself ('${dst.rel}').`);
+    if (isDir && isInside(src.real, src.ws.stateDir)) throw new ToolError('ACCESS_DENIED', `Directory '${src.rel}' holds the service's state directory and cannot be moved.`);
+    if (isDir && hasExpectation(expectationsOf(ctx, input))) throw new ToolError('INVALID_PARAM', 'Versions (expected_*, If-Match) apply to files; a directory has none.');
+    if (await leafIsSymlink(ctx.resolve, input.destination)) {
+      throw input.overwrite
+        ? new ToolError('NOT_REGULAR_FILE', `Destination '${dst.rel}' is a symbolic link; move_file does not replace links.`)
+        : new ToolError('ALREADY_EXISTS', `Destination already exists: ${dst.rel}; it is a symbolic link.`);
+    }
+    if (dst.stat) {
+      const refusal = destinationRefusal(dst, dst.stat, isDir, input.overwrite);
+      if (refusal) throw refusal;
+    }
+    const createdDir = await ensureParent(dst, true);
+    if (createdDir) await confirmSameTarget(ctx, dst, input.destination);
+
+    // Both names are locked, always in the same order, so two opposite moves cannot deadlock.
+    const [first, second] = src.real < dst.real ? [src, dst] : [dst, src];
+    return withFileLock(first.ws, first.real, first.rel, () =>
+      withFileLock(second.ws, second.real, second.rel, async () => {
+        let current: FileState | null = null;
+        if (isDir) {
+          const st = await lstatOrNull(src.real);
+          if (!st) throw new ToolError('NOT_FOUND', `File not found: ${src.rel}`);
+          if (!st.isDirectory()) throw new ToolError('CONFLICT', `'${src.rel}' changed while it was being moved; retry.`);
+        } else {
+          current = await fileState(src, ctx.signal);
+          if (!current) throw new ToolError('NOT_FOUND', `File not found: ${src.rel}`);
+          enforceVersion(ctx, src, { content: Buffer.alloc(0), ...current }, input, 'mutation');
+        }
+        let backupId: string | null = null;
+        const dstStat = await lstatOrNull(dst.real);
+        if (dstStat) {
+          const refusal = destinationRefusal(dst, dstStat, isDir, input.overwrite);
+          if (refusal) throw refusal;
+          const old = await readCurrent(dst, dst.ws.limits.maxEditBytes);
+          if (old) {
+            backupId = await createBackup(dst.ws, { rel: dst.realRel, operation: 'move_file', mode: old.stat.mode & 0o7777, sha256: old.version.sha256 }, old.content);
+          }
+        }
+        try {
+          await fs.rename(src.real, dst.real);
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
+          await moveAcrossVolumes(src, dst, isDir, current);
+        }
+        await fsyncDirectory(path.dirname(dst.real));
+        if (path.dirname(src.real) !== path.dirname(dst.real)) await fsyncDirectory(path.dirname(src.real));
+        const version = current ? versionOf(await fs.lstat(dst.real), current.version.sha256) : null;
+        let text = `Moved ${isDir ? 'directory' : 'file'} '${src.rel}' to '${dst.rel}'.`;
+        if (dstStat) text += ` Overwrote the old '${dst.rel}'${backupId ? ` (backup_id '${backupId}')` : ''}.`;
+        if (createdDir) text += `\n(Created directory: ${createdDir})`;
+        return {
+          data: {
+            moved: true,
+            type: isDir ? 'directory' : 'file',
+            source: src.rel,
+            destination: dst.rel,
+            overwritten: dstStat !== null,
+            backup_id: backupId,
+            created_directory: createdDir,
+            version,
+          },
+          text,
+          stats: { bytes_written: 0 },
+          pathResolved: src.rel,
+          version,
+          audit: { sha256_before: current?.version.sha256 ?? null, sha256_after: current?.version.sha256 ?? null },
+        } as const;
+      }),
+    );
+  },
+});
+
+/** rename(2) cannot cross file systems (nested mounts, other projects): copy durably, then unlink the source. */
+async function moveAcrossVolumes(src: ResolvedPath, dst: ResolvedPath, isDir: boolean, current: FileState | null): Promise<void> {
+  const limit = dst.ws.limits.maxEditBytes;
+  if (isDir || !current) throw new ToolError('EXECUTION_ERROR', `'${src.rel}' and '${dst.rel}' are on different volumes; directories cannot be moved across volumes.`);
+  const copy = await readCurrent(src, limit);
+  if (!copy || copy.version.sha256 !== current.version.sha256) throw new ToolError('CONFLICT', `'${src.rel}' changed while it was being moved; retry.`);
+  await writeFileAtomic(dst.ws, dst.real, copy.content, { mode: copy.stat.mode & 0o7777 });
+  await fs.unlink(src.real);
+}
