@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ToolError } from '../envelope.js';
 import { readLineRange } from '../workspace/lines.js';
-import { openVerified } from '../workspace/sandbox.js';
+import { openVerifiedRetrying } from '../workspace/sandbox.js';
 import { checkEncoding, decodeText, formatBytes, looksBinary } from '../workspace/text.js';
 import { sha256Hex, versionOf } from '../workspace/versions.js';
 import { defineTool } from './define.js';
@@ -45,7 +45,7 @@ export const readFile = defineTool({
   input: Input,
   output: Output,
   async run(ctx, input) {
-    const p = await ctx.resolve(input.path);
+    const resolved = await ctx.resolve(input.path);
     const encoding = checkEncoding(input.encoding);
     if (input.end_line !== undefined && input.start_line !== undefined && input.end_line < input.start_line) {
       throw new ToolError('INVALID_PARAM', 'end_line must not be smaller than start_line.');
@@ -53,7 +53,7 @@ export const readFile = defineTool({
     const ranged = input.start_line !== undefined || input.end_line !== undefined;
     if (encoding === 'base64' && ranged) throw new ToolError('INVALID_PARAM', 'Line ranges cannot be combined with encoding: base64.');
     const { maxReadBytes, maxOutputBytes } = ctx.ws.limits;
-    const fh = await openVerified(p);
+    const { p, fh } = await openVerifiedRetrying(resolved, () => ctx.resolve(input.path));
     try {
       const st = await fh.stat();
       const start = input.start_line ?? 1;

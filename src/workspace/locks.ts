@@ -11,7 +11,8 @@ import type { Workspace } from './workspace.js';
 const queues = new Map<string, Promise<void>>();
 const STALE_MS = 10_000;
 
-function lockPathFor(ws: Workspace, real: string): string {
+/** Where the cross-process lock of one file lives (exported for tests that hold it from outside). */
+export function lockPathFor(ws: Workspace, real: string): string {
   const key = createHash('sha256').update(real).digest('hex').slice(0, 32);
   return path.join(ws.stateDir, 'locks', `${key}.lock`);
 }
@@ -30,7 +31,11 @@ export async function withFileLock<T>(ws: Workspace, real: string, rel: string, 
   const tail = previous.then(() => mine);
   queues.set(real, tail);
   try {
-    const waited = await Promise.race([previous.then(() => true), sleep(Math.max(0, deadline - Date.now())).then(() => false)]);
+    // The timer is cancelled once the turn comes: left running it would keep the process alive (and pile
+    // up, one per write) for the whole lock timeout.
+    const timer = new AbortController();
+    const waited = await Promise.race([previous.then(() => true), sleep(Math.max(0, deadline - Date.now()), false, { signal: timer.signal }).catch(() => false)]);
+    timer.abort();
     if (!waited) throw lockedError(rel, ws.limits.lockTimeoutMs);
     const unlock = await acquireFileLock(ws, real, rel, deadline);
     ws.observer?.lockWait((performance.now() - started) / 1000);

@@ -206,3 +206,20 @@ export async function openVerified(p: ResolvedPath): Promise<fs.FileHandle> {
     throw err;
   }
 }
+
+/**
+ * openVerified, resolving again when an atomic write renamed a new file over the path between the check
+ * and the open (the new file is checked in turn): a reader racing the service's own writes sees the old or
+ * the new content, never a CONFLICT.
+ */
+export async function openVerifiedRetrying(first: ResolvedPath, resolveAgain: () => Promise<ResolvedPath>): Promise<{ p: ResolvedPath; fh: fs.FileHandle }> {
+  let p = first;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return { p, fh: await openVerified(p) };
+    } catch (err) {
+      if (!(err instanceof ToolError && err.code === 'CONFLICT') || attempt >= 5) throw err;
+    }
+    p = await resolveAgain();
+  }
+}
