@@ -20,6 +20,13 @@ export interface FileState {
  * it does not exist. Refuses a leaf that turned into a symlink, a directory or a special file.
  */
 export async function fileState(p: ResolvedPath, signal?: AbortSignal): Promise<FileState | null> {
+  // Special files are refused before any open: a socket cannot be opened (ENXIO), a device open may act.
+  const pre = await fs.lstat(p.real).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT') return null;
+    throw err;
+  });
+  if (!pre) return null;
+  if (!pre.isFile() && !pre.isDirectory() && !pre.isSymbolicLink()) throw new ToolError('NOT_REGULAR_FILE', `Not a regular file (${describeKind(pre)}): ${p.rel}`);
   let fh: fs.FileHandle;
   try {
     fh = await fs.open(p.real, C.O_RDONLY | C.O_NOFOLLOW | C.O_NONBLOCK);
@@ -28,6 +35,7 @@ export async function fileState(p: ResolvedPath, signal?: AbortSignal): Promise<
     if (code === 'ENOENT') return null;
     if (code === 'ELOOP') throw new ToolError('ACCESS_DENIED', `Path '${p.rel}' changed to a symbolic link; resolve it again.`);
     if (code === 'EISDIR') throw new ToolError('IS_DIRECTORY', `Path is a directory: ${p.rel}`);
+    if (code === 'ENXIO') throw new ToolError('NOT_REGULAR_FILE', `Not a regular file: ${p.rel}`);
     throw err;
   }
   try {

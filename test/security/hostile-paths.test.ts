@@ -299,6 +299,16 @@ describe('hostile paths: specific outcomes', () => {
     expect(res.body.error?.code).toBe('NOT_REGULAR_FILE');
   });
 
+  // Regression: delete_file opened a unix socket to hash it; open fails with ENXIO, which became a 500.
+  it('a unix socket is refused as NOT_REGULAR_FILE by delete_file, never a 500', async () => {
+    const tool = findTool('delete_file');
+    if (!tool) return;
+    const res = await call('delete_file', argsFor(tool, { path: 'sock' }));
+    expect(res.status).toBe(409);
+    expect(res.body.error?.code).toBe('NOT_REGULAR_FILE');
+    expect((await fs.lstat(path.join(t.root, 'sock'))).isSocket()).toBe(true);
+  });
+
   it('a write through a dangling symlink to outside does not create the outside file', async () => {
     for (const p of ['dangling-out', 'dangling-out-rel']) {
       const res = await call('write_file', { path: p, content: 'pwned' });
