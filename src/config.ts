@@ -33,7 +33,7 @@ export const SETTINGS = {
   bodyLimitBytes: { env: 'TOOLGATE_BODY_LIMIT_BYTES', schema: int(1024), default: String(12 * 1024 * 1024), doc: 'Largest HTTP request body.' },
   searchMaxFiles: { env: 'TOOLGATE_SEARCH_MAX_FILES', schema: int(1), default: '50000', doc: 'Entries a search or tree walk visits before it stops (`truncated`).' },
   searchTimeoutMs: { env: 'TOOLGATE_SEARCH_TIMEOUT_MS', schema: int(1), default: '10000', doc: 'Time a search may run before it stops (`truncated`).' },
-  tokensFile: { env: 'TOOLGATE_TOKENS_FILE', schema: z.string().min(1).optional(), default: undefined, doc: 'YAML/JSON file of bearer tokens (id, sha256, projects, risks).' },
+  tokensFile: { env: 'TOOLGATE_TOKENS_FILE', schema: z.string().min(1).optional(), default: undefined, doc: 'YAML/JSON list of bearer tokens `{id, sha256, projects, risks}` (`toolgate hash-token`). With tokens every `/v1` route needs `Authorization: Bearer …`; without, the service only listens on loopback. `/livez`, `/readyz`, `/healthz`, `/metrics` stay open.' },
   rateLimit: { env: 'TOOLGATE_RATE_LIMIT', schema: int(0), default: '100', doc: 'Tool calls per window per token (client IP without auth); 0 disables.' },
   rateLimitWindowMs: { env: 'TOOLGATE_RATE_LIMIT_WINDOW_MS', schema: int(1), default: '60000', doc: 'Rate-limit window.' },
   redisUrl: { env: 'TOOLGATE_REDIS_URL', schema: z.string().regex(/^rediss?:\/\//, 'a redis:// or rediss:// URL').optional(), default: undefined, secret: true, doc: 'Share the rate-limit budget between replicas through Redis (`redis://[:password@]host:port/db`).' },
@@ -44,7 +44,7 @@ export const SETTINGS = {
   auditStdout: { env: 'TOOLGATE_AUDIT_STDOUT', schema: bool, default: 'true', doc: 'Also write each audit line to stdout (JSON, `"log":"audit"`).' },
   metrics: { env: 'TOOLGATE_METRICS', schema: bool, default: 'true', doc: 'Serve Prometheus metrics at `/metrics`.' },
   shutdownTimeoutMs: { env: 'TOOLGATE_SHUTDOWN_TIMEOUT_MS', schema: int(0), default: '30000', doc: 'On SIGTERM, how long in-flight calls may finish before the process exits anyway.' },
-  logLevel: { env: 'TOOLGATE_LOG_LEVEL', schema: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), default: 'info', doc: 'Log level.' },
+  logLevel: { env: 'TOOLGATE_LOG_LEVEL', schema: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), default: 'info', doc: 'Log level: `fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent` (JSON lines; readable when stdout is a terminal; Authorization headers redacted).' },
   instanceId: { env: 'TOOLGATE_INSTANCE_ID', schema: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'letters, digits, dot, dash, underscore').optional(), default: undefined, doc: 'Name of this replica in audit file names (default: host name).' },
 } as const;
 

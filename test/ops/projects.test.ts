@@ -1,0 +1,171 @@
+// Multi-project mode (SPEC §2, seed 004): the project comes from X-Project-Id or the URL, ids are
+// validated, unknown projects are NOT_FOUND, and a token may only touch the projects it names, by
+// every route, including `[otherId]/path`.
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { makeApp, makeTempDir, type TestApp } from '../helpers.js';
+import { makeToken, request } from './ops-helpers.js';
+
+let t: TestApp;
+let projectsRoot: string;
+const onlyA = makeToken('only-a', { projects: ['a'] });
+const aAndB = makeToken('a-and-b', { projects: ['a', 'b'] });
+const everything = makeToken('everything');
+
+beforeEach(async () => {
+  projectsRoot = await makeTempDir('toolgate-projects-');
+  for (const p of ['a', 'b', 'c.d_e-1']) await fs.mkdir(path.join(projectsRoot, p));
+  await fs.writeFile(path.join(projectsRoot, 'a', 'hello.txt'), 'from a');
+  await fs.writeFile(path.join(projectsRoot, 'b', 'hello.txt'), 'from b');
+  t = await makeApp({ TOOLGATE_PROJECTS_ROOT: projectsRoot }, { tokens: [onlyA.entry, aAndB.entry, everything.entry] });
+});
+afterEach(async () => {
+  await t.close();
+  await fs.rm(projectsRoot, { recursive: true, force: true });
+});
+
+const read = (url: string, body: unknown, headers: Record<string, string>) => request(t.app, 'POST', url, body, headers);
+
+describe('multi-project mode', () => {
+  it('takes the project from the URL or from X-Project-Id; context.project names it', async () => {
+    const viaUrl = await read('/v1/projects/a/tools/read_file', { path: 'hello.txt' }, everything.header);
+    expect(viaUrl.status).toBe(200);
+    expect((viaUrl.body.data as { content: string }).content).toBe('from a');
+    expect(viaUrl.body.context.project).toBe('a');
+    const viaHeader = await read('/v1/tools/read_file', { path: 'hello.txt' }, { ...everything.header, 'x-project-id': 'b' });
+    expect((viaHeader.body.data as { content: string }).content).toBe('from b');
+    expect(viaHeader.body.context.project).toBe('b');
+    const both = await read('/v1/projects/a/tools/read_file', { path: 'hello.txt' }, { ...everything.header, 'x-project-id': 'a' });
+    expect(both.status).toBe(200);
+  });
+
+  it('writes land in the project directory; the state directory is <project>/.toolgate', async () => {
+    const res = await read('/v1/projects/c.d_e-1/tools/write_file', { path: 'new.txt', content: 'n' }, everything.header);
+    expect(res.status).toBe(200);
+    expect(await fs.readFile(path.join(projectsRoot, 'c.d_e-1', 'new.txt'), 'utf8')).toBe('n');
+    await t.app.toolgate.audit.flush();
+    const audit = await fs.readdir(path.join(projectsRoot, 'c.d_e-1', '.toolgate', 'audit'));
+    expect(audit.length).toBe(1);
+  });
+
+  it('without a project: INVALID_PARAM that says how to name one', async () => {
+    const res = await read('/v1/tools/read_file', { path: 'hello.txt' }, everything.header);
+    expect(res.status).toBe(400);
+    expect(res.body.error?.code).toBe('INVALID_PARAM');
+    expect(res.body.error?.message).toMatch(/X-Project-Id/);
+  });
+
+  it('invalid project ids are INVALID_PARAM, by header and by URL', async () => {
+    for (const id of ['.hidden', '-x', '_x', 'a b', 'x'.repeat(65), '..', 'a/b', 'a%2Fb', 'a:b']) {
+      const res = await read('/v1/tools/read_file', { path: 'hello.txt' }, { ...everything.header, 'x-project-id': id });
+      expect(res.status, id).toBe(400);
+      expect(res.body.error?.code, id).toBe('INVALID_PARAM');
+    }
+    for (const id of ['.hidden', '..%2Fb', '%2e%2e', 'x'.repeat(65)]) {
+      const res = await read(`/v1/projects/${id}/tools/read_file`, { path: 'hello.txt' }, everything.header);
+      expect(res.body.error?.code, id).toBe('INVALID_PARAM');
+    }
+  });
+
+  it('an unknown project is NOT_FOUND, and a project created later is found', async () => {
+    const res = await read('/v1/projects/zzz/tools/read_file', { path: 'hello.txt' }, everything.header);
+    expect(res.status).toBe(404);
+    expect(res.body.error?.code).toBe('NOT_FOUND');
+    expect(res.body.error?.message).toMatch(/Unknown project 'zzz'/);
+    await fs.mkdir(path.join(projectsRoot, 'zzz'));
+    await fs.writeFile(path.join(projectsRoot, 'zzz', 'hello.txt'), 'late');
+    const again = await read('/v1/projects/zzz/tools/read_file', { path: 'hello.txt' }, everything.header);
+    expect(again.status).toBe(200);
+  });
+
+  it('a token for project a gets ACCESS_DENIED on b by every route', async () => {
+    const attempts = [
+      read('/v1/projects/b/tools/read_file', { path: 'hello.txt' }, onlyA.header),
+      read('/v1/tools/read_file', { path: 'hello.txt' }, { ...onlyA.header, 'x-project-id': 'b' }),
+      read('/v1/projects/b/tools/read', { path: 'hello.txt' }, onlyA.header),
+      read('/v1/projects/a/tools/read_file', { path: '[b]/hello.txt' }, onlyA.header),
+      read('/v1/projects/a/tools/write_file', { path: '[b]/evil.txt', content: 'x' }, onlyA.header),
+      read('/v1/tools/read_file', { path: '[b]/hello.txt' }, { ...onlyA.header, 'x-project-id': 'a' }),
+    ];
+    for (const res of await Promise.all(attempts)) {
+      expect(res.status).toBe(403);
+      expect(res.body.error?.code).toBe('ACCESS_DENIED');
+      expect(JSON.stringify(res.body)).not.toContain('from b');
+    }
+    await expect(fs.access(path.join(projectsRoot, 'b', 'evil.txt'))).rejects.toThrow();
+    // and it learns nothing about which projects exist
+    const unknown = await read('/v1/projects/nope/tools/read_file', { path: 'x' }, onlyA.header);
+    expect(unknown.body.error?.code).toBe('ACCESS_DENIED');
+    // its own project works
+    expect((await read('/v1/projects/a/tools/read_file', { path: 'hello.txt' }, onlyA.header)).status).toBe(200);
+  });
+
+  it('the URL and the header must not disagree', async () => {
+    const res = await read('/v1/projects/a/tools/read_file', { path: 'hello.txt' }, { ...onlyA.header, 'x-project-id': 'b' });
+    expect(res.status).toBe(400);
+    expect(res.body.error?.code).toBe('INVALID_PARAM');
+  });
+
+  it('[otherId]/path reaches another project when the token allows it', async () => {
+    const res = await read('/v1/projects/a/tools/read_file', { path: '[b]/hello.txt' }, aAndB.header);
+    expect(res.status).toBe(200);
+    expect((res.body.data as { content: string }).content).toBe('from b');
+    expect(res.body.context.path_resolved).toBe('[b]/hello.txt');
+    const w = await read('/v1/projects/a/tools/write_file', { path: '[b]/from-a.txt', content: 'cross' }, aAndB.header);
+    expect(w.status).toBe(200);
+    expect(await fs.readFile(path.join(projectsRoot, 'b', 'from-a.txt'), 'utf8')).toBe('cross');
+    const missing = await read('/v1/projects/a/tools/read_file', { path: '[nope]/x.txt' }, everything.header);
+    expect(missing.body.error?.code).toBe('NOT_FOUND');
+    const invalid = await read('/v1/projects/a/tools/read_file', { path: '[.x]/x.txt' }, everything.header);
+    expect(invalid.body.error?.code).toBe('INVALID_PARAM');
+  });
+
+  it('[otherId]/.. cannot climb out of the other project', async () => {
+    const res = await read('/v1/projects/a/tools/read_file', { path: '[b]/../a/hello.txt' }, aAndB.header);
+    expect(res.body.status).toBe('error');
+    expect(res.body.error?.code).toBe('ACCESS_DENIED');
+  });
+
+  it('workspaces are opened lazily and cached', async () => {
+    const { projects } = t.app.toolgate;
+    expect(projects.multi).toBe(true);
+    expect(await projects.openedWorkspaces()).toHaveLength(0);
+    await read('/v1/projects/a/tools/read_file', { path: 'hello.txt' }, everything.header);
+    await read('/v1/projects/a/tools/read_file', { path: 'hello.txt' }, everything.header);
+    const opened = await projects.openedWorkspaces();
+    expect(opened.map((w) => w.id)).toEqual(['a']);
+    expect(await projects.project('a', null)).toBe(opened[0]);
+  });
+});
+
+describe('TOOLGATE_STATE_DIR in multi-project mode', () => {
+  it('each project keeps its state in <stateDir>/<projectId>', async () => {
+    const stateDir = await makeTempDir('toolgate-state-');
+    const app = await makeApp({ TOOLGATE_PROJECTS_ROOT: projectsRoot, TOOLGATE_STATE_DIR: stateDir });
+    try {
+      const res = await request(app.app, 'POST', '/v1/projects/a/tools/write_file', { path: 'n.txt', content: 'x' });
+      expect(res.status).toBe(200);
+      await app.app.toolgate.audit.flush();
+      expect((await fs.readdir(path.join(stateDir, 'a', 'audit'))).length).toBe(1);
+      await expect(fs.access(path.join(projectsRoot, 'a', '.toolgate'))).rejects.toThrow();
+    } finally {
+      await app.close();
+      await fs.rm(stateDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('single-workspace mode', () => {
+  it('a project id is NOT_FOUND (there are no projects)', async () => {
+    const single = await makeApp();
+    try {
+      const byUrl = await request(single.app, 'POST', '/v1/projects/a/tools/read_file', { path: 'x' });
+      expect(byUrl.body.error?.code).toBe('NOT_FOUND');
+      const cross = await single.call('read_file', { path: '[a]/x' });
+      expect(cross.body.error?.code).toBe('ACCESS_DENIED');
+    } finally {
+      await single.close();
+    }
+  });
+});

@@ -1,0 +1,163 @@
+// Rate limits (SPEC §8, seed 003): a budget of tool calls per token (client address without auth),
+// checked before the tool runs; RATE_LIMITED (429) with Retry-After and x-ratelimit-* headers. With
+// TOOLGATE_REDIS_URL replicas share one budget, and the service keeps answering when Redis goes away.
+import fs from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { makeApp, type TestApp } from '../helpers.js';
+import { makeToken, request } from './ops-helpers.js';
+import { startRedis, type RedisServer } from './redis-server.js';
+
+const apps: TestApp[] = [];
+async function app(env: Record<string, string>, opts: Parameters<typeof makeApp>[1] = {}): Promise<TestApp> {
+  const a = await makeApp(env, opts);
+  apps.push(a);
+  return a;
+}
+afterEach(async () => {
+  await Promise.all(apps.splice(0).map((a) => a.close()));
+});
+
+function metricValue(text: string, series: string): number {
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  return line ? Number(line.split(' ')[1]) : 0;
+}
+
+describe('rate limit (memory store)', () => {
+  it('the call past the budget is RATE_LIMITED with Retry-After and x-ratelimit-*, and does not run', async () => {
+    const t = await app({ TOOLGATE_RATE_LIMIT: '3' });
+    for (let i = 0; i < 3; i++) {
+      const ok = await t.call('write_file', { path: `f${i}.txt`, content: 'x' });
+      expect(ok.status).toBe(200);
+      expect(ok.headers['x-ratelimit-limit']).toBe('3');
+      expect(ok.headers['x-ratelimit-remaining']).toBe(String(2 - i));
+      expect(Number(ok.headers['x-ratelimit-reset'])).toBeGreaterThan(0);
+    }
+    const refused = await t.call('write_file', { path: 'f3.txt', content: 'x' }, { 'x-request-id': 'limited-1' });
+    expect(refused.status).toBe(429);
+    expect(refused.body.status).toBe('error');
+    expect(refused.body.error?.code).toBe('RATE_LIMITED');
+    expect(refused.body.error?.message).toMatch(/Rate limit of 3 tool calls per minute reached; retry in \d+ s/);
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(Number(refused.headers['retry-after'])).toBeLessThanOrEqual(60);
+    expect(refused.headers['x-ratelimit-limit']).toBe('3');
+    expect(refused.headers['x-ratelimit-remaining']).toBe('0');
+    expect(refused.body.context.request_id).toBe('limited-1');
+    await expect(fs.access(t.file('f3.txt'))).rejects.toThrow();
+
+    // counted in metrics and written to the audit log
+    const metrics = (await request(t.app, 'GET', '/metrics')).raw;
+    expect(metricValue(metrics, 'toolgate_rate_limited_total')).toBe(1);
+    expect(metricValue(metrics, 'toolgate_tool_errors_total{tool="write_file",code="RATE_LIMITED"}')).toBe(1);
+    await t.app.toolgate.audit.flush();
+    const [auditFile] = await fs.readdir(t.file('.toolgate/audit'));
+    const lines = (await fs.readFile(t.file(`.toolgate/audit/${auditFile}`), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines.at(-1)).toMatchObject({ request_id: 'limited-1', outcome: 'error', error_code: 'RATE_LIMITED', http_status: 429 });
+  });
+
+  it('the budget is per token', async () => {
+    const a = makeToken('a');
+    const b = makeToken('b');
+    const t = await app({ TOOLGATE_RATE_LIMIT: '2' }, { tokens: [a.entry, b.entry] });
+    await t.call('write_file', { path: 'x.txt', content: '1' }, a.header);
+    await t.call('read_file', { path: 'x.txt' }, a.header);
+    expect((await t.call('read_file', { path: 'x.txt' }, a.header)).status).toBe(429);
+    expect((await t.call('read_file', { path: 'x.txt' }, b.header)).status).toBe(200);
+  });
+
+  it('without auth the budget is per client address', async () => {
+    const t = await app({ TOOLGATE_RATE_LIMIT: '1' });
+    const from = (ip: string) => t.app.inject({ method: 'POST', url: '/v1/tools/write_file', payload: { path: `${ip}.txt`, content: 'x' }, remoteAddress: ip });
+    expect((await from('10.0.0.1')).statusCode).toBe(200);
+    expect((await from('10.0.0.1')).statusCode).toBe(429);
+    expect((await from('10.0.0.2')).statusCode).toBe(200);
+  });
+
+  it('only tool calls spend the budget: the tool list and the probes do not', async () => {
+    const t = await app({ TOOLGATE_RATE_LIMIT: '1' });
+    for (let i = 0; i < 5; i++) {
+      expect((await request(t.app, 'GET', '/v1/tools')).status).toBe(200);
+      expect((await request(t.app, 'GET', '/livez')).status).toBe(200);
+    }
+    expect((await t.call('write_file', { path: 'a.txt', content: 'x' })).status).toBe(200);
+    expect((await t.call('write_file', { path: 'b.txt', content: 'x' })).status).toBe(429);
+  });
+
+  it('the budget comes back after the window', async () => {
+    const t = await app({ TOOLGATE_RATE_LIMIT: '1', TOOLGATE_RATE_LIMIT_WINDOW_MS: '300' });
+    expect((await t.call('write_file', { path: 'a.txt', content: 'x' })).status).toBe(200);
+    expect((await t.call('read_file', { path: 'a.txt' })).status).toBe(429);
+    await sleep(450);
+    expect((await t.call('read_file', { path: 'a.txt' })).status).toBe(200);
+  });
+
+  it('TOOLGATE_RATE_LIMIT=0 switches it off', async () => {
+    const t = await app({ TOOLGATE_RATE_LIMIT: '0' });
+    for (let i = 0; i < 5; i++) expect((await t.call('write_file', { path: `${i}.txt`, content: 'x' })).status).toBe(200);
+    expect((await t.call('read_file', { path: '0.txt' })).headers['x-ratelimit-limit']).toBeUndefined();
+  });
+});
+
+describe('rate limit shared through Redis', () => {
+  let redis: RedisServer;
+  beforeAll(async () => {
+    redis = await startRedis();
+  });
+  afterAll(async () => {
+    await redis?.kill();
+  });
+
+  it('two app instances share one budget', async () => {
+    const token = makeToken('shared');
+    const env = { TOOLGATE_RATE_LIMIT: '5', TOOLGATE_REDIS_URL: redis.url };
+    const one = await app(env, { tokens: [token.entry] });
+    const two = await app(env, { tokens: [token.entry] });
+    expect((await request(one.app, 'GET', '/healthz')).body).toMatchObject({ rate_limit: { store: 'redis', redis: 'ready' } });
+    const statuses: number[] = [];
+    for (const [i, t] of [one, two, one, two, one].entries()) statuses.push((await t.call('write_file', { path: `n${i}.txt`, content: 'x' }, token.header)).status);
+    expect(statuses).toEqual([200, 200, 200, 200, 200]);
+    const sixth = await two.call('read_file', { path: 'n1.txt' }, token.header);
+    expect(sixth.status).toBe(429);
+    expect(sixth.body.error?.code).toBe('RATE_LIMITED');
+    expect(sixth.headers['retry-after']).toBeDefined();
+    expect((await one.call('read_file', { path: 'n0.txt' }, token.header)).status).toBe(429);
+    // another caller has its own budget in the same store
+    const other = makeToken('other');
+    const three = await app(env, { tokens: [other.entry] });
+    expect((await three.call('write_file', { path: 'o.txt', content: 'x' }, other.header)).status).toBe(200);
+  });
+
+  it('when Redis goes away: fail open keeps answering, fail closed refuses with RATE_LIMITED', async () => {
+    const own = await startRedis();
+    const open = await app({ TOOLGATE_RATE_LIMIT: '100', TOOLGATE_REDIS_URL: own.url });
+    const closed = await app({ TOOLGATE_RATE_LIMIT: '100', TOOLGATE_REDIS_URL: own.url, TOOLGATE_REDIS_FAILURE_MODE: 'closed' });
+    expect((await open.call('write_file', { path: 'a.txt', content: 'x' })).status).toBe(200);
+    expect((await closed.call('write_file', { path: 'a.txt', content: 'x' })).status).toBe(200);
+    await own.kill();
+
+    for (let i = 0; i < 3; i++) {
+      const res = await open.call('write_file', { path: `after-${i}.txt`, content: 'still here' });
+      expect(res.status).toBe(200);
+      expect(res.body.status).toBe('success');
+    }
+    expect(await fs.readFile(open.file('after-2.txt'), 'utf8')).toBe('still here');
+    const health = await request(open.app, 'GET', '/healthz');
+    expect(health.status).toBe(200);
+    expect((health.body as unknown as { rate_limit: { redis: string } }).rate_limit.redis).not.toBe('ready');
+
+    const refused = await closed.call('write_file', { path: 'b.txt', content: 'x' });
+    expect(refused.status).toBe(429);
+    expect(refused.body.error?.code).toBe('RATE_LIMITED');
+    expect(refused.body.error?.message).toMatch(/store is unavailable/);
+    expect(refused.headers['retry-after']).toBe('1');
+    await expect(fs.access(closed.file('b.txt'))).rejects.toThrow();
+  });
+
+  it('an app whose Redis is not there at start still starts (and fails open)', async () => {
+    const gone = await startRedis();
+    await gone.kill();
+    const t = await app({ TOOLGATE_RATE_LIMIT: '1', TOOLGATE_REDIS_URL: gone.url });
+    expect((await t.call('write_file', { path: 'a.txt', content: 'x' })).status).toBe(200);
+    expect((await t.call('write_file', { path: 'b.txt', content: 'x' })).status).toBe(200);
+  });
+});
