@@ -101,12 +101,14 @@ function substringMatches(
 ): StageMatches | null {
   const found: Candidate[] = [];
   let total = 0;
+  let lastEnd = 0;
   const push = (p: number) => {
     let start = toOriginal ? toOriginal(p) : p;
     const end = toOriginal ? toOriginal(p + needle.length) : p + needle.length;
-    // Never split a CRLF pair: a match that starts on its '\n' takes the '\r' with it.
-    const text = stage === 'exact' ? haystack : null;
-    if (text && start > 0 && text.charCodeAt(start) === 10 && text.charCodeAt(start - 1) === 13) start--;
+    // Never split a CRLF pair: a match that starts on its '\n' takes the '\r' with it (unless that
+    // '\r' ends the previous replace_all match). The line-ending stage's mapping already does this.
+    if (stage === 'exact' && start > lastEnd && haystack.charCodeAt(start) === 10 && haystack.charCodeAt(start - 1) === 13) start--;
+    if (opts.all) lastEnd = end;
     found.push({ kind: 'range', start, end });
   };
   if (opts.all) {

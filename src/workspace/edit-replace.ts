@@ -83,16 +83,17 @@ function replayLines(t: LineTable, m: BlockMatch, oldLines: string[], newLines: 
   const out: OutLine[] = [];
   const indent = indenter(t, m);
   let nextFile = m.first;
-  // A blank file line the model left out survives when a neighbour it sits next to survives.
+  // A blank file line the model left out survives when a neighbour it sits next to survives, unless
+  // it sits inside a region the model rewrote into a different number of lines.
   let prevKept = true;
-  const visitOld = (j: number, mode: 'keep' | 'delete' | 'replace', replacement = '') => {
+  const visitOld = (j: number, mode: 'keep' | 'delete' | 'replace', replacement = '', rewritten = false) => {
     const f = m.align[j] as number;
     if (f < 0) {
       if (mode === 'replace') out.push({ text: indent.fresh(replacement), fileLine: -1 });
       return;
     }
     const kept = mode !== 'delete';
-    if (prevKept || kept) for (let g = nextFile; g < f; g++) out.push({ text: lineContent(t, g), fileLine: g });
+    if (!rewritten && (prevKept || kept)) for (let g = nextFile; g < f; g++) out.push({ text: lineContent(t, g), fileLine: g });
     nextFile = f + 1;
     prevKept = kept;
     if (mode === 'keep') out.push({ text: lineContent(t, f), fileLine: f });
@@ -116,8 +117,9 @@ function replayLines(t: LineTable, m: BlockMatch, oldLines: string[], newLines: 
       (run.added ? added : removed).push(...run.value);
     }
     c--;
+    const rewrite = removed.length !== added.length;
     removed.forEach((_, n) => {
-      visitOld(j++, n < added.length ? 'replace' : 'delete', added[n]);
+      visitOld(j++, n < added.length ? 'replace' : 'delete', added[n], rewrite && n > 0);
     });
     for (let n = removed.length; n < added.length; n++) out.push({ text: indent.fresh(added[n] as string), fileLine: -1 });
   }

@@ -117,19 +117,20 @@ function majority(eols: readonly string[]): string {
   return crlf * 2 > eols.length ? '\r\n' : '\n';
 }
 
-/** The ending of the line around offsets [start, end): the next break after it, else the previous one, else LF. */
-export function endingNear(text: string, start: number, end: number): string {
+/** The ending of the line around offsets [start, end): the next break after it, else the previous one; null when the text has none. */
+export function endingNear(text: string, start: number, end: number): string | null {
   const next = text.indexOf('\n', end);
   if (next !== -1) return next > 0 && text.charCodeAt(next - 1) === 13 ? '\r\n' : '\n';
   const prev = start > 0 ? text.lastIndexOf('\n', start - 1) : -1;
   if (prev !== -1) return prev > 0 && text.charCodeAt(prev - 1) === 13 ? '\r\n' : '\n';
-  return '\n';
+  return null;
 }
 
 /**
  * new_text's line breaks rewritten the way the replaced region text[start, end) writes them: its one
  * ending when consistent, break by break when a mixed region has as many breaks as new_text, else the
- * region's majority; a region without breaks takes the ending of its line.
+ * region's majority; a region without breaks takes the ending of its line. A text without any line
+ * break has no convention to follow: new_text keeps its own.
  */
 export function toFileEndings(newText: string, text: string, start: number, end: number): string {
   if (!newText.includes('\n')) return newText;
@@ -138,6 +139,7 @@ export function toFileEndings(newText: string, text: string, start: number, end:
   let pick: (i: number) => string;
   if (region.length === 0) {
     const eol = endingNear(text, start, end);
+    if (eol === null) return newText;
     pick = () => eol;
   } else if (region.every((e) => e === region[0])) {
     pick = () => region[0] as string;
