@@ -11,6 +11,7 @@ import { deleteFile } from './delete-file.js';
 import { moveFile } from './move-file.js';
 import { findLargeFiles } from './find-large-files.js';
 import { diskUsage } from './disk-usage.js';
+import { searchFiles } from './search-files.js';
 import { listBackupsTool } from './list-backups.js';
 import { restoreBackupTool } from './restore-backup.js';
 
@@ -27,6 +28,7 @@ const ALL = [
   moveFile,
   findLargeFiles,
   diskUsage,
+  searchFiles,
   listBackupsTool,
   restoreBackupTool,
 ];
