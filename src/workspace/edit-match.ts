@@ -78,10 +78,6 @@ export class LineTableCache {
   }
 }
 
-export function candidateStart(c: Candidate): number {
-  return c.start;
-}
-
 export function findMatches(text: string, oldText: string, opts: MatchOptions, tables: LineTableCache): StageMatches | null {
   const exact = substringMatches(text, oldText, opts, 'exact', null);
   if (exact) return exact;
@@ -151,12 +147,12 @@ function lineEndingMatches(text: string, oldText: string, opts: MatchOptions): S
 // --- tolerant stages: whole lines ---
 
 /** old_text as lines with their keys at every level. */
-export interface OldLines {
+interface OldLines {
   model: ModelLines;
   keys: Record<LineLevel, LineKey[]>;
 }
 
-export function oldLinesOf(oldText: string): OldLines {
+function oldLinesOf(oldText: string): OldLines {
   const model = splitModelLines(oldText);
   const keys = {} as Record<LineLevel, LineKey[]>;
   for (const level of LINE_LEVELS) keys[level] = model.lines.map((l) => lineKey(l, level));
