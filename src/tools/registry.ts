@@ -4,6 +4,7 @@ import { readFile } from './read-file.js';
 import { writeFile } from './write-file.js';
 import { appendToFile } from './append-to-file.js';
 import { replaceInFile } from './replace-in-file.js';
+import { editFile } from './edit-file.js';
 import { listDirectory } from './list-directory.js';
 import { fileInfo } from './file-info.js';
 import { createDirectory } from './create-directory.js';
@@ -21,6 +22,7 @@ const ALL = [
   writeFile,
   appendToFile,
   replaceInFile,
+  editFile,
   listDirectory,
   fileInfo,
   createDirectory,

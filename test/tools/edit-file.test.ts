@@ -1,0 +1,165 @@
+import fs from 'node:fs/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadCorpus } from '../workspace/edit-corpus-cases.js';
+import { makeApp, type TestApp } from '../helpers.js';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await makeApp();
+});
+afterAll(async () => {
+  await t.close();
+});
+
+async function put(name: string, content: string | Buffer): Promise<string> {
+  await fs.writeFile(t.file(name), content);
+  return name;
+}
+
+describe('edit_file over HTTP: the corpus', () => {
+  const cases = loadCorpus();
+  it('has at least 60 cases', () => expect(cases.length).toBeGreaterThanOrEqual(60));
+  it.each(cases.map((c) => [c.name, c] as const))('%s', async (_name, c) => {
+    const file = `corpus/${c.name}/${c.file}`;
+    await fs.mkdir(t.file(`corpus/${c.name}`), { recursive: true });
+    await fs.writeFile(t.file(file), c.inputBytes);
+    const r = await t.call('edit_file', { path: file, edits: c.edits });
+    const after = await fs.readFile(t.file(file));
+    if ('bytes' in c.expect) {
+      expect(r.body.error, JSON.stringify(r.body.error)).toBeUndefined();
+      expect(r.status).toBe(200);
+      expect(after.equals(c.expect.bytes), `${c.name}: file differs from expected`).toBe(true);
+    } else {
+      expect(r.body.error?.code).toBe(c.expect.error);
+      expect(after.equals(c.inputBytes), `${c.name}: a refused edit changed the file`).toBe(true);
+    }
+  });
+});
+
+describe('edit_file', () => {
+  it('applies a unique exact edit, answers the snippet, diff and new version, and keeps a backup', async () => {
+    await put('a.py', 'def f():\n    return 1\n\ndef g():\n    return 2\n');
+    const r = await t.call('edit_file', { path: 'a.py', old_text: '    return 2', new_text: '    return 3' });
+    expect(r.status).toBe(200);
+    expect(r.body.status).toBe('success');
+    const data = r.body.data as { snippet: string; diff_preview: string; backup_id: string; version: { sha256: string }; edits: { stage: string }[] };
+    expect(await fs.readFile(t.file('a.py'), 'utf8')).toBe('def f():\n    return 1\n\ndef g():\n    return 3\n');
+    expect(data.snippet).toContain('5:     return 3');
+    expect(data.diff_preview).toContain('-    return 2\n+    return 3');
+    expect(data.edits[0]?.stage).toBe('exact');
+    expect(r.headers.etag).toBe(`"${data.version.sha256}"`);
+    expect(r.body.stats).toMatchObject({ lines_added: 1, lines_removed: 1, replacements: 1 });
+    expect(r.body.text).toBe("Edited 'a.py' (1 replacement(s), +1/-1 lines, 45 bytes).");
+    const backups = await t.call('list_backups', { path: 'a.py' });
+    expect((backups.body.data as { backups: { backup_id: string }[] }).backups[0]?.backup_id).toBe(data.backup_id);
+  });
+
+  it('accepts the seed aliases: tool `edit`, oldText/newText and old/new', async () => {
+    await put('alias.txt', 'one\ntwo\n');
+    expect((await t.call('edit', { path: 'alias.txt', oldText: 'one', newText: 'uno' })).body.status).toBe('success');
+    expect((await t.call('edit_file', { path: 'alias.txt', old: 'two', new: 'dos' })).body.status).toBe('success');
+    expect(await fs.readFile(t.file('alias.txt'), 'utf8')).toBe('uno\ndos\n');
+  });
+
+  it('MULTIPLE_MATCHES lists the lines and changes nothing; replace_all replaces them all', async () => {
+    await put('dup.txt', 'x = 1\ny\nx = 1\n');
+    const r = await t.call('edit_file', { path: 'dup.txt', old_text: 'x = 1', new_text: 'x = 2' });
+    expect(r.status).toBe(422);
+    expect(r.body.error?.code).toBe('MULTIPLE_MATCHES');
+    expect(r.body.error?.message).toBe('Found 2 matches (lines 1, 3); add context to make old_text unique or set replace_all');
+    expect(await fs.readFile(t.file('dup.txt'), 'utf8')).toBe('x = 1\ny\nx = 1\n');
+    const all = await t.call('edit_file', { path: 'dup.txt', old_text: 'x = 1', new_text: 'x = 2', replace_all: true });
+    expect(all.body.stats.replacements).toBe(2);
+    expect(await fs.readFile(t.file('dup.txt'), 'utf8')).toBe('x = 2\ny\nx = 2\n');
+  });
+
+  it('NO_MATCH names the closest region; NO_CHANGE for a no-op; NOT_FOUND for a missing file', async () => {
+    await put('nm.txt', 'alpha\nbeta gamma\ndelta\n');
+    const r = await t.call('edit_file', { path: 'nm.txt', old_text: 'beta gamma delta epsilon', new_text: 'z' });
+    expect(r.body.error?.code).toBe('NO_MATCH');
+    expect(r.body.error?.details).toHaveProperty('closest');
+    const same = await t.call('edit_file', { path: 'nm.txt', old_text: 'alpha', new_text: 'alpha' });
+    expect(same.body.error?.code).toBe('NO_CHANGE');
+    const missing = await t.call('edit_file', { path: 'none.txt', old_text: 'a', new_text: 'b' });
+    expect([missing.status, missing.body.error?.message]).toEqual([404, 'File not found: none.txt']);
+  });
+
+  it('edits[] are all or nothing', async () => {
+    await put('multi.txt', 'a\nb\nc\n');
+    const bad = await t.call('edit_file', { path: 'multi.txt', edits: [{ old_text: 'a', new_text: 'A' }, { old_text: 'zzz', new_text: 'Z' }] });
+    expect(bad.body.error?.code).toBe('NO_MATCH');
+    expect(await fs.readFile(t.file('multi.txt'), 'utf8')).toBe('a\nb\nc\n');
+    const good = await t.call('edit_file', { path: 'multi.txt', edits: [{ old_text: 'a', new_text: 'A' }, { oldText: 'c', newText: 'C' }] });
+    expect(good.body.status).toBe('success');
+    expect(await fs.readFile(t.file('multi.txt'), 'utf8')).toBe('A\nb\nC\n');
+  });
+
+  it('refuses old_text together with edits[], and an empty old_text', async () => {
+    await put('both.txt', 'a\n');
+    const r = await t.call('edit_file', { path: 'both.txt', old_text: 'a', new_text: 'b', edits: [{ old_text: 'a', new_text: 'c' }] });
+    expect([r.status, r.body.error?.code]).toEqual([400, 'INVALID_PARAM']);
+    expect((await t.call('edit_file', { path: 'both.txt', old_text: '', new_text: 'b' })).body.error?.code).toBe('INVALID_PARAM');
+  });
+
+  it('dry run answers partial with the diff and writes nothing', async () => {
+    await put('dry.txt', 'keep\n');
+    const r = await t.call('edit_file', { path: 'dry.txt', old_text: 'keep', new_text: 'changed', dry_run: true });
+    expect(r.body.status).toBe('partial');
+    expect(r.body.data).toMatchObject({ applied: false });
+    expect(await fs.readFile(t.file('dry.txt'), 'utf8')).toBe('keep\n');
+  });
+
+  it('checks versions: CONFLICT on a stale sha256, success with the current one, VERSION_REQUIRED under always', async () => {
+    await put('v.txt', 'v1\n');
+    const stale = await t.call('edit_file', { path: 'v.txt', old_text: 'v1', new_text: 'v2', expected_sha256: '0'.repeat(64) });
+    expect([stale.status, stale.body.error?.code]).toEqual([409, 'CONFLICT']);
+    const read = await t.call('read_file', { path: 'v.txt' });
+    const ok = await t.call('edit_file', { path: 'v.txt', old_text: 'v1', new_text: 'v2' }, { 'if-match': String(read.headers.etag) });
+    expect(ok.body.status).toBe('success');
+    const strict = await makeApp({ TOOLGATE_REQUIRE_VERSION: 'always' });
+    try {
+      await fs.writeFile(strict.file('s.txt'), 'a\n');
+      expect((await strict.call('edit_file', { path: 's.txt', old_text: 'a', new_text: 'b' })).body.error?.code).toBe('VERSION_REQUIRED');
+    } finally {
+      await strict.close();
+    }
+  });
+
+  it('refuses binary files and keeps the mode of the file', async () => {
+    await put('bin.dat', Buffer.from([1, 0, 2, 3]));
+    expect((await t.call('edit_file', { path: 'bin.dat', old_text: 'a', new_text: 'b' })).body.error?.code).toBe('BINARY_FILE');
+    await put('run.sh', '#!/bin/sh\necho hi\n');
+    await fs.chmod(t.file('run.sh'), 0o755);
+    await t.call('edit_file', { path: 'run.sh', old_text: 'echo hi', new_text: 'echo bye' });
+    expect((await fs.stat(t.file('run.sh'))).mode & 0o777).toBe(0o755);
+  });
+
+  it('restore_backup undoes an edit and is itself backed up and version-checked', async () => {
+    await put('undo.txt', 'original\n');
+    const e = await t.call('edit_file', { path: 'undo.txt', old_text: 'original', new_text: 'edited' });
+    const backupId = (e.body.data as { backup_id: string }).backup_id;
+    const stale = await t.call('restore_backup', { backup_id: backupId, expected_sha256: '1'.repeat(64) });
+    expect(stale.body.error?.code).toBe('CONFLICT');
+    const dry = await t.call('restore_backup', { backup_id: backupId, dry_run: true });
+    expect(dry.body.status).toBe('partial');
+    expect(await fs.readFile(t.file('undo.txt'), 'utf8')).toBe('edited\n');
+    const r = await t.call('restore_backup', { backup_id: backupId });
+    expect(r.body.status).toBe('success');
+    expect(await fs.readFile(t.file('undo.txt'), 'utf8')).toBe('original\n');
+    const redo = (r.body.data as { backup_id: string }).backup_id;
+    expect(redo).toBeTruthy();
+    await t.call('restore_backup', { backup_id: redo });
+    expect(await fs.readFile(t.file('undo.txt'), 'utf8')).toBe('edited\n');
+    expect((await t.call('restore_backup', { backup_id: 'nope' })).body.error?.code).toBe('INVALID_PARAM');
+    expect((await t.call('restore_backup', { backup_id: `${'0'.repeat(16)}-000000000-abcdef` })).body.error?.code).toBe('NOT_FOUND');
+  });
+
+  it('restore_backup brings back a deleted file', async () => {
+    await put('gone.txt', 'precious\n');
+    const d = await t.call('delete_file', { path: 'gone.txt' });
+    const id = (d.body.data as { backup_id: string }).backup_id;
+    await expect(fs.stat(t.file('gone.txt'))).rejects.toThrow();
+    expect((await t.call('restore_backup', { backup_id: id })).body.status).toBe('success');
+    expect(await fs.readFile(t.file('gone.txt'), 'utf8')).toBe('precious\n');
+  });
+});
