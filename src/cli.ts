@@ -3,13 +3,12 @@
 // document, hash a token for the tokens file, verify an audit file.
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { VERSION } from './app.js';
-import { verifyAuditFile } from './ops/audit.js';
-import { hashToken } from './ops/auth.js';
 import { CliUsageError, formatEnvelope, parseCallArgs, type Envelope } from './cli-client.js';
-import { runServe } from './serve.js';
 
-const HELP = `toolgate ${VERSION}: sandboxed file tools over HTTP for AI agents.
+// Commands import what they need when they run, so `toolgate call` does not load the whole service.
+const version = async () => (await import('./app.js')).VERSION;
+
+const HELP = `toolgate: sandboxed file tools over HTTP for AI agents.
 
 Usage:
   toolgate serve [--root DIR] [--port N] [--host ADDR] …   run the service (toolgate serve --help)
@@ -34,7 +33,7 @@ async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   switch (command) {
     case 'serve':
-      await runServe(rest);
+      await (await import('./serve.js')).runServe(rest);
       return -1; // keeps running; exits on SIGTERM
     case 'tools':
       return tools(rest);
@@ -51,7 +50,7 @@ async function main(argv: string[]): Promise<number> {
       return audit(rest);
     case '--version':
     case '-v':
-      process.stdout.write(`${VERSION}\n`);
+      process.stdout.write(`${await version()}\n`);
       return EXIT.ok;
     case undefined:
     case 'help':
@@ -122,7 +121,8 @@ async function call(argv: string[]): Promise<number> {
       body: JSON.stringify(body),
     });
   } catch (err) {
-    process.stderr.write(`toolgate: cannot reach ${base}: ${(err as { cause?: { code?: string } }).cause?.code ?? (err as Error).message}\n`);
+    const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+    process.stderr.write(`toolgate: cannot reach ${base}: ${cause?.code ?? cause?.message ?? (err as Error).message}\n`);
     return EXIT.unreachable;
   }
   const text = await res.text();
@@ -137,12 +137,12 @@ async function call(argv: string[]): Promise<number> {
   return envelope.status === 'error' ? EXIT.failed : EXIT.ok;
 }
 
-function hashTokenCommand(argv: string[]): number {
+async function hashTokenCommand(argv: string[]): Promise<number> {
   const [token, ...extra] = argv;
   if (token === undefined || extra.length > 0) throw new CliUsageError('usage: toolgate hash-token <token>   (or - to read it from stdin)');
   const value = token === '-' ? readFileSync(0, 'utf8').replace(/\r?\n$/, '') : token;
   if (value === '') throw new CliUsageError('the token is empty');
-  process.stdout.write(`${hashToken(value)}\n`);
+  process.stdout.write(`${(await import('./ops/auth.js')).hashToken(value)}\n`);
   return EXIT.ok;
 }
 
@@ -151,7 +151,7 @@ async function audit(argv: string[]): Promise<number> {
   if (sub !== 'verify' || !file || extra.length > 0) throw new CliUsageError('usage: toolgate audit verify <file>');
   let result;
   try {
-    result = await verifyAuditFile(file);
+    result = await (await import('./ops/audit.js')).verifyAuditFile(file);
   } catch (err) {
     process.stderr.write(`toolgate: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}\n`);
     return EXIT.usage;

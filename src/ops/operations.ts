@@ -85,10 +85,12 @@ export async function registerOperations(app: FastifyInstance, ops: Operations, 
       throw err;
     }
   });
-  // Headers the executor hooks asked for (rate-limit budget), on whatever the door answers.
   app.addHook('onSend', async (req, reply) => {
+    // Headers the executor hooks asked for (rate-limit budget), on whatever the door answers.
     const headers = responseHeaders.get(req);
     if (headers) for (const [k, v] of Object.entries(headers)) void reply.header(k, v);
+    // While shutting down, an answer ends its keep-alive connection, so close() need not wait for it to idle out.
+    if (app.toolgate.shuttingDown) void reply.header('connection', 'close');
   });
 
   audit.onError = (err) => app.log.error({ err }, 'audit line could not be written');
