@@ -94,7 +94,7 @@ describe('envelope: requests that never reach a tool', () => {
 });
 
 describe('envelope: schema violations', () => {
-  it.each([
+  it.each<[Record<string, unknown>, string]>([
     [{}, 'missing path'],
     [{ path: 42 }, 'path of the wrong type'],
     [{ path: 'a.txt', start_line: 0 }, 'start_line below 1'],
@@ -107,7 +107,7 @@ describe('envelope: schema violations', () => {
     expectParamsEcho(res.body, body);
   });
 
-  it.each([
+  it.each<[Record<string, unknown>, string]>([
     [{ path: 'a.txt' }, 'missing content'],
     [{ path: 'a.txt', content: 7 }, 'content of the wrong type'],
     [{ path: 'a.txt', content: 'x', expected_sha256: 'abc' }, 'sha256 not a digest'],
