@@ -32,6 +32,8 @@ export function renderConfigTable(): string {
     '',
     'Switches accept `true`/`false`, `1`/`0`, `yes`/`no`; as flags `--audit`, `--no-audit` or `--audit=false`.',
     'A flag wins over its variable. `toolgate serve --help` prints the same list.',
+    'Without tokens the service only listens on loopback; with Redis unreachable the rate limit fails open by default',
+    '(`TOOLGATE_REDIS_FAILURE_MODE`). Auth, rate limits, the audit log, metrics, probes and shutdown: [docs/operations.md](docs/operations.md).',
   ].join('\n');
 }
 

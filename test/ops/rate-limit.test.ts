@@ -153,11 +153,24 @@ describe('rate limit shared through Redis', () => {
     await expect(fs.access(closed.file('b.txt'))).rejects.toThrow();
   });
 
-  it('an app whose Redis is not there at start still starts (and fails open)', async () => {
+  it('an app whose Redis is not there at start still starts (failing open), and uses Redis once it is back', async () => {
     const gone = await startRedis();
     await gone.kill();
     const t = await app({ TOOLGATE_RATE_LIMIT: '1', TOOLGATE_REDIS_URL: gone.url });
     expect((await t.call('write_file', { path: 'a.txt', content: 'x' })).status).toBe(200);
     expect((await t.call('write_file', { path: 'b.txt', content: 'x' })).status).toBe(200);
+
+    const back = await startRedis(gone.port);
+    try {
+      for (let i = 0; i < 100; i++) {
+        const health = (await request(t.app, 'GET', '/healthz')).body as unknown as { rate_limit: { redis: string } };
+        if (health.rate_limit.redis === 'ready') break;
+        await sleep(100);
+      }
+      expect((await t.call('write_file', { path: 'c.txt', content: 'x' })).status).toBe(200);
+      expect((await t.call('write_file', { path: 'd.txt', content: 'x' })).status).toBe(429);
+    } finally {
+      await back.kill();
+    }
   });
 });

@@ -42,9 +42,10 @@ async function accepts(port: number): Promise<boolean> {
   });
 }
 
-export async function startRedis(): Promise<RedisServer> {
+/** Starts redis-server on a free port (or on `port`, to bring a stopped one back). */
+export async function startRedis(port?: number): Promise<RedisServer> {
   assertRedisInstalled();
-  const port = await freePort();
+  port ??= await freePort();
   const child: ChildProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--protected-mode', 'yes'], {
     stdio: 'ignore',
   });
