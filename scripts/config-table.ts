@@ -50,7 +50,7 @@ async function main(): Promise<void> {
   const updated = withConfigTable(current);
   if (process.argv.includes('--check')) {
     if (current !== updated) {
-      process.stderr.write('The README configuration table is out of date: run `npx tsx scripts/config-table.ts`.\n');
+      process.stderr.write('The README configuration table is out of date: run `npm run config-table`.\n');
       process.exit(1);
     }
     process.stdout.write('README configuration table is up to date.\n');

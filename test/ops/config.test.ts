@@ -85,7 +85,7 @@ describe('CLI flags', () => {
 });
 
 describe('README configuration table', () => {
-  it('matches SETTINGS (regenerate with `npx tsx scripts/config-table.ts`)', async () => {
+  it('matches SETTINGS (regenerate with `npm run config-table`)', async () => {
     const readme = await fs.readFile(README, 'utf8');
     expect(withConfigTable(readme)).toBe(readme);
   });
