@@ -349,6 +349,45 @@ describe('hostile paths: specific outcomes', () => {
     expect(res2.body.data).toMatchObject({ content: INSIDE });
   });
 
+  it('tree walks (search, list, large files, disk usage) never follow a symlink out of the workspace', async () => {
+    const big = path.join(outside, 'big-outside.bin');
+    await fs.writeFile(big, '');
+    await fs.truncate(big, 200 * 1024 * 1024);
+    try {
+      if (findTool('search_files')) {
+        for (const mode of ['content', 'name', 'both']) {
+          for (const query of ['TOP-SECRET-7f3a9c', 'secret-name-q8Zr2w', 'big-outside']) {
+            const res = await call('search_files', { path: '.', query, mode, respect_gitignore: false, max_depth: 10 });
+            expectEnvelope(res.body, res.status);
+            expect(res.body.status, JSON.stringify(res.body.error)).not.toBe('error');
+            expect(JSON.stringify(res.body.data), `${mode} ${query}`).not.toMatch(/secret\.txt|c\.txt|TOP-SECRET-7f3a9c-outside|secret-name-q8Zr2w|big-outside/);
+            expect(res.body.stats.matches ?? 0, `${mode} ${query}`).toBe(0);
+          }
+        }
+      }
+      if (findTool('list_directory')) {
+        const res = await call('list_directory', { path: '.', depth: 10, include_hidden: true, limit: 10_000 });
+        expect(res.body.status).not.toBe('error');
+        const paths = (res.body.data as { entries: { path: string }[] }).entries.map((e) => e.path);
+        expect(paths).toContain('link-out-dir');
+        expect(paths.filter((p) => p.startsWith('link-out-dir/') || p.startsWith('a/link/') || p.startsWith('proc-root/') || p.startsWith('.toolgate'))).toEqual([]);
+        expect(JSON.stringify(res.body)).not.toContain(SECRET_NAME);
+      }
+      if (findTool('find_large_files')) {
+        const res = await call('find_large_files', { path: '.', min_size_bytes: 1 });
+        expect(res.body.status).not.toBe('error');
+        expect(JSON.stringify(res.body.data)).not.toMatch(/big-outside|secret|c\.txt/);
+      }
+      if (findTool('disk_usage')) {
+        const res = await call('disk_usage', { path: '.' });
+        expect(res.body.status).not.toBe('error');
+        expect((res.body.data as { bytes: number }).bytes).toBeLessThan(1024 * 1024);
+      }
+    } finally {
+      await fs.rm(big, { force: true });
+    }
+  });
+
   it('symlinks inside the workspace that point inside are followed', async () => {
     const read = await call('read_file', { path: 'link-inside' });
     expect(read.body.status).toBe('success');
