@@ -155,7 +155,12 @@ function contextOf(call: CallInfo, params: Record<string, unknown>, pathResolved
 /** A lexical relative form of the caller's path for the context, never an absolute host path. */
 function safeRel(input: string): string | null {
   if (input.includes('\0') || input.startsWith('/') || input.includes('\\')) return null;
-  const n = input.split('/').filter((s) => s !== '' && s !== '.');
+  const n: string[] = [];
+  for (const seg of input.split('/')) {
+    if (seg === '' || seg === '.') continue;
+    if (seg !== '..') n.push(seg);
+    else if (n.pop() === undefined) return null; // leads outside: nothing to name
+  }
   return n.length === 0 ? '.' : n.join('/');
 }
 

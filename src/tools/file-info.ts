@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ToolError } from '../envelope.js';
-import { openVerified } from '../workspace/sandbox.js';
+import { openVerifiedRetrying } from '../workspace/sandbox.js';
 import { countLinesInBuffer, looksBinary } from '../workspace/text.js';
 import { sha256Hex, versionOf } from '../workspace/versions.js';
 import { defineTool } from './define.js';
@@ -51,7 +51,8 @@ export const fileInfo = defineTool({
         pathResolved: p.rel,
       } as const;
     }
-    const fh = await openVerified(p);
+    // A concurrent atomic write may swap the file between check and open: re-check and retry.
+    const { fh } = await openVerifiedRetrying(p, () => ctx.resolve(input.path));
     try {
       const fst = await fh.stat();
       if (fst.size > ctx.ws.limits.maxReadBytes) {
