@@ -131,10 +131,14 @@ beforeAll(async () => {
   if (baseImage.code !== 0) throw new Error(`make-base-image.sh ${NODE_MAJOR} failed (${baseImage.code}):\n${tail(await fs.readFile(buildLog, 'utf8'), 60)}`);
 
   // 2. toolgate's image. --format docker keeps the HEALTHCHECK (OCI images have no such field).
+  const previous = await run(PODMAN, ['image', 'inspect', '--format', '{{.Id}}', IMAGE], { timeoutMs: 30_000 });
   const t0 = Date.now();
   const build = await run(PODMAN, ['build', '--pull=never', '--network=host', '--format', 'docker', '-t', IMAGE, '.'], { timeoutMs: 15 * 60_000, log: buildLog });
   if (build.code !== 0) throw new Error(`podman build failed (${build.code}):\n${tail(await fs.readFile(buildLog, 'utf8'), 80)}`);
   console.log(`[container] built ${IMAGE} in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  // The image this build replaced would stay behind untagged on every change of the sources: drop it.
+  const oldId = previous.code === 0 ? previous.stdout.trim() : '';
+  if (oldId && oldId !== (await podman(['image', 'inspect', '--format', '{{.Id}}', IMAGE]))) await run(PODMAN, ['rmi', oldId], { timeoutMs: 60_000 });
 
   // 3. A workspace directory owned by the image's user, and a tokens file readable by it.
   ws = path.join(work, 'ws');
