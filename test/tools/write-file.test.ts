@@ -1,0 +1,169 @@
+import fs from 'node:fs/promises';
+import iconv from 'iconv-lite';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeApp, type TestApp } from '../helpers.js';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await makeApp();
+});
+afterAll(async () => {
+  await t.close();
+});
+
+interface WriteData {
+  applied: boolean;
+  operation: 'create' | 'update';
+  diff_preview: string;
+  diff_truncated: boolean;
+  backup_id: string | null;
+  created_directory: string | null;
+  version: { sha256: string; mtime_ms: number; size_bytes: number } | null;
+}
+
+const write = async (body: Record<string, unknown>, headers?: Record<string, string>) => {
+  const r = await t.call('write_file', body, headers);
+  return { ...r, data: r.body.data as WriteData };
+};
+const sha = async (rel: string) => ((await t.call('read_file', { path: rel })).body.data as { version: { sha256: string } }).version.sha256;
+
+describe('write_file', () => {
+  it('creates a file with parent directories and the seed 002 texts', async () => {
+    const r = await write({ path: 'src/utils/helper.py', content: 'def hello():\n    print("world")\n' });
+    expect(r.status).toBe(200);
+    expect(r.data).toMatchObject({ applied: true, operation: 'create', created_directory: 'src/', backup_id: null, diff_truncated: false });
+    expect(r.body.text).toBe("Created 'src/utils/helper.py' (2 lines, 32 bytes).\n(Created directory: src/)");
+    expect(r.data.diff_preview).toBe('--- /dev/null\n+++ b/src/utils/helper.py\n@@ -0,0 +1,2 @@\n+def hello():\n+    print("world")\n');
+    expect(r.body.stats).toMatchObject({ bytes_written: 32, original_size: 0, new_size: 32, lines_added: 2, lines_removed: 0 });
+    expect(r.body.context.risk_level).toBe('medium');
+    expect(await fs.readFile(t.file('src/utils/helper.py'), 'utf8')).toBe('def hello():\n    print("world")\n');
+  });
+
+  it('updates with a version, keeps a backup and the file mode, and says Updated (+a/-b)', async () => {
+    await fs.writeFile(t.file('main.py'), 'a\nb\nc\n');
+    await fs.chmod(t.file('main.py'), 0o640);
+    const r = await write({ path: 'main.py', content: 'a\nB\nc\nd\n', expected_sha256: await sha('main.py') });
+    expect(r.data).toMatchObject({ applied: true, operation: 'update' });
+    expect(r.body.text).toBe("Updated 'main.py' (+2/-1 lines, 8 bytes).");
+    expect(r.body.context.risk_level).toBe('high');
+    expect((await fs.stat(t.file('main.py'))).mode & 0o777).toBe(0o640);
+    expect(r.data.backup_id).toMatch(/^[0-9a-f]{16}-/);
+    const backups = await t.call('list_backups', { path: 'main.py' });
+    expect((backups.body.data as { backups: { backup_id: string; size_bytes: number }[] }).backups[0]).toMatchObject({ backup_id: r.data.backup_id, size_bytes: 6 });
+  });
+
+  it('needs a version to overwrite (VERSION_REQUIRED 428) and refuses a stale one (CONFLICT 409 with details.current)', async () => {
+    await fs.writeFile(t.file('v.txt'), 'one\n');
+    const none = await write({ path: 'v.txt', content: 'two\n' });
+    expect([none.status, none.body.error?.code]).toEqual([428, 'VERSION_REQUIRED']);
+    const stale = await write({ path: 'v.txt', content: 'two\n', expected_size_bytes: 99 });
+    expect([stale.status, stale.body.error?.code]).toEqual([409, 'CONFLICT']);
+    expect(stale.body.error?.details).toHaveProperty('current.sha256');
+    const etag = (await t.call('read_file', { path: 'v.txt' })).headers.etag as string;
+    const viaIfMatch = await write({ path: 'v.txt', content: 'two\n' }, { 'if-match': etag });
+    expect(viaIfMatch.body.status).toBe('success');
+    const wrongIfMatch = await write({ path: 'v.txt', content: 'three\n' }, { 'if-match': etag });
+    expect(wrongIfMatch.body.error?.code).toBe('CONFLICT');
+    const st = await fs.stat(t.file('v.txt'));
+    const byMtime = await write({ path: 'v.txt', content: 'three\n', expected_mtime_ms: Math.trunc(st.mtimeMs), expected_size_bytes: st.size });
+    expect(byMtime.body.status).toBe('success');
+    expect(await fs.readFile(t.file('v.txt'), 'utf8')).toBe('three\n');
+  });
+
+  it('TOOLGATE_REQUIRE_VERSION=never overwrites without a version', async () => {
+    const lax = await makeApp({ TOOLGATE_REQUIRE_VERSION: 'never' });
+    try {
+      await fs.writeFile(lax.file('x.txt'), 'old\n');
+      expect((await lax.call('write_file', { path: 'x.txt', content: 'new\n' })).body.status).toBe('success');
+    } finally {
+      await lax.close();
+    }
+  });
+
+  it('dry run answers partial, writes nothing and creates no directory', async () => {
+    const r = await write({ path: 'dry/new.py', content: 'x\ny\n', dry_run: true });
+    expect(r.body.status).toBe('partial');
+    expect(r.data).toMatchObject({ applied: false, operation: 'create' });
+    expect(r.body.text).toBe("[Dry Run] Would create 'dry/new.py' (+2 lines).");
+    expect(r.body.stats.bytes_written).toBe(0);
+    await expect(fs.stat(t.file('dry'))).rejects.toThrow();
+  });
+
+  it('create_dirs: false gives PARENT_NOT_FOUND with the seed message', async () => {
+    const r = await write({ path: 'no/such/dir/f.txt', content: 'x', create_dirs: false });
+    expect([r.status, r.body.error?.code, r.body.error?.message]).toEqual([404, 'PARENT_NOT_FOUND', 'Parent directory does not exist: no/such/dir']);
+  });
+
+  it('refuses a directory target (IS_DIRECTORY) and empty content over a non-empty file unless allow_empty', async () => {
+    await fs.mkdir(t.file('adir'), { recursive: true });
+    const dir = await write({ path: 'adir', content: 'x' });
+    expect([dir.status, dir.body.error?.code]).toEqual([409, 'IS_DIRECTORY']);
+    await fs.writeFile(t.file('full.txt'), 'data\n');
+    const v = await sha('full.txt');
+    const empty = await write({ path: 'full.txt', content: '', expected_sha256: v });
+    expect([empty.status, empty.body.error?.code, empty.body.error?.message]).toEqual([400, 'INVALID_PARAM', 'Content cannot be empty. Pass allow_empty: true to empty the file.']);
+    expect(await fs.readFile(t.file('full.txt'), 'utf8')).toBe('data\n');
+    expect((await write({ path: 'full.txt', content: '', expected_sha256: v, allow_empty: true })).body.status).toBe('success');
+    expect(await fs.readFile(t.file('full.txt'), 'utf8')).toBe('');
+    expect((await write({ path: 'new-empty.txt', content: '' })).body.status).toBe('success');
+  });
+
+  it('backup: false keeps no backup', async () => {
+    await fs.writeFile(t.file('nb.txt'), 'a\n');
+    const r = await write({ path: 'nb.txt', content: 'b\n', backup: false, expected_sha256: await sha('nb.txt') });
+    expect(r.data.backup_id).toBeNull();
+    expect((await t.call('list_backups', { path: 'nb.txt' })).body.data).toMatchObject({ backups: [] });
+  });
+
+  it('writes other encodings and base64', async () => {
+    expect((await write({ path: 'cp.txt', content: 'Привет\n', encoding: 'windows-1251' })).body.status).toBe('success');
+    expect((await fs.readFile(t.file('cp.txt'))).equals(iconv.encode('Привет\n', 'windows-1251'))).toBe(true);
+    const bytes = Buffer.from([0, 1, 2, 250, 251]);
+    expect((await write({ path: 'bin.dat', content: bytes.toString('base64'), encoding: 'base64' })).body.status).toBe('success');
+    expect((await fs.readFile(t.file('bin.dat'))).equals(bytes)).toBe(true);
+    expect((await write({ path: 'bad.dat', content: '***', encoding: 'base64' })).body.error?.code).toBe('INVALID_PARAM');
+  });
+
+  it('answers to the aliases write, Write and file-write', async () => {
+    for (const name of ['write', 'Write', 'file-write']) {
+      const r = await t.call(name, { path: `alias-${name}.txt`, content: name });
+      expect(r.body.status, name).toBe('success');
+    }
+  });
+
+  it('keeps bounded backups per file (TOOLGATE_BACKUP_KEEP)', async () => {
+    const small = await makeApp({ TOOLGATE_BACKUP_KEEP: '2' });
+    try {
+      await fs.writeFile(small.file('k.txt'), 'v0\n');
+      for (let i = 1; i <= 4; i++) {
+        const v = ((await small.call('read_file', { path: 'k.txt' })).body.data as { version: { sha256: string } }).version.sha256;
+        expect((await small.call('write_file', { path: 'k.txt', content: `v${i}\n`, expected_sha256: v })).body.status).toBe('success');
+      }
+      const list = (await small.call('list_backups', { path: 'k.txt' })).body.data as { backups: { size_bytes: number }[] };
+      expect(list.backups).toHaveLength(2);
+    } finally {
+      await small.close();
+    }
+  });
+
+  it('keeps total backup bytes under TOOLGATE_BACKUP_MAX_BYTES', async () => {
+    const small = await makeApp({ TOOLGATE_BACKUP_MAX_BYTES: '1000', TOOLGATE_REQUIRE_VERSION: 'never' });
+    try {
+      for (let i = 0; i < 6; i++) {
+        await fs.writeFile(small.file(`f${i}.txt`), 'x'.repeat(300));
+        expect((await small.call('write_file', { path: `f${i}.txt`, content: 'y' })).body.status).toBe('success');
+      }
+      const list = (await small.call('list_backups', {})).body.data as { backups: { size_bytes: number; path: string }[] };
+      const total = list.backups.reduce((s, b) => s + b.size_bytes, 0);
+      expect(total).toBeLessThanOrEqual(1000);
+      expect(list.backups.map((b) => b.path)).toContain('f5.txt');
+    } finally {
+      await small.close();
+    }
+  });
+
+  it('leaves no temp file beside the written file', async () => {
+    await write({ path: 'tmpcheck/a.txt', content: 'x\n' });
+    expect(await fs.readdir(t.file('tmpcheck'))).toEqual(['a.txt']);
+  });
+});
