@@ -90,24 +90,28 @@ export function shortenParams(value: unknown, depth = 0): unknown {
   return out;
 }
 
-/** Turns anything thrown into a ToolError without leaking stack traces or host paths. */
-export function toToolError(err: unknown): ToolError {
+/**
+ * Turns anything thrown into a ToolError without leaking stack traces or host paths; `rel` is the
+ * caller's relative path, used in the seed 000 messages (`Permission denied: <path>`).
+ */
+export function toToolError(err: unknown, rel?: string | null): ToolError {
   if (err instanceof ToolError) return err;
   const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  const where = rel ?? 'the requested path';
   switch (code) {
     case 'EACCES':
     case 'EPERM':
     case 'EROFS':
-      return new ToolError('PERMISSION_DENIED', 'The operating system refused the operation (permission denied).');
+      return new ToolError('PERMISSION_DENIED', `Permission denied: ${where}`);
     case 'ENOSPC':
     case 'EDQUOT':
       return new ToolError('DISK_FULL', 'The volume is full; nothing was written. Free some space and retry.');
     case 'ENOENT':
-      return new ToolError('NOT_FOUND', 'File or directory not found.');
+      return new ToolError('NOT_FOUND', `File not found: ${where}`);
     case 'EISDIR':
-      return new ToolError('IS_DIRECTORY', 'Target path is a directory.');
+      return new ToolError('IS_DIRECTORY', `Path is a directory: ${where}`);
     case 'ENOTDIR':
-      return new ToolError('NOT_A_DIRECTORY', 'A parent of the path is not a directory.');
+      return new ToolError('NOT_A_DIRECTORY', `A parent of ${where} is not a directory.`);
     case 'ELOOP':
       return new ToolError('ACCESS_DENIED', 'Path must be within project root.');
     case 'ENAMETOOLONG':

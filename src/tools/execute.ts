@@ -112,7 +112,7 @@ export function createExecutor(opts: ExecutorOptions) {
       };
       outcome = { envelope, httpStatus: 200, version: result.version ?? null, tool, audit: result.audit ?? {}, durationMs: 0 };
     } catch (err) {
-      const e = toToolError(err);
+      const e = toToolError(err, pathResolved);
       const envelope: Envelope = {
         status: 'error',
         data: null,

@@ -41,7 +41,7 @@ export const writeFile = defineTool({
   output: Output,
   async run(ctx, input) {
     const p = await ctx.resolve(input.path);
-    if (p.stat?.isDirectory()) throw new ToolError('IS_DIRECTORY', `Target path is a directory: ${p.rel}`);
+    if (p.stat?.isDirectory()) throw new ToolError('IS_DIRECTORY', `Path is a directory: ${p.rel}`);
     const encoding = checkEncoding(input.encoding);
     const bytes = encodeText(input.content, encoding);
     const { maxWriteBytes, maxEditBytes } = ctx.ws.limits;
