@@ -22,15 +22,19 @@ export async function fsyncDirectory(dir: string): Promise<void> {
   }
 }
 
+/** Writes and fsyncs a new temp file; on any failure (a full disk above all) nothing of it is left. */
 async function writeTemp(tempPath: string, data: Buffer, mode: number): Promise<void> {
   const fh = await fs.open(tempPath, 'wx', mode);
   try {
     await fh.writeFile(data);
     await fh.chmod(mode);
     await fh.sync();
-  } finally {
-    await fh.close();
+  } catch (err) {
+    await fh.close().catch(() => undefined);
+    await fs.rm(tempPath, { force: true });
+    throw err;
   }
+  await fh.close();
 }
 
 export interface AtomicWriteOptions {
