@@ -1,7 +1,7 @@
-// User regular expressions under a hard time limit (SPEC §5 replace_in_file, search_files). JavaScript's
-// engine backtracks, so a pattern such as (a+)+$ can run for hours on a short input; every user regex
-// therefore runs in a worker thread that is terminated when it passes the limit, and recreated for the
-// next job. The event loop never executes a user pattern.
+// User regular expressions under a hard time limit (SPEC §5 replace_in_file; search_files uses the same
+// approach in search-pool.ts). JavaScript's engine backtracks, so a pattern such as (a+)+$ can run for hours
+// on a short input; every user regex therefore runs in a worker thread that is terminated when it passes the
+// limit, and recreated for the next job. The event loop never executes a user pattern.
 import { Worker } from 'node:worker_threads';
 import { ToolError } from '../envelope.js';
 
@@ -30,27 +30,8 @@ export interface ReplaceMatches {
   capped: boolean;
 }
 
-export interface SearchBatch {
-  source: string;
-  flags: string;
-  names: string[];
-  files: Uint8Array[];
-  maxHitsPerFile: number;
-  previewChars: number;
-}
-
-/** [line (1-based), column (1-based, UTF-16 units), preview]. */
-export type LineHit = [number, number, string];
-
-export interface SearchBatchResult {
-  /** Indexes into `names` that matched. */
-  nameHits: number[];
-  /** Hits per file, in the order of `files`. */
-  fileHits: LineHit[][];
-}
-
 // Plain JavaScript run with `eval: true`, so it needs no build step and loads the same way from src/ (tests)
-// and dist/. Kept small: match positions and line previews only.
+// and dist/. Kept small: match positions and expanded replacements only.
 const WORKER_SOURCE = String.raw`
 const { parentPort } = require('node:worker_threads');
 
@@ -94,48 +75,9 @@ function replace(msg) {
   return { starts, ends, replacements: reps, capped };
 }
 
-function preview(line, col, max) {
-  let s = line.replace(/\r$/, '');
-  if (s.length <= max) return s.trim();
-  const from = Math.max(0, Math.min(col - 1 - Math.floor(max / 4), s.length - max));
-  return (from > 0 ? '…' : '') + s.slice(from, from + max).trim() + (from + max < s.length ? '…' : '');
-}
-
-const decoder = new TextDecoder('utf-8');
-
-function search(msg) {
-  const re = new RegExp(msg.source, msg.flags);
-  const nameHits = [];
-  for (let i = 0; i < msg.names.length; i++) {
-    re.lastIndex = 0;
-    if (re.test(msg.names[i])) nameHits.push(i);
-  }
-  const fileHits = [];
-  for (const bytes of msg.files) {
-    const text = decoder.decode(bytes);
-    const hits = [];
-    let line = 1, counted = 0;
-    re.lastIndex = 0;
-    let m;
-    while (hits.length < msg.maxHitsPerFile && (m = re.exec(text)) !== null) {
-      const at = m.index;
-      for (let p = text.indexOf('\n', counted); p !== -1 && p < at; p = text.indexOf('\n', p + 1)) line++;
-      const start = at === 0 ? 0 : text.lastIndexOf('\n', at - 1) + 1;
-      let end = text.indexOf('\n', at);
-      if (end === -1) end = text.length;
-      hits.push([line, at - start + 1, preview(text.slice(start, end), at - start + 1, msg.previewChars)]);
-      counted = at;
-      if (end >= text.length) break;
-      re.lastIndex = end + 1;
-    }
-    fileHits.push(hits);
-  }
-  return { nameHits, fileHits };
-}
-
 parentPort.on('message', (msg) => {
   try {
-    const result = msg.op === 'replace' ? replace(msg) : search(msg);
+    const result = replace(msg);
     parentPort.postMessage({ id: msg.id, ok: true, result });
   } catch (err) {
     parentPort.postMessage({ id: msg.id, ok: false, error: String((err && err.message) || err) });
@@ -239,14 +181,4 @@ const runner = new RegexRunner();
 /** All matches of a user regex in `text` (at most `limit`), with the replacements expanded the way String.prototype.replace does. */
 export function regexReplaceMatches(text: string, source: string, flags: string, replacement: string, limit: number, timeoutMs: number): Promise<ReplaceMatches> {
   return runner.run<ReplaceMatches>({ op: 'replace', text, source, flags: flags.includes('g') ? flags : `${flags}g`, replacement, expand: replacement.includes('$'), limit }, timeoutMs);
-}
-
-/** Runs a search batch (names and file contents) in the worker; file buffers are transferred, not copied, when they own their memory. */
-export function regexSearchBatch(batch: SearchBatch, timeoutMs: number): Promise<SearchBatchResult> {
-  const transfer: ArrayBuffer[] = [];
-  for (const f of batch.files) {
-    if (f.byteOffset === 0 && f.byteLength === f.buffer.byteLength && f.buffer instanceof ArrayBuffer && !transfer.includes(f.buffer)) transfer.push(f.buffer);
-  }
-  const flags = batch.flags.includes('g') ? batch.flags : `${batch.flags}g`;
-  return runner.run<SearchBatchResult>({ op: 'search', ...batch, flags }, timeoutMs, transfer);
 }

@@ -153,11 +153,13 @@ export async function walkTree(ws: Workspace, startAbs: string, opts: WalkOption
       if (own) rules = [...rules, own];
     }
     const depth = dir.depth + 1;
+    // A directory entry name holds no separator, so concatenation is enough (no path.join per entry).
+    const prefix = dir.abs.endsWith(path.sep) ? dir.abs : dir.abs + path.sep;
     for (const d of entries) {
       const name = d.name;
       if (isHiddenFromTools(name)) continue;
       if (!includeHidden && name.startsWith('.')) continue;
-      const abs = path.join(dir.abs, name);
+      const abs = prefix + name;
       const kind = kindOf(d);
       if (kind === 'directory' && isInside(ws.stateDir, abs)) continue;
       const skipped = kind === 'directory' && skipDirs.has(name);

@@ -201,6 +201,25 @@ describe('search_files', () => {
     }
   });
 
+  it('case-insensitive literal search agrees with a case-insensitive regex, also when candidates are dense', async () => {
+    const lines = [`${'e'.repeat(5000)}EeE`, 'ee', 'xEEx', 'Ee', `${'eE'.repeat(3000)}`, 'no', 'QqQ qq', 'crlf qq\r'];
+    await fs.writeFile(t.file('dense.txt'), `${lines.join('\n')}\n`);
+    for (const query of ['eee', 'EE', 'qq', 'e', 'QQ Q']) {
+      const lit = show(await t.call('search_files', { path: 'dense.txt', query, mode: 'content', limit: 1000 }));
+      const re = show(await t.call('search_files', { path: 'dense.txt', query: query.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), regex: true, mode: 'content', limit: 1000 }));
+      expect(lit, query).toEqual(re);
+    }
+    expect(show(await t.call('search_files', { path: 'dense.txt', query: 'QQ', mode: 'content' }))).toEqual(['dense.txt:7:1:QqQ qq', 'dense.txt:8:6:crlf qq']);
+  });
+
+  it('a stuck regex search does not block other requests meanwhile', async () => {
+    await fs.writeFile(t.file('evil.txt'), `${'a'.repeat(40)}b\n`);
+    const slow = t.call('search_files', { query: '(a+)+$', regex: true, mode: 'content' });
+    const quick = await t.call('read_file', { path: 'README.md' });
+    expect(quick.status).toBe(200);
+    expect((await slow).body.error?.code).toBe('TIMEOUT');
+  });
+
   it('no match is success (seed 000 wording)', async () => {
     const r = await t.call('search_files', { query: 'zzzz' });
     expect(r.status).toBe(200);
