@@ -3,7 +3,7 @@
 // PASS/MISS, and writes bench/results/latest.json and the tables of bench/README.md.
 // Knobs: BENCH_QUICK=1 (1–2 minute smoke run), BENCH_ROUNDS, BENCH_DURATION_S, BENCH_ONLY=read,write,…
 // (see bench/README.md).
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
@@ -19,36 +19,18 @@ import { options, REPO_DIR } from './lib/options.js';
 import { startPeer, type Peer } from './lib/peer.js';
 import { targetLines, writeJson, writeReadme, type Results, type Target } from './lib/report.js';
 import { searchSection } from './lib/search.js';
-import { CEILING_SERVER, getStatus, startCeiling, startToolgate, TOOLGATE_MAIN, type Server, type ToolgateEnv } from './lib/servers.js';
+import { buildToolgate } from './lib/build.js';
+import { CEILING_SERVER, getStatus, startCeiling, startToolgate, useToolgateMain, type Server, type ToolgateEnv } from './lib/servers.js';
 import { fmt, MiB } from './lib/stats.js';
 import { editWorkload, READ_REL, readWorkload, writeReadFile, writeWorkload, type Targets } from './lib/workloads.js';
 
-function git(args: string[]): string {
-  try {
-    return execFileSync('git', args, { cwd: REPO_DIR, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-  } catch {
-    return '';
-  }
-}
-
 function ripgrep(): { bin: string; version: string } | null {
+  const bin = process.env.BENCH_RG_BIN ?? 'rg';
   try {
-    const v = execFileSync('rg', ['--version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
-    return { bin: 'rg', version: v.split('\n')[0]?.trim() ?? 'rg' };
+    const v = execFileSync(bin, ['--version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    return { bin, version: v.split('\n')[0]?.trim() ?? 'rg' };
   } catch {
     return null;
-  }
-}
-
-function build(): void {
-  if (options.skipBuild) {
-    progress('BENCH_SKIP_BUILD=1: using the existing dist/');
-    return;
-  }
-  progress('building toolgate (npm run build)');
-  const r = spawnSync('npm', ['run', 'build'], { cwd: REPO_DIR, encoding: 'utf8' });
-  if (r.status !== 0) {
-    throw new Error(`npm run build failed (exit ${String(r.status)}):\n${`${r.stdout}\n${r.stderr}`.trim().split('\n').slice(-30).join('\n')}`);
   }
 }
 
@@ -147,8 +129,9 @@ async function main(): Promise<void> {
   const results: Results = {
     meta: {
       date: new Date().toISOString(),
-      commit: git(['rev-parse', '--short', 'HEAD']),
-      dirty: git(['status', '--porcelain', '--', 'src']) !== '',
+      commit: '',
+      dirty: false,
+      source: 'working tree',
       mode: options.quick ? 'quick' : 'full',
       durationS: 0,
       settings: { rounds: options.rounds, durationS: options.durationS, rampS: options.rampS, pairs: options.pairs, bigRounds: options.bigRounds, searchRounds: options.searchRounds, coldRounds: options.coldRounds, concurrency: C },
@@ -179,10 +162,11 @@ async function main(): Promise<void> {
   }
   if (!rg) results.notes.push('ripgrep (rg) is not installed: the search-vs-rg comparison was skipped (apt-get install ripgrep).');
 
-  build();
-  await fs.access(TOOLGATE_MAIN).catch(() => {
-    throw new Error(`${TOOLGATE_MAIN} is missing; run npm run build`);
-  });
+  const build = await buildToolgate();
+  useToolgateMain(build.main);
+  results.meta.commit = build.commit;
+  results.meta.dirty = build.dirty;
+  results.meta.source = build.source;
   await fs.access(CEILING_SERVER);
 
   // Workspace: generated data is kept, per-run files and toolgate's state are not.

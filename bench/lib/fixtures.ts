@@ -97,7 +97,13 @@ export async function ensureTree(wsRoot: string, cacheDir: string): Promise<Tree
   const dir = path.join(wsRoot, 'tree');
   const manifestFile = path.join(cacheDir, 'tree.manifest.json');
   const info = { dir, files: params.files, bytes: params.bytes, needleFiles: params.needleFiles, needle: params.needle };
-  if (sameParams(await readManifest(manifestFile), params)) return info;
+  const found = await readManifest(manifestFile);
+  if (sameParams(found, params)) {
+    // The manifest alone is not proof: the tree may have been removed or cut short since.
+    const probe = found?.probe as { path: string; size: number } | undefined;
+    const st = probe ? await fs.stat(path.join(dir, probe.path)).catch(() => null) : null;
+    if (probe && st?.size === probe.size) return info;
+  }
   progress(`generating the search tree (${params.files} files, ${params.bytes / MiB} MiB, seed ${params.seed}) in ${dir} — once, then cached`);
   await fs.rm(manifestFile, { force: true });
   await fs.rm(dir, { recursive: true, force: true });
@@ -132,7 +138,11 @@ export async function ensureTree(wsRoot: string, cacheDir: string): Promise<Tree
     }
   };
   await Promise.all(Array.from({ length: 32 }, worker));
-  await fs.writeFile(manifestFile, JSON.stringify({ ...params, created: new Date().toISOString() }, null, 2));
+  // The last file written by index: its size proves the tree is complete when the manifest is reused.
+  const last = params.files - 1;
+  const lastDir = Math.floor(last / perDir);
+  const probe = { path: path.join(`d${String(Math.floor(lastDir / 20)).padStart(2, '0')}`, `s${String(lastDir % 20).padStart(2, '0')}`, `f${String(last % perDir).padStart(3, '0')}.ts`), size: sizes[last] as number };
+  await fs.writeFile(manifestFile, JSON.stringify({ ...params, probe, created: new Date().toISOString() }, null, 2));
   return info;
 }
 

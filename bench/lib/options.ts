@@ -48,6 +48,8 @@ export const options = {
   cacheDir: path.resolve(process.env.BENCH_CACHE_DIR ?? path.join(os.tmpdir(), 'toolgate-bench')),
   sections: sections(),
   skipBuild: process.env.BENCH_SKIP_BUILD === '1',
+  /** Measure this commit (built in the cache directory) instead of the working tree. */
+  ref: process.env.BENCH_REF || null,
   /** Start the load instance of toolgate with --cpu-prof (profiles land in <cache>/prof). */
   cpuProf: process.env.BENCH_CPU_PROF === '1',
   /** toolgate's log level under load: production default `info` unless overridden. */

@@ -27,6 +27,7 @@ export interface Results {
     date: string;
     commit: string;
     dirty: boolean;
+    source: 'working tree' | 'commit snapshot';
     mode: 'full' | 'quick';
     durationS: number;
     settings: Record<string, unknown>;
@@ -84,7 +85,7 @@ export function markdown(r: Results): string {
   const m = r.meta;
   const out: string[] = [];
   out.push(
-    `Run of ${m.date} (${m.mode}), commit \`${m.commit}\`${m.dirty ? ' with uncommitted changes in src/' : ''}, ${Math.round(m.durationS)} s in all. ` +
+    `Run of ${m.date} (${m.mode}), toolgate at commit \`${m.commit}\` (${m.source === 'commit snapshot' ? 'built from the commit alone, BENCH_REF' : `working tree${m.dirty ? ' with uncommitted changes in src/' : ''}`}), ${Math.round(m.durationS)} s in all. ` +
       `Load: ${String(m.settings.rounds)} interleaved rounds per comparison, each run ${String(m.settings.rampS)} s of uncounted ramp then ${String(m.settings.durationS)} s counted; ` +
       'figures are medians over rounds, ratios are medians of per-round ratios.',
   );

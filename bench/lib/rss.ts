@@ -4,7 +4,12 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 
 function statusField(pid: number, field: 'VmRSS' | 'VmHWM'): number {
-  const text = readFileSync(`/proc/${pid}/status`, 'utf8');
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/status`, 'utf8');
+  } catch {
+    throw new Error(`process ${pid} is gone: it exited during the run (see the logs in the cache directory)`);
+  }
   const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(text);
   if (!m) throw new Error(`no ${field} for pid ${pid}`);
   return Number(m[1]) * 1024;

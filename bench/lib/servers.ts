@@ -7,7 +7,7 @@ import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
 import { BENCH_DIR, REPO_DIR } from './options.js';
-import { sleep } from './log.js';
+import { progress, sleep } from './log.js';
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -94,6 +94,10 @@ export async function startServer(opts: StartOptions): Promise<Server> {
     await sleep(opts.pollMs ?? 5);
   }
   const startMs = performance.now() - t0;
+  let stopping = false;
+  child.once('exit', (code, signal) => {
+    if (!stopping) progress(`! ${opts.name} (pid ${String(child.pid)}) exited unexpectedly (${signal ?? `code ${String(code)}`}); its log: ${opts.logFile}`);
+  });
   return {
     name: opts.name,
     port,
@@ -101,6 +105,7 @@ export async function startServer(opts: StartOptions): Promise<Server> {
     child,
     startMs,
     async stop() {
+      stopping = true;
       if (exited === null) {
         child.kill('SIGTERM');
         const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
@@ -112,7 +117,11 @@ export async function startServer(opts: StartOptions): Promise<Server> {
   };
 }
 
-export const TOOLGATE_MAIN = path.join(REPO_DIR, 'dist', 'main.js');
+/** The toolgate entry point under test (dist/main.js of the working tree, or of a BENCH_REF snapshot). */
+let toolgateMain = path.join(REPO_DIR, 'dist', 'main.js');
+export function useToolgateMain(main: string): void {
+  toolgateMain = main;
+}
 export const CEILING_SERVER = path.join(BENCH_DIR, 'servers', 'ceiling.mjs');
 
 export interface ToolgateEnv {
@@ -143,7 +152,7 @@ export function toolgateEnv(port: number, e: ToolgateEnv): Record<string, string
 
 export async function startToolgate(name: string, e: ToolgateEnv, logFile: string, nodeArgs: string[] = [], timeoutMs?: number): Promise<Server> {
   const port = await freePort();
-  return startServer({ name, script: TOOLGATE_MAIN, env: toolgateEnv(port, e), logFile, nodeArgs, timeoutMs });
+  return startServer({ name, script: toolgateMain, env: toolgateEnv(port, e), logFile, nodeArgs, timeoutMs });
 }
 
 export async function startCeiling(name: string, mode: 'const' | 'file', file: string | null, logFile: string, timeoutMs?: number): Promise<Server> {
