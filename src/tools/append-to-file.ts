@@ -52,7 +52,7 @@ export const appendToFile = defineTool({
       });
     }
 
-    return withFileLock(ctx.ws, p.real, p.rel, async () => {
+    return withFileLock(p.ws, p.real, p.rel, async () => {
       const current = await readCurrent(p, maxEditBytes);
       if (!current) throw new ToolError('NOT_FOUND', `File not found: ${p.rel}`);
       enforceVersion(ctx, p, current, input, 'mutation');
@@ -87,9 +87,9 @@ export const appendToFile = defineTool({
         };
       }
       const mode = current.stat.mode & 0o7777;
-      const backupId = await createBackup(ctx.ws, { rel: p.realRel, operation: 'append_to_file', mode, sha256: current.version.sha256 }, current.content);
+      const backupId = await createBackup(p.ws, { rel: p.realRel, operation: 'append_to_file', mode, sha256: current.version.sha256 }, current.content);
       const bytes = Buffer.concat([current.content, addedBytes]);
-      const st = await writeFileAtomic(ctx.ws, p.real, bytes, { mode });
+      const st = await writeFileAtomic(p.ws, p.real, bytes, { mode });
       const version = versionOf(st, sha256Hex(bytes));
       const addedLines = countLines(added);
       let text = `Appended ${chars} chars (${addedLines} line${addedLines === 1 ? '' : 's'}) to '${p.rel}' (now ${bytes.length} bytes).`;

@@ -39,7 +39,7 @@ export const deleteFile = defineTool({
     }
     if (p.stat?.isDirectory()) throw new ToolError('IS_DIRECTORY', `Path is a directory: ${p.rel}; delete_file removes files only.`);
 
-    return withFileLock(ctx.ws, p.real, p.rel, async () => {
+    return withFileLock(p.ws, p.real, p.rel, async () => {
       const current = await fileState(p, ctx.signal);
       if (!current) throw new ToolError('NOT_FOUND', `File not found: ${p.rel}`);
       enforceVersion(ctx, p, { content: Buffer.alloc(0), ...current }, input, 'mutation');
@@ -55,7 +55,7 @@ export const deleteFile = defineTool({
       }
       const mode = current.stat.mode & 0o7777;
       // The rename into the backups is the delete; without backups the file is unlinked.
-      const backupId = await moveToBackup(ctx.ws, p.real, { rel: p.realRel, operation: 'delete_file', mode, sha256: current.version.sha256 }, size);
+      const backupId = await moveToBackup(p.ws, p.real, { rel: p.realRel, operation: 'delete_file', mode, sha256: current.version.sha256 }, size);
       if (backupId === null) await fs.unlink(p.real);
       await fsyncDirectory(path.dirname(p.real));
       return {

@@ -44,7 +44,7 @@ export const diskUsage = defineTool({
     let truncated = false;
     if (p.stat.isDirectory()) {
       const found: WalkEntry[] = [];
-      const walk = await walkTree(ctx.ws, p.real, {
+      const walk = await walkTree(p.ws, p.real, {
         maxDepth: MAX_DEPTH,
         maxEntries: searchMaxFiles,
         deadline,

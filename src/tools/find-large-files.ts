@@ -43,7 +43,7 @@ export const findLargeFiles = defineTool({
     const { searchMaxFiles, searchTimeoutMs } = ctx.ws.limits;
     const deadline = Date.now() + searchTimeoutMs;
     const files: WalkEntry[] = [];
-    const walk = await walkTree(ctx.ws, p.real, {
+    const walk = await walkTree(p.ws, p.real, {
       maxDepth: MAX_DEPTH,
       maxEntries: searchMaxFiles,
       deadline,

@@ -45,7 +45,7 @@ export const listDirectory = defineTool({
     requireDirectory(p);
     const { searchMaxFiles, searchTimeoutMs } = ctx.ws.limits;
     const found: WalkEntry[] = [];
-    const walk = await walkTree(ctx.ws, p.real, {
+    const walk = await walkTree(p.ws, p.real, {
       maxDepth: input.depth,
       maxEntries: Math.min(input.limit, searchMaxFiles),
       deadline: Date.now() + searchTimeoutMs,

@@ -92,7 +92,7 @@ export const replaceInFile = defineTool({
     if (input.regex) checkUserRegex(input.old, REGEX_FLAGS);
     const { maxEditBytes, maxWriteBytes, regexTimeoutMs } = ctx.ws.limits;
 
-    return withFileLock(ctx.ws, p.real, p.rel, async () => {
+    return withFileLock(p.ws, p.real, p.rel, async () => {
       const current = await readCurrent(p, maxEditBytes);
       if (!current) throw new ToolError('NOT_FOUND', `File not found: ${p.rel}`);
       enforceVersion(ctx, p, current, input, 'mutation');
@@ -145,8 +145,8 @@ export const replaceInFile = defineTool({
         };
       }
       const mode = current.stat.mode & 0o7777;
-      const backupId = await createBackup(ctx.ws, { rel: p.realRel, operation: 'replace_in_file', mode, sha256: current.version.sha256 }, current.content);
-      const st = await writeFileAtomic(ctx.ws, p.real, bytes, { mode });
+      const backupId = await createBackup(p.ws, { rel: p.realRel, operation: 'replace_in_file', mode, sha256: current.version.sha256 }, current.content);
+      const st = await writeFileAtomic(p.ws, p.real, bytes, { mode });
       const version = versionOf(st, sha256Hex(bytes));
       let text = `Replaced ${plural(n, 'match')} in '${p.rel}' (+${diff.lines_added}/-${diff.lines_removed} lines, ${bytes.length} bytes).`;
       if (diff.diff_truncated) text += '\n(Diff preview truncated. Use read_file to verify full content.)';

@@ -205,7 +205,7 @@ export const searchFiles = defineTool({
         const name = path.posix.basename(p.realRel);
         consider(name, p.rel, name, p.real, 'file');
       } else {
-        const walk = await walkTree(ctx.ws, p.real, {
+        const walk = await walkTree(p.ws, p.real, {
           maxDepth: input.max_depth,
           maxEntries: searchMaxFiles,
           deadline,

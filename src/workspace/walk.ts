@@ -175,7 +175,9 @@ export async function walkTree(ws: Workspace, startAbs: string, opts: WalkOption
   return result(false, null);
 }
 
-/** Joins a tool-relative directory ('.' for the root) and a path below it. */
+/** Joins a tool-relative directory ('.' or '[project]/.' for a root) and a path below it. */
 export function joinRel(dirRel: string, below: string): string {
-  return dirRel === '.' ? below : `${dirRel}/${below}`;
+  if (dirRel === '.') return below;
+  if (dirRel.endsWith('/.')) return `${dirRel.slice(0, -1)}${below}`;
+  return `${dirRel}/${below}`;
 }

@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises';
+import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { makeApp, type TestApp } from '../helpers.js';
+import { makeApp, makeTempDir, type TestApp } from '../helpers.js';
 
 interface DeleteData {
   deleted: boolean;
@@ -109,6 +110,24 @@ describe('delete_file', () => {
     const info = await t.call('file_info', { path: 'a.txt' });
     const sha = (info.body.data as { version: { sha256: string } }).version.sha256;
     expect((await t.call('delete_file', { path: 'a.txt', expected_sha256: sha })).status).toBe(200);
+  });
+
+  it("deletes a file of another project ([id]/path) into that project's backups", async () => {
+    await t.close();
+    const base = await makeTempDir('toolgate-projects-');
+    await fs.mkdir(path.join(base, 'p1'));
+    await fs.mkdir(path.join(base, 'p2'));
+    await fs.writeFile(path.join(base, 'p2/x.txt'), 'p2 content');
+    t = await makeApp({ TOOLGATE_PROJECTS_ROOT: base });
+    const r = await t.call('delete_file', { path: '[p2]/x.txt' }, { 'x-project-id': 'p1' });
+    expect(r.status).toBe(200);
+    await expect(fs.stat(path.join(base, 'p2/x.txt'))).rejects.toThrow();
+    await expect(fs.stat(path.join(base, 'p1/.toolgate/backups'))).rejects.toThrow();
+    const id = (r.body.data as DeleteData).backup_id;
+    const restored = await t.call('restore_backup', { backup_id: id }, { 'x-project-id': 'p2' });
+    expect(restored.status).toBe(200);
+    expect(await fs.readFile(path.join(base, 'p2/x.txt'), 'utf8')).toBe('p2 content');
+    await fs.rm(base, { recursive: true, force: true });
   });
 
   it('INVALID_PARAM for the root and unknown parameters', async () => {

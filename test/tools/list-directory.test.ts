@@ -130,6 +130,21 @@ describe('list_directory', () => {
     }
   });
 
+  it("lists another project's directory ([id]/path) without its state directory", async () => {
+    await t.close();
+    const base = await makeTempDir('toolgate-projects-');
+    await fs.mkdir(path.join(base, 'p1'));
+    await fs.mkdir(path.join(base, 'p2/sub'), { recursive: true });
+    await fs.writeFile(path.join(base, 'p2/sub/f.txt'), 'x');
+    t = await makeApp({ TOOLGATE_PROJECTS_ROOT: base });
+    const h = { 'x-project-id': 'p2' };
+    await t.call('write_file', { path: 'sub/f.txt', content: 'y', expected_size_bytes: 1 }, h); // fills p2's state dir
+    const r = await t.call('list_directory', { path: '[p2]/', depth: 5, include_hidden: true }, { 'x-project-id': 'p1' });
+    expect(r.status).toBe(200);
+    expect((r.body.data as ListData).entries.map((e) => e.path)).toEqual(['[p2]/sub', '[p2]/sub/f.txt']);
+    await fs.rm(base, { recursive: true, force: true });
+  });
+
   it('answers to the file-list alias', async () => {
     const r = await t.call('file-list', { path: 'src' });
     expect(r.status).toBe(200);

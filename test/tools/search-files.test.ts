@@ -227,6 +227,20 @@ describe('search_files', () => {
     expect(r.body.text).toMatch(/^No matches found for 'zzzz'/);
   });
 
+  it("searches another project ([id]/path) without its state directory", async () => {
+    await t.close();
+    const base = await makeTempDir('toolgate-projects-');
+    await fs.mkdir(path.join(base, 'p1'));
+    await fs.mkdir(path.join(base, 'p2'));
+    await fs.writeFile(path.join(base, 'p2/a.txt'), 'needle one\n');
+    t = await makeApp({ TOOLGATE_PROJECTS_ROOT: base });
+    await t.call('write_file', { path: 'a.txt', content: 'needle two\n', expected_size_bytes: 11 }, { 'x-project-id': 'p2' }); // backup of "needle one"
+    const r = await t.call('search_files', { path: '[p2]/', query: 'needle' }, { 'x-project-id': 'p1' });
+    expect(r.status).toBe(200);
+    expect(show(r)).toEqual(['[p2]/a.txt:1:1:needle two']);
+    await fs.rm(base, { recursive: true, force: true });
+  });
+
   it('answers to the file-search alias', async () => {
     expect((await t.call('file-search', { query: 'hello' })).status).toBe(200);
   });
