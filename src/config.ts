@@ -45,6 +45,7 @@ export const SETTINGS = {
   metrics: { env: 'TOOLGATE_METRICS', schema: bool, default: 'true', doc: 'Serve Prometheus metrics at `/metrics`.' },
   shutdownTimeoutMs: { env: 'TOOLGATE_SHUTDOWN_TIMEOUT_MS', schema: int(0), default: '30000', doc: 'On SIGTERM, how long in-flight calls may finish before the process exits anyway.' },
   logLevel: { env: 'TOOLGATE_LOG_LEVEL', schema: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), default: 'info', doc: 'Log level: `fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent` (JSON lines; readable when stdout is a terminal; Authorization headers redacted).' },
+  logRequests: { env: 'TOOLGATE_LOG_REQUESTS', schema: bool, default: 'false', doc: 'Also log every HTTP request (Fastify\'s "incoming request"/"request completed" lines); off by default because the audit log already has one line per tool call.' },
   instanceId: { env: 'TOOLGATE_INSTANCE_ID', schema: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'letters, digits, dot, dash, underscore').optional(), default: undefined, doc: 'Name of this replica in audit file names (default: host name).' },
 } as const;
 

@@ -79,19 +79,62 @@ export function hashOfLine(line: string): string {
   return HASH_SUFFIX.exec(line)?.[1] ?? sha256Hex(line);
 }
 
-/** One audit file of this process: appends serialized, the chain resumed from the file's last line. */
+/**
+ * One audit file of this process. Lines are chained in the order they are recorded and written in
+ * groups: while one append is in flight, the lines that arrive meanwhile wait and go out together in
+ * the next one (one write per group instead of an open/write/close per call under load).
+ */
 class AuditFile {
   private prev: string | null | undefined;
   private needsNewline = false;
+  private pending: AuditEntry[] = [];
+  private draining: Promise<void> | null = null;
 
-  constructor(readonly file: string) {}
+  constructor(
+    readonly file: string,
+    private readonly onError: (err: unknown) => void,
+  ) {}
 
-  async append(entry: AuditEntry): Promise<void> {
-    if (this.prev === undefined) await this.resume();
-    const { line, hash } = chainLine(entry, this.prev ?? null);
-    await fs.appendFile(this.file, `${this.needsNewline ? '\n' : ''}${line}\n`, { mode: 0o600 });
-    this.needsNewline = false;
-    this.prev = hash;
+  append(entry: AuditEntry): void {
+    this.pending.push(entry);
+    this.draining ??= this.drain();
+  }
+
+  /** Resolves when every line appended so far is written (or has failed and been reported). */
+  idle(): Promise<void> {
+    return this.draining ?? Promise.resolve();
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      while (this.pending.length > 0) {
+        if (this.prev === undefined) await this.resume();
+        const group = this.pending;
+        this.pending = [];
+        let text = this.needsNewline ? '\n' : '';
+        let prev = this.prev ?? null;
+        for (const entry of group) {
+          const { line, hash } = chainLine(entry, prev);
+          text += `${line}\n`;
+          prev = hash;
+        }
+        try {
+          await fs.appendFile(this.file, text, { mode: 0o600 });
+          this.needsNewline = false;
+          this.prev = prev;
+        } catch (err) {
+          // Resume the chain from what the file really holds next time.
+          this.prev = undefined;
+          this.onError(err);
+        }
+      }
+    } catch (err) {
+      this.pending = [];
+      this.prev = undefined;
+      this.onError(err);
+    } finally {
+      this.draining = null;
+    }
   }
 
   /** After a restart: continue the chain from the last line already in today's file. */
@@ -138,7 +181,6 @@ export async function readLastLine(file: string): Promise<{ line: string; termin
 
 export class AuditLog {
   private readonly files = new Map<string, AuditFile>();
-  private queue: Promise<void> = Promise.resolve();
   private readonly stdout: pino.Logger | null;
   /** Called when a line cannot be written (the call itself is already answered). */
   onError: (err: unknown) => void = () => undefined;
@@ -161,17 +203,16 @@ export class AuditLog {
     const file = this.fileFor(call.ws.stateDir, now);
     let writer = this.files.get(file);
     if (!writer) {
-      writer = new AuditFile(file);
+      writer = new AuditFile(file, (err) => this.onError(err));
       this.files.set(file, writer);
       this.forgetOldDays(file);
     }
-    const w = writer;
-    this.queue = this.queue.then(() => w.append(entry)).catch((err: unknown) => this.onError(err));
+    writer.append(entry);
   }
 
   /** Resolves when every line recorded so far is on disk (shutdown, tests). */
-  flush(): Promise<void> {
-    return this.queue;
+  async flush(): Promise<void> {
+    await Promise.all([...this.files.values()].map((f) => f.idle()));
   }
 
   private forgetOldDays(current: string): void {

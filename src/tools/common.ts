@@ -1,12 +1,12 @@
 // Schemas and steps shared by several tools: path and version arguments, reading the current
 // state of a file under its lock, and the version rules of SPEC §4.
-import { constants as C } from 'node:fs';
-import type { Stats } from 'node:fs';
+import { closeSync, fstatSync, lstatSync, statSync, type Stats } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { ToolError, type VersionStamp } from '../envelope.js';
 import { describeKind, type ResolvedPath } from '../workspace/sandbox.js';
+import { openNoFollow, readAll } from '../workspace/small-io.js';
 import { checkExpectations, hasExpectation, sha256Hex, versionOf, type Expectations } from '../workspace/versions.js';
 import type { ToolContext } from './define.js';
 
@@ -47,7 +47,7 @@ export interface CurrentFile {
 export async function readCurrent(p: ResolvedPath, maxBytes: number, limitName = 'TOOLGATE_MAX_EDIT_BYTES'): Promise<CurrentFile | null> {
   let st: Stats;
   try {
-    st = await fs.lstat(p.real);
+    st = lstatSync(p.real);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw err;
@@ -58,13 +58,22 @@ export async function readCurrent(p: ResolvedPath, maxBytes: number, limitName =
   if (st.size > maxBytes) {
     throw new ToolError('FILE_TOO_LARGE', `File '${p.rel}' is ${st.size} bytes, over ${limitName} (${maxBytes}); change it with a smaller tool call or raise the limit.`);
   }
-  const fh = await fs.open(p.real, C.O_RDONLY | C.O_NOFOLLOW | C.O_NONBLOCK);
+  let fd: number;
   try {
-    const content = await fh.readFile();
-    const fst = await fh.stat();
+    fd = openNoFollow(p.real);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return null;
+    if (code === 'ELOOP') throw new ToolError('ACCESS_DENIED', `Path '${p.rel}' changed to a symbolic link; resolve it again.`);
+    throw err;
+  }
+  try {
+    const fst = fstatSync(fd);
+    if (!fst.isFile()) throw new ToolError('NOT_REGULAR_FILE', `Not a regular file (${describeKind(fst)}): ${p.rel}`);
+    const content = await readAll(fd, fst.size);
     return { content, stat: fst, version: versionOf(fst, sha256Hex(content)) };
   } finally {
-    await fh.close();
+    closeSync(fd);
   }
 }
 
@@ -101,7 +110,7 @@ export function enforceVersion(ctx: ToolContext, p: ResolvedPath, current: Curre
 export async function ensureParent(p: ResolvedPath, createDirs: boolean, dryRun = false): Promise<string | null> {
   const parent = path.dirname(p.real);
   try {
-    const st = await fs.stat(parent);
+    const st = statSync(parent);
     if (!st.isDirectory()) throw new ToolError('NOT_A_DIRECTORY', `Parent of '${p.rel}' is not a directory.`);
     return null;
   } catch (err) {

@@ -71,8 +71,8 @@ export const editFile = defineTool({
     const encoding = checkEncoding(input.encoding);
     if (encoding === 'base64') throw new ToolError('INVALID_PARAM', 'edit_file works on text; use write_file for binary content.');
     const p = await ctx.resolve(input.path);
-    return withFileLock(ctx.ws, p.real, p.rel, async () => {
-      const current = await readCurrent(p, ctx.ws.limits.maxEditBytes);
+    return withFileLock(p.ws, p.real, p.rel, async () => {
+      const current = await readCurrent(p, p.ws.limits.maxEditBytes);
       if (!current) throw new ToolError('NOT_FOUND', `File not found: ${p.rel}`);
       enforceVersion(ctx, p, current, input, 'mutation');
       if (encoding === 'utf-8' && looksBinary(current.content)) throw new ToolError('BINARY_FILE', `File '${p.rel}' is binary; edit_file only changes text files.`);
@@ -100,8 +100,8 @@ export const editFile = defineTool({
           version: current.version,
         };
       }
-      const backupId = await createBackup(ctx.ws, { rel: p.realRel, operation: 'edit_file', mode: current.stat.mode & 0o7777, sha256: current.version.sha256 }, current.content);
-      const st = await writeFileAtomic(ctx.ws, p.real, bytes, { mode: current.stat.mode & 0o7777 });
+      const backupId = await createBackup(p.ws, { rel: p.realRel, operation: 'edit_file', mode: current.stat.mode & 0o7777, sha256: current.version.sha256 }, current.content);
+      const st = await writeFileAtomic(p.ws, p.real, bytes, { mode: current.stat.mode & 0o7777 });
       const version = versionOf(st, sha256Hex(bytes));
       let text = `Edited '${p.rel}' (${replacements} replacement(s), +${diff.lines_added}/-${diff.lines_removed} lines, ${bytes.length} bytes)${note}.`;
       if (diff.diff_truncated) text += '\n(Diff preview truncated. Use read_file to verify full content.)';

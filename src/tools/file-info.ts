@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { ToolError } from '../envelope.js';
+import { closeSync } from 'node:fs';
 import { openVerifiedRetrying } from '../workspace/sandbox.js';
+import { readAll } from '../workspace/small-io.js';
 import { countLinesInBuffer, looksBinary } from '../workspace/text.js';
 import { sha256Hex, versionOf } from '../workspace/versions.js';
 import { defineTool } from './define.js';
@@ -52,9 +54,8 @@ export const fileInfo = defineTool({
       } as const;
     }
     // A concurrent atomic write may swap the file between check and open: re-check and retry.
-    const { fh } = await openVerifiedRetrying(p, () => ctx.resolve(input.path));
+    const { fd, stat: fst } = await openVerifiedRetrying(p, () => ctx.resolve(input.path));
     try {
-      const fst = await fh.stat();
       if (fst.size > ctx.ws.limits.maxReadBytes) {
         const version = versionOf(fst, null);
         return {
@@ -64,7 +65,7 @@ export const fileInfo = defineTool({
           version,
         } as const;
       }
-      const buf = await fh.readFile();
+      const buf = await readAll(fd, fst.size);
       const version = versionOf(fst, sha256Hex(buf));
       const binary = looksBinary(buf);
       const lines = binary ? null : countLinesInBuffer(buf);
@@ -77,7 +78,7 @@ export const fileInfo = defineTool({
         audit: { sha256_before: version.sha256, bytes_read: buf.length },
       } as const;
     } finally {
-      await fh.close();
+      closeSync(fd);
     }
   },
 });

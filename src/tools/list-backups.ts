@@ -26,8 +26,13 @@ export const listBackupsTool = defineTool({
   output: z.object({ backups: z.array(Entry), truncated: z.boolean() }),
   async run(ctx, input) {
     let rel: string | undefined;
-    if (input.path !== undefined) rel = (await ctx.resolve(input.path)).realRel;
-    const all = await listBackups(ctx.ws, rel);
+    let ws = ctx.ws;
+    if (input.path !== undefined) {
+      const p = await ctx.resolve(input.path);
+      rel = p.realRel;
+      ws = p.ws; // `[otherId]/path` lists the other project's backups
+    }
+    const all = await listBackups(ws, rel);
     const backups = all.slice(0, input.limit).map(({ backup_id, path, operation, created_at, size_bytes, sha256 }) => ({ backup_id, path, operation, created_at, size_bytes, sha256 }));
     const truncated = all.length > backups.length;
     return {

@@ -1,8 +1,10 @@
 import { z } from 'zod';
 import { ToolError } from '../envelope.js';
 import { readLineRange } from '../workspace/lines.js';
+import { closeSync } from 'node:fs';
 import { openVerifiedRetrying } from '../workspace/sandbox.js';
-import { checkEncoding, decodeText, formatBytes, looksBinary } from '../workspace/text.js';
+import { readAll, readAt } from '../workspace/small-io.js';
+import { checkEncoding, countLines, decodeText, formatBytes, looksBinary } from '../workspace/text.js';
 import { sha256Hex, versionOf } from '../workspace/versions.js';
 import { defineTool } from './define.js';
 import { PathArg, VersionSchema } from './common.js';
@@ -53,9 +55,8 @@ export const readFile = defineTool({
     const ranged = input.start_line !== undefined || input.end_line !== undefined;
     if (encoding === 'base64' && ranged) throw new ToolError('INVALID_PARAM', 'Line ranges cannot be combined with encoding: base64.');
     const { maxReadBytes, maxOutputBytes } = ctx.ws.limits;
-    const { p, fh } = await openVerifiedRetrying(resolved, () => ctx.resolve(input.path));
+    const { p, fd, stat: st } = await openVerifiedRetrying(resolved, () => ctx.resolve(input.path));
     try {
-      const st = await fh.stat();
       const start = input.start_line ?? 1;
       if (st.size > maxReadBytes) {
         if (!ranged) {
@@ -68,12 +69,12 @@ export const readFile = defineTool({
           throw new ToolError('FILE_TOO_LARGE', `File '${p.rel}' is over TOOLGATE_MAX_READ_BYTES and ${encoding} cannot be read by line range.`);
         }
         const head = Buffer.alloc(Math.min(8192, st.size));
-        await fh.read(head, 0, head.length, 0);
+        await readAt(fd, head, head.length, 0);
         if (looksBinary(head)) throw binary(p.rel);
-        const range = await readLineRange(fh, { start, end: input.end_line, maxOutputBytes, signal: ctx.signal });
+        const range = await readLineRange(fd, { start, end: input.end_line, maxOutputBytes, signal: ctx.signal });
         return answer(decodeText(range.bytes, encoding, p.rel), range.startLine, range.endLine, range.totalLines, range.truncated, range.nextStartLine, versionOf(st, null), range.bytesScanned);
       }
-      const buf = await fh.readFile();
+      const buf = await readAll(fd, st.size);
       const version = versionOf(st, sha256Hex(buf));
       if (encoding === 'base64') {
         const content = buf.toString('base64');
@@ -93,6 +94,11 @@ export const readFile = defineTool({
       let text = decodeText(buf, encoding, p.rel);
       const bom = text.charCodeAt(0) === 0xfeff;
       if (bom) text = text.slice(1);
+      if (!ranged && buf.length <= maxOutputBytes) {
+        // The common case: the whole file fits the output; no need to split it into lines.
+        const total = countLines(text);
+        return answer(text, 1, total, total, false, null, version, buf.length, bom);
+      }
       const lines = text.split(/(?<=\n)/);
       const total = text.length === 0 ? 0 : lines.length;
       if (ranged && total > 0 && start > total) {
@@ -122,7 +128,7 @@ export const readFile = defineTool({
       }
       return answer(out, start, end, total, truncated, next, version, buf.length, bom);
     } finally {
-      await fh.close();
+      closeSync(fd);
     }
 
     function answer(content: string, startLine: number, endLine: number, totalLines: number | null, truncated: boolean, next: number | null, version: ReturnType<typeof versionOf>, bytesRead: number, bom = false) {

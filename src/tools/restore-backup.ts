@@ -39,8 +39,8 @@ export const restoreBackupTool = defineTool({
     const p = await ctx.resolve(meta.path);
     if (p.stat?.isDirectory()) throw new ToolError('IS_DIRECTORY', `Path is a directory now: ${p.rel}`);
     await ensureParent(p, true, input.dry_run);
-    return withFileLock(ctx.ws, p.real, p.rel, async () => {
-      const current = await readCurrent(p, Math.max(ctx.ws.limits.maxEditBytes, content.length));
+    return withFileLock(p.ws, p.real, p.rel, async () => {
+      const current = await readCurrent(p, Math.max(p.ws.limits.maxEditBytes, content.length));
       enforceVersion(ctx, p, current, input, 'mutation');
       const diff = diffWhole(p.rel, current ? asText(current.content) : null, asText(content));
       const stats = { original_size: current?.content.length ?? 0, new_size: content.length, lines_added: diff.lines_added, lines_removed: diff.lines_removed };
@@ -55,9 +55,9 @@ export const restoreBackupTool = defineTool({
         };
       }
       const backupId = current
-        ? await createBackup(ctx.ws, { rel: p.realRel, operation: 'restore_backup', mode: current.stat.mode & 0o7777, sha256: current.version.sha256 }, current.content)
+        ? await createBackup(p.ws, { rel: p.realRel, operation: 'restore_backup', mode: current.stat.mode & 0o7777, sha256: current.version.sha256 }, current.content)
         : null;
-      const st = await writeFileAtomic(ctx.ws, p.real, content, { mode: meta.mode });
+      const st = await writeFileAtomic(p.ws, p.real, content, { mode: meta.mode });
       const version = versionOf(st, sha256Hex(content));
       return {
         data: { applied: true, path: p.rel, ...diff, backup_id: backupId, version },

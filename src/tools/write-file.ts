@@ -54,7 +54,7 @@ export const writeFile = defineTool({
     const createdDir = await ensureParent(p, input.create_dirs, input.dry_run);
     if (createdDir) await confirmSameTarget(ctx, p, input.path);
 
-    return withFileLock(ctx.ws, p.real, p.rel, async () => {
+    return withFileLock(p.ws, p.real, p.rel, async () => {
       const current = await readCurrent(p, maxEditBytes);
       enforceVersion(ctx, p, current, input, 'overwrite');
       if (current && current.content.length > 0 && bytes.length === 0 && !input.allow_empty) {
@@ -84,8 +84,8 @@ export const writeFile = defineTool({
         } as const;
       }
       const backupId =
-        current && input.backup ? await createBackup(ctx.ws, { rel: p.realRel, operation: 'write_file', mode: current.stat.mode & 0o7777, sha256: current.version.sha256 }, current.content) : null;
-      const st = await writeFileAtomic(ctx.ws, p.real, bytes, { mode: current ? current.stat.mode & 0o7777 : undefined });
+        current && input.backup ? await createBackup(p.ws, { rel: p.realRel, operation: 'write_file', mode: current.stat.mode & 0o7777, sha256: current.version.sha256 }, current.content) : null;
+      const st = await writeFileAtomic(p.ws, p.real, bytes, { mode: current ? current.stat.mode & 0o7777 : undefined });
       const version = versionOf(st, sha256Hex(bytes));
       const lines = textual ? countLines(input.content) : 0;
       let text =

@@ -1,10 +1,11 @@
 // Durable writes (SPEC §3): temp file, fsync, rename over the target, fsync of the directory.
 // Temp files live in the state directory (same volume), so a crash never leaves one beside the user's files.
 import { randomBytes } from 'node:crypto';
-import type { Stats } from 'node:fs';
+import { closeSync, constants, fchmodSync, lstatSync, mkdirSync, openSync, renameSync, rmSync, type Stats } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { TEMP_MARKER } from './sandbox.js';
+import { fsyncFd, writeAll } from './small-io.js';
 import type { Workspace } from './workspace.js';
 
 const STALE_TEMP_MS = 10 * 60 * 1000;
@@ -14,27 +15,27 @@ function tempDirOf(ws: Workspace): string {
 }
 
 export async function fsyncDirectory(dir: string): Promise<void> {
-  const fh = await fs.open(dir, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
+  const fd = openSync(dir, constants.O_RDONLY | constants.O_DIRECTORY);
   try {
-    await fh.sync();
+    await fsyncFd(fd);
   } finally {
-    await fh.close();
+    closeSync(fd);
   }
 }
 
 /** Writes and fsyncs a new temp file; on any failure (a full disk above all) nothing of it is left. */
 async function writeTemp(tempPath: string, data: Buffer, mode: number): Promise<void> {
-  const fh = await fs.open(tempPath, 'wx', mode);
+  const fd = openSync(tempPath, 'wx', mode);
   try {
-    await fh.writeFile(data);
-    await fh.chmod(mode);
-    await fh.sync();
+    await writeAll(fd, data);
+    fchmodSync(fd, mode);
+    await fsyncFd(fd);
   } catch (err) {
-    await fh.close().catch(() => undefined);
-    await fs.rm(tempPath, { force: true });
+    closeSync(fd);
+    rmSync(tempPath, { force: true });
     throw err;
   }
-  await fh.close();
+  closeSync(fd);
 }
 
 export interface AtomicWriteOptions {
@@ -51,26 +52,26 @@ export async function writeFileAtomic(ws: Workspace, target: string, data: Buffe
     await writeTemp(tempPath, data, mode);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-    await fs.mkdir(tempDirOf(ws), { recursive: true, mode: 0o700 });
+    mkdirSync(tempDirOf(ws), { recursive: true, mode: 0o700 });
     await writeTemp(tempPath, data, mode);
   }
   try {
     try {
-      await fs.rename(tempPath, target);
+      renameSync(tempPath, target);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
       // The target lies on another file system than the state directory: use a hidden temp beside it.
-      await fs.rm(tempPath, { force: true });
+      rmSync(tempPath, { force: true });
       tempPath = path.join(path.dirname(target), `.${name}`);
       await writeTemp(tempPath, data, mode);
-      await fs.rename(tempPath, target);
+      renameSync(tempPath, target);
     }
   } catch (err) {
-    await fs.rm(tempPath, { force: true });
+    rmSync(tempPath, { force: true });
     throw err;
   }
   await fsyncDirectory(path.dirname(target));
-  return fs.lstat(target);
+  return lstatSync(target);
 }
 
 /**

@@ -1,9 +1,11 @@
 // Backups (SPEC §3): the old content of a file before it is overwritten, edited, replaced or deleted,
 // kept under <state>/backups/<file key>/ with bounded retention (count per file, total bytes).
 import { createHash, randomBytes } from 'node:crypto';
+import { mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { ToolError } from '../envelope.js';
+import { SMALL_IO_BYTES } from './small-io.js';
 import type { Workspace } from './workspace.js';
 
 export interface BackupMeta {
@@ -46,8 +48,10 @@ export async function createBackup(ws: Workspace, input: BackupInput, content: B
   if (ws.limits.backupKeep === 0) return null;
   const id = newId(input.rel);
   const loc = locate(ws, id);
-  await fs.mkdir(loc.dir, { recursive: true, mode: 0o700 });
-  await fs.writeFile(loc.data, content, { mode: 0o600 });
+  mkdirSync(loc.dir, { recursive: true, mode: 0o700 });
+  // Backups are an undo aid written before the change, not made durable (the file itself is).
+  if (content.length <= SMALL_IO_BYTES) writeFileSync(loc.data, content, { mode: 0o600 });
+  else await fs.writeFile(loc.data, content, { mode: 0o600 });
   await writeMeta(loc.meta, id, input, content.length);
   await prune(ws, loc.dir, content.length);
   return id;
@@ -84,7 +88,7 @@ async function writeMeta(file: string, id: string, input: BackupInput, size: num
     sha256: input.sha256,
     mode: input.mode,
   };
-  await fs.writeFile(file, JSON.stringify(meta), { mode: 0o600 });
+  writeFileSync(file, JSON.stringify(meta), { mode: 0o600 });
 }
 
 async function readMetas(dir: string): Promise<BackupMeta[]> {
@@ -101,10 +105,18 @@ async function readMetas(dir: string): Promise<BackupMeta[]> {
   return metas.sort((a, b) => (a.backup_id < b.backup_id ? 1 : -1));
 }
 
-async function removeBackup(ws: Workspace, id: string): Promise<void> {
+/** Removes one backup; returns the bytes it held. */
+function removeBackup(ws: Workspace, id: string): number {
   const loc = locate(ws, id);
-  await fs.rm(loc.data, { force: true });
-  await fs.rm(loc.meta, { force: true });
+  let size = 0;
+  try {
+    size = statSync(loc.data).size;
+  } catch {
+    // Already gone (another replica pruned it).
+  }
+  rmSync(loc.data, { force: true });
+  rmSync(loc.meta, { force: true });
+  return size;
 }
 
 /** Running total of backup bytes per state directory: scanned once, then kept up to date. */
@@ -112,12 +124,14 @@ const totals = new Map<string, number>();
 
 /** Keeps `backupKeep` per file and at most `backupMaxBytes` in all, dropping the oldest first. */
 async function prune(ws: Workspace, dir: string, added: number): Promise<void> {
-  const metas = await readMetas(dir);
+  // Ids sort by creation time, so names alone tell which are the oldest: no meta file is read.
+  const ids = readdirSync(dir)
+    .filter((n) => n.endsWith('.json'))
+    .map((n) => n.slice(0, -5))
+    .sort()
+    .reverse();
   let removed = 0;
-  for (const old of metas.slice(ws.limits.backupKeep)) {
-    await removeBackup(ws, old.backup_id);
-    removed += old.size_bytes;
-  }
+  for (const old of ids.slice(ws.limits.backupKeep)) removed += removeBackup(ws, old);
   let total = totals.get(ws.stateDir);
   total = total === undefined ? await scanTotal(ws) : total + added - removed;
   if (total > ws.limits.backupMaxBytes) {
@@ -125,7 +139,7 @@ async function prune(ws: Workspace, dir: string, added: number): Promise<void> {
     total = all.reduce((s, m) => s + m.size_bytes, 0);
     for (let i = all.length - 1; i >= 0 && total > ws.limits.backupMaxBytes; i--) {
       const m = all[i] as BackupMeta;
-      await removeBackup(ws, m.backup_id);
+      removeBackup(ws, m.backup_id);
       total -= m.size_bytes;
     }
   }

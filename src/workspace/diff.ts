@@ -80,6 +80,8 @@ export function diffWhole(relPath: string, oldText: string | null, newText: stri
 /** An edit: hunks built only from the changed spans (plus 3 context lines), so cost depends on the spans, not on the file size (except a cheap newline count to find line numbers). */
 export function diffSpans(relPath: string, oldText: string, newText: string, spans: ChangedSpan[]): DiffPreview {
   checkSpans(oldText, newText, spans);
+  // Spans that cancel each other out (an insert undone by the next delete) change nothing.
+  if (oldText.length === newText.length && oldText === newText) return { diff_preview: '', diff_truncated: false, lines_added: 0, lines_removed: 0 };
   const ops: Op[] = [];
   let pos = 0;
   for (const r of spanRegions(oldText, newText, spans)) {

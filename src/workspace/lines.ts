@@ -1,5 +1,5 @@
 // Line ranges of a file, streamed in chunks, so a file of any size is never loaded whole.
-import type { FileHandle } from 'node:fs/promises';
+import { readAt } from './small-io.js';
 
 const CHUNK = 64 * 1024;
 
@@ -28,7 +28,7 @@ export interface LineRangeOptions {
 }
 
 /** Reads lines [start, end] (1-based, inclusive) of an open file, stopping at the output cap. */
-export async function readLineRange(fh: FileHandle, opts: LineRangeOptions): Promise<LineRange> {
+export async function readLineRange(fd: number, opts: LineRangeOptions): Promise<LineRange> {
   const buf = Buffer.allocUnsafe(CHUNK);
   const parts: Buffer[] = [];
   let outBytes = 0;
@@ -72,7 +72,7 @@ export async function readLineRange(fh: FileHandle, opts: LineRangeOptions): Pro
 
   while (!done) {
     if (opts.signal?.aborted) throw opts.signal.reason;
-    const { bytesRead } = await fh.read(buf, 0, CHUNK, position);
+    const bytesRead = await readAt(fd, buf, CHUNK, position);
     if (bytesRead === 0) break;
     position += bytesRead;
     lastByte = buf[bytesRead - 1] as number;

@@ -1,7 +1,7 @@
 // Per-file write locks: an in-process queue first (cheap, fair), then a proper-lockfile lock in the
 // state directory so that other processes and replicas on the same volume are serialized too.
 import { createHash } from 'node:crypto';
-import fs from 'node:fs/promises';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import lockfile from 'proper-lockfile';
@@ -25,24 +25,31 @@ function lockedError(rel: string, waitMs: number): ToolError {
 export async function withFileLock<T>(ws: Workspace, real: string, rel: string, fn: () => Promise<T>): Promise<T> {
   const started = performance.now();
   const deadline = Date.now() + ws.limits.lockTimeoutMs;
-  const previous = queues.get(real) ?? Promise.resolve();
+  const queued = queues.get(real);
+  const previous = queued ?? Promise.resolve();
   let release!: () => void;
   const mine = new Promise<void>((resolve) => (release = resolve));
   const tail = previous.then(() => mine);
   queues.set(real, tail);
   try {
-    // The timer is cancelled once the turn comes: left running it would keep the process alive (and pile
-    // up, one per write) for the whole lock timeout.
-    const timer = new AbortController();
-    const waited = await Promise.race([previous.then(() => true), sleep(Math.max(0, deadline - Date.now()), false, { signal: timer.signal }).catch(() => false)]);
-    timer.abort();
-    if (!waited) throw lockedError(rel, ws.limits.lockTimeoutMs);
+    if (queued) {
+      // The timer is cancelled once the turn comes: left running it would keep the process alive (and pile
+      // up, one per write) for the whole lock timeout.
+      const timer = new AbortController();
+      const waited = await Promise.race([previous.then(() => true), sleep(Math.max(0, deadline - Date.now()), false, { signal: timer.signal }).catch(() => false)]);
+      timer.abort();
+      if (!waited) throw lockedError(rel, ws.limits.lockTimeoutMs);
+    }
     const unlock = await acquireFileLock(ws, real, rel, deadline);
     ws.observer?.lockWait((performance.now() - started) / 1000);
     try {
       return await fn();
     } finally {
-      await unlock().catch(() => undefined);
+      try {
+        unlock();
+      } catch {
+        // Compromised or already removed (stale takeover): nothing left to release.
+      }
     }
   } finally {
     release();
@@ -50,16 +57,17 @@ export async function withFileLock<T>(ws: Workspace, real: string, rel: string, 
   }
 }
 
-async function acquireFileLock(ws: Workspace, real: string, rel: string, deadline: number): Promise<() => Promise<void>> {
+/** The cross-process lock (a directory made atomically by mkdir); taken synchronously, it costs one mkdir when free. */
+async function acquireFileLock(ws: Workspace, real: string, rel: string, deadline: number): Promise<() => void> {
   const lockfilePath = lockPathFor(ws, real);
   let delay = 2;
   for (;;) {
     try {
-      return await lockfile.lock(real, { lockfilePath, realpath: false, retries: 0, stale: STALE_MS, onCompromised: () => undefined });
+      return lockfile.lockSync(real, { lockfilePath, realpath: false, stale: STALE_MS, onCompromised: () => undefined });
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === 'ENOENT') {
-        await fs.mkdir(path.dirname(lockfilePath), { recursive: true });
+        mkdirSync(path.dirname(lockfilePath), { recursive: true });
         continue;
       }
       if (code !== 'ELOCKED') throw err;

@@ -1,10 +1,9 @@
 // The workspace sandbox (SPEC §2): every tool path is checked lexically, then walked segment by segment
 // on the real file system, so no symlink, `..` or swap can lead a tool outside the workspace root.
-import type { Stats } from 'node:fs';
-import fs from 'node:fs/promises';
-import { constants as C } from 'node:fs';
+import { closeSync, fstatSync, lstatSync, readlinkSync, type Stats } from 'node:fs';
 import path from 'node:path';
 import { ToolError } from '../envelope.js';
+import { openNoFollow } from './small-io.js';
 import { isInside, type Workspace } from './workspace.js';
 
 export const MAX_PATH_BYTES = 4096;
@@ -90,7 +89,7 @@ export async function resolveInWorkspace(ws: Workspace, input: string, opts: Res
   let stat: Stats | null = null;
   let viaSymlink = false;
   let missing: string[] | null = null;
-  if (segments.length === 0) stat = await fs.lstat(cur);
+  if (segments.length === 0) stat = lstatSync(cur);
   while (pending.length > 0) {
     const seg = pending.shift() as string;
     if (seg === '' || seg === '.') continue;
@@ -102,7 +101,7 @@ export async function resolveInWorkspace(ws: Workspace, input: string, opts: Res
     const next = path.join(cur, seg);
     let st: Stats;
     try {
-      st = await fs.lstat(next);
+      st = lstatSync(next);
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === 'ENOENT') {
@@ -122,7 +121,7 @@ export async function resolveInWorkspace(ws: Workspace, input: string, opts: Res
     if (st.isSymbolicLink()) {
       if (++hops > MAX_SYMLINK_HOPS) throw new ToolError('ACCESS_DENIED', 'Too many levels of symbolic links.');
       viaSymlink = true;
-      const target = await fs.readlink(next);
+      const target = readlinkSync(next);
       if (path.isAbsolute(target)) cur = path.parse(target).root;
       pending.unshift(...target.split('/'));
       continue;
@@ -141,7 +140,7 @@ export async function resolveInWorkspace(ws: Workspace, input: string, opts: Res
   if (isReservedReal(ws, real) || (segments.length > 0 && isReservedName(ws, segments))) throw reserved();
   if (missing) stat = null;
   // A symlink ending in '.' or '..' (e.g. one to the root) leaves no stat of the final directory: take it now.
-  else if (stat === null) stat = await fs.lstat(real);
+  else if (stat === null) stat = lstatSync(real);
   return { ws, rel, real, realRel: toPosixRel(ws.root, real), stat, viaSymlink };
 }
 
@@ -179,15 +178,22 @@ export function requireDirectory(p: ResolvedPath): Stats {
   return p.stat;
 }
 
+/** An open file descriptor and its fstat, checked to be the file the sandbox resolved. */
+export interface VerifiedFile {
+  fd: number;
+  stat: Stats;
+}
+
 /**
  * Opens a resolved regular file for reading without following a symlink at the leaf and without
  * blocking on a FIFO, then checks that the opened object is the one the sandbox checked (device/inode).
+ * The caller closes `fd` (closeSync).
  */
-export async function openVerified(p: ResolvedPath): Promise<fs.FileHandle> {
+export function openVerified(p: ResolvedPath): VerifiedFile {
   const expected = requireFile(p);
-  let fh: fs.FileHandle;
+  let fd: number;
   try {
-    fh = await fs.open(p.real, C.O_RDONLY | C.O_NOFOLLOW | C.O_NONBLOCK);
+    fd = openNoFollow(p.real);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ELOOP') throw new ToolError('ACCESS_DENIED', 'Path changed to a symbolic link while it was being opened; retry.');
@@ -195,14 +201,14 @@ export async function openVerified(p: ResolvedPath): Promise<fs.FileHandle> {
     throw err;
   }
   try {
-    const st = await fh.stat();
+    const st = fstatSync(fd);
     if (st.dev !== expected.dev || st.ino !== expected.ino) {
       throw new ToolError('CONFLICT', `File '${p.rel}' was replaced while it was being opened; read it again.`);
     }
     if (!st.isFile()) throw new ToolError('NOT_REGULAR_FILE', `Not a regular file (${describeKind(st)}): ${p.rel}`);
-    return fh;
+    return { fd, stat: st };
   } catch (err) {
-    await fh.close();
+    closeSync(fd);
     throw err;
   }
 }
@@ -212,11 +218,11 @@ export async function openVerified(p: ResolvedPath): Promise<fs.FileHandle> {
  * and the open (the new file is checked in turn): a reader racing the service's own writes sees the old or
  * the new content, never a CONFLICT.
  */
-export async function openVerifiedRetrying(first: ResolvedPath, resolveAgain: () => Promise<ResolvedPath>): Promise<{ p: ResolvedPath; fh: fs.FileHandle }> {
+export async function openVerifiedRetrying(first: ResolvedPath, resolveAgain: () => Promise<ResolvedPath>): Promise<{ p: ResolvedPath } & VerifiedFile> {
   let p = first;
   for (let attempt = 1; ; attempt++) {
     try {
-      return { p, fh: await openVerified(p) };
+      return { p, ...openVerified(p) };
     } catch (err) {
       if (!(err instanceof ToolError && err.code === 'CONFLICT') || attempt >= 5) throw err;
     }

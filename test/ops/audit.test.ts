@@ -199,7 +199,7 @@ describe('secrets', () => {
     const logs = captureStream();
     const auditOut = captureStream();
     t = await makeApp(
-      { TOOLGATE_INSTANCE_ID: 'test-1', TOOLGATE_LOG_LEVEL: 'trace' },
+      { TOOLGATE_INSTANCE_ID: 'test-1', TOOLGATE_LOG_LEVEL: 'trace', TOOLGATE_LOG_REQUESTS: 'true' },
       { tokens: [token.entry], logger: { level: 'trace', stream: logs.stream }, auditStream: auditOut.stream },
     );
     const w = await t.call('write_file', { path: 'secret.txt', content: secretContent }, token.header);

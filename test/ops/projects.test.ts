@@ -121,6 +121,21 @@ describe('multi-project mode', () => {
     expect(invalid.body.error?.code).toBe('INVALID_PARAM');
   });
 
+  it('a cross-project change keeps its lock, temp file and backup in the owning project (restorable there)', async () => {
+    const v = (await read('/v1/projects/b/tools/read_file', { path: 'hello.txt' }, aAndB.header)).body.data as { version: { sha256: string } };
+    const w = await read('/v1/projects/a/tools/edit_file', { path: '[b]/hello.txt', old_text: 'from b', new_text: 'edited from a', expected_sha256: v.version.sha256 }, aAndB.header);
+    expect(w.status).toBe(200);
+    const backupId = (w.body.data as { backup_id: string }).backup_id;
+    const listed = await read('/v1/projects/b/tools/list_backups', { path: 'hello.txt' }, aAndB.header);
+    expect((listed.body.data as { backups: { backup_id: string }[] }).backups.map((b) => b.backup_id)).toEqual([backupId]);
+    const viaA = await read('/v1/projects/a/tools/list_backups', { path: '[b]/hello.txt' }, aAndB.header);
+    expect((viaA.body.data as { backups: { backup_id: string }[] }).backups.map((b) => b.backup_id)).toEqual([backupId]);
+    await expect(fs.stat(path.join(projectsRoot, 'a', '.toolgate', 'backups'))).rejects.toThrow();
+    const restored = await read('/v1/projects/b/tools/restore_backup', { backup_id: backupId }, aAndB.header);
+    expect(restored.status).toBe(200);
+    expect(await fs.readFile(path.join(projectsRoot, 'b', 'hello.txt'), 'utf8')).toBe('from b');
+  });
+
   it('[otherId]/.. cannot climb out of the other project', async () => {
     const res = await read('/v1/projects/a/tools/read_file', { path: '[b]/../a/hello.txt' }, aAndB.header);
     expect(res.body.status).toBe('error');

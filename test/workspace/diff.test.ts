@@ -362,7 +362,7 @@ describe('diffSpans', () => {
         if (oldText === newText) expect(p.diff_preview).toBe('');
         else expect(applyPatch(oldText, p.diff_preview)).toBe(newText);
       }),
-      { numRuns: 1000 },
+      { numRuns: Number(process.env.DIFF_PROPERTY_RUNS ?? 1000) },
     );
   });
 });
