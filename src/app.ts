@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
-import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import { jsonSchemaTransform, jsonSchemaTransformObject, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Config } from './config.js';
 import { ToolError, type Envelope } from './envelope.js';
@@ -100,6 +100,9 @@ function toEnvelopeError(err: FastifyError): ToolError {
   return new ToolError('EXECUTION_ERROR', 'Internal error; the request was not completed.');
 }
 
+type CompilersFactory = NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>;
+const zodCompilers = { buildValidator: () => validatorCompiler, buildSerializer: () => serializerCompiler } as unknown as CompilersFactory;
+
 export async function buildApp(config: Config, opts: BuildOptions = {}): Promise<FastifyInstance> {
   const instanceId = config.instanceId ?? os.hostname().replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 64);
   const ops = await prepareOperations(config, { version: VERSION, instanceId, limits: limitsOf(config), auditStream: opts.auditStream, tokens: opts.tokens });
@@ -107,6 +110,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   const app = Fastify({
     logger: loggerOptions(opts.logger),
     logController: new LogController({ disableRequestLogging: !config.logRequests }),
+    // The zod compilers from the start, so Fastify never loads its default ajv and serializer compilers.
+    schemaController: { compilersFactory: zodCompilers },
     trustProxy: config.trustProxy,
     bodyLimit: config.bodyLimitBytes,
     requestIdHeader: false,
@@ -115,8 +120,6 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
   });
-  app.setValidatorCompiler(validatorCompiler);
-  app.setSerializerCompiler(serializerCompiler);
 
   app.addHook('onRequest', async (req, reply) => {
     void reply.header('x-request-id', String(req.id));

@@ -4,12 +4,19 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import fs from 'node:fs/promises';
 import net from 'node:net';
-import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { ConfigError } from '../config.js';
 import { ToolError, type Risk } from '../envelope.js';
 
 const RISKS = ['read', 'write', 'destructive'] as const;
+
+function parseJsonOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
 
 const TokenEntrySchema = z
   .object({
@@ -49,7 +56,8 @@ export async function loadTokens(file: string): Promise<TokenEntry[]> {
   }
   let raw: unknown;
   try {
-    raw = parseYaml(text);
+    // JSON is YAML too; the YAML parser is loaded only for files that are not JSON.
+    raw = parseJsonOrUndefined(text) ?? (await import('yaml')).parse(text);
   } catch {
     throw new ConfigError('TOOLGATE_TOKENS_FILE: the tokens file is neither valid YAML nor JSON.');
   }

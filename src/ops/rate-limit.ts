@@ -5,7 +5,7 @@
 // Key: the token id, or the client address without auth.
 import fastifyRateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { Config } from '../config.js';
 import { ToolError } from '../envelope.js';
 import type { BeforeHook, CallInfo } from '../tools/execute.js';
@@ -35,6 +35,8 @@ export async function setupRateLimit(app: FastifyInstance, config: Config): Prom
   const failOpen = config.redisFailureMode === 'open';
   let redis: Redis | null = null;
   if (config.redisUrl) {
+    // Loaded only when configured: ioredis is the heaviest module of the start-up.
+    const { Redis } = await import('ioredis');
     redis = new Redis(config.redisUrl, {
       // Fail fast instead of queueing calls while Redis is away: the failure mode decides, not a hang.
       enableOfflineQueue: false,
