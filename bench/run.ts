@@ -40,12 +40,12 @@ async function probeToolgate(tg: Server, auth: Record<string, string>, ws: strin
   const noAuth = await post(tg.port, '/v1/tools/read_file', JSON.stringify({ path: READ_REL }), {});
   await post(tg.port, '/v1/tools/read_file', JSON.stringify({ path: READ_REL }), auth);
   const metrics = await getStatus(tg.port, '/metrics', auth);
+  // Audit lines may be group-committed: give the file a moment to appear.
   let audit = false;
-  try {
-    const dir = path.join(ws, '.toolgate', 'audit');
-    for (const f of await fs.readdir(dir)) if ((await fs.stat(path.join(dir, f))).size > 0) audit = true;
-  } catch {
-    audit = false;
+  const dir = path.join(ws, '.toolgate', 'audit');
+  for (let i = 0; i < 30 && !audit; i++) {
+    for (const f of await fs.readdir(dir).catch(() => [] as string[])) if ((await fs.stat(path.join(dir, f))).size > 0) audit = true;
+    if (!audit) await new Promise((r) => setTimeout(r, 100));
   }
   return { tools, ops: { auth: noAuth.status === 401, metrics: metrics.status === 200 && metrics.body.includes('toolgate_'), audit } };
 }

@@ -2,6 +2,7 @@
 // event (sub-millisecond floats) instead of its integer-millisecond histogram, so p50/p99 are exact.
 import type { EventEmitter } from 'node:events';
 import autocannon from 'autocannon';
+import { progress } from './log.js';
 import { percentile } from './stats.js';
 
 export interface LoadResult {
@@ -122,19 +123,36 @@ export function runLoad(spec: LoadSpec): Promise<LoadResult> {
  */
 export class LeasePool {
   private readonly free: number[];
+  private readonly leasedAt = new Map<number, number>();
+  /** Leases taken back from requests that never got an answer (a connection the server closed mid-request). */
+  reclaimed = 0;
   constructor(private readonly states: (0 | 1)[]) {
     this.free = states.map((_, i) => i);
   }
 
   take(): { index: number; state: 0 | 1 } {
-    const index = this.free.shift();
-    if (index === undefined) throw new Error('no free file: more requests in flight than files');
+    let index = this.free.shift();
+    if (index === undefined) {
+      // Every file is leased: the oldest lease belongs to a request that was lost (autocannon resends
+      // on a new connection without answering the old one). Taking it back may race a late answer,
+      // which then shows as a failed request instead of stopping the run.
+      let oldest = Number.POSITIVE_INFINITY;
+      for (const [i, at] of this.leasedAt) {
+        if (at < oldest) {
+          oldest = at;
+          index = i;
+        }
+      }
+      if (index === undefined) throw new Error('lease pool is empty');
+      if (this.reclaimed++ === 0) progress('  ! a request got no answer (connection closed by the server?); its file lease was taken back');
+    }
+    this.leasedAt.set(index, performance.now());
     return { index, state: this.states[index] as 0 | 1 };
   }
 
   done(index: number, ok: boolean): void {
     if (ok) this.states[index] = this.states[index] === 0 ? 1 : 0;
-    this.free.push(index);
+    if (this.leasedAt.delete(index)) this.free.push(index);
   }
 }
 
