@@ -23,8 +23,11 @@ export async function fsyncDirectory(dir: string): Promise<void> {
   }
 }
 
+/** Content to write: one buffer, or several written back to back (see writeAll). */
+export type FileContent = Buffer | readonly Buffer[];
+
 /** Writes and fsyncs a new temp file; on any failure (a full disk above all) nothing of it is left. */
-async function writeTemp(tempPath: string, data: Buffer, mode: number): Promise<void> {
+async function writeTemp(tempPath: string, data: FileContent, mode: number): Promise<void> {
   const fd = openSync(tempPath, 'wx', mode);
   try {
     await writeAll(fd, data);
@@ -43,11 +46,22 @@ export interface AtomicWriteOptions {
   mode?: number | undefined;
 }
 
-/** Replaces `target` (a real path checked by the sandbox) with `data` atomically and durably; returns its stat. */
-export async function writeFileAtomic(ws: Workspace, target: string, data: Buffer, opts: AtomicWriteOptions = {}): Promise<Stats> {
+/** A temp file written and fsynced in the state directory, not yet renamed over its target. */
+export interface TempFile {
+  readonly path: string;
+  readonly name: string;
+  readonly data: FileContent;
+  readonly mode: number;
+}
+
+/**
+ * First half of writeFileAtomic: the content in a new, fsynced temp file. A caller may run other work while
+ * it is being written (the write and the fsync run in the thread pool), then commit or discard it.
+ */
+export async function writeTempFile(ws: Workspace, data: FileContent, opts: AtomicWriteOptions = {}): Promise<TempFile> {
   const mode = opts.mode ?? 0o644;
   const name = `${TEMP_MARKER}${randomBytes(8).toString('hex')}`;
-  let tempPath = path.join(tempDirOf(ws), name);
+  const tempPath = path.join(tempDirOf(ws), name);
   try {
     await writeTemp(tempPath, data, mode);
   } catch (err) {
@@ -55,6 +69,12 @@ export async function writeFileAtomic(ws: Workspace, target: string, data: Buffe
     mkdirSync(tempDirOf(ws), { recursive: true, mode: 0o700 });
     await writeTemp(tempPath, data, mode);
   }
+  return { path: tempPath, name, data, mode };
+}
+
+/** Second half of writeFileAtomic: renames the temp file over `target` and fsyncs the directory; returns the target's stat. */
+export async function commitTempFile(temp: TempFile, target: string): Promise<Stats> {
+  let tempPath = temp.path;
   try {
     try {
       renameSync(tempPath, target);
@@ -62,8 +82,8 @@ export async function writeFileAtomic(ws: Workspace, target: string, data: Buffe
       if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
       // The target lies on another file system than the state directory: use a hidden temp beside it.
       rmSync(tempPath, { force: true });
-      tempPath = path.join(path.dirname(target), `.${name}`);
-      await writeTemp(tempPath, data, mode);
+      tempPath = path.join(path.dirname(target), `.${temp.name}`);
+      await writeTemp(tempPath, temp.data, temp.mode);
       renameSync(tempPath, target);
     }
   } catch (err) {
@@ -72,6 +92,16 @@ export async function writeFileAtomic(ws: Workspace, target: string, data: Buffe
   }
   await fsyncDirectory(path.dirname(target));
   return lstatSync(target);
+}
+
+/** Removes a temp file that will not be committed (the change was refused after it was written). */
+export function discardTempFile(temp: TempFile): void {
+  rmSync(temp.path, { force: true });
+}
+
+/** Replaces `target` (a real path checked by the sandbox) with `data` atomically and durably; returns its stat. */
+export async function writeFileAtomic(ws: Workspace, target: string, data: FileContent, opts: AtomicWriteOptions = {}): Promise<Stats> {
+  return commitTempFile(await writeTempFile(ws, data, opts), target);
 }
 
 /**

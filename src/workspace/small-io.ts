@@ -9,6 +9,7 @@ export const SMALL_IO_BYTES = 256 * 1024;
 
 const readAsync = promisify(fs.read);
 const writeAsync = promisify(fs.write);
+const writevAsync = promisify(fs.writev);
 const fsyncAsync = promisify(fs.fsync);
 
 /** Opens a file for reading without following a symlink at the leaf and without blocking on a FIFO. */
@@ -34,13 +35,38 @@ export async function readAll(fd: number, size: number): Promise<Buffer> {
   return off === size ? buf : buf.subarray(0, off);
 }
 
-/** Writes all of `data` at the start of a fresh file. */
-export async function writeAll(fd: number, data: Buffer): Promise<void> {
-  let off = 0;
-  while (off < data.length) {
-    const left = data.length - off;
-    off += left <= SMALL_IO_BYTES ? fs.writeSync(fd, data, off, left, off) : (await writeAsync(fd, data, off, left, off)).bytesWritten;
+/**
+ * Writes all of `data` at the start of a fresh file. Several buffers (an edit's unchanged head, new middle
+ * and unchanged tail) go out in one writev, so the new content is never assembled in memory.
+ */
+export async function writeAll(fd: number, data: Buffer | readonly Buffer[]): Promise<void> {
+  if (!Array.isArray(data)) {
+    const buf = data as Buffer;
+    let off = 0;
+    while (off < buf.length) {
+      const left = buf.length - off;
+      off += left <= SMALL_IO_BYTES ? fs.writeSync(fd, buf, off, left, off) : (await writeAsync(fd, buf, off, left, off)).bytesWritten;
+    }
+    return;
   }
+  let chunks = (data as readonly Buffer[]).filter((b) => b.length > 0);
+  let left = chunks.reduce((n, b) => n + b.length, 0);
+  let pos = 0;
+  while (left > 0) {
+    const n = left <= SMALL_IO_BYTES ? fs.writevSync(fd, chunks, pos) : (await writevAsync(fd, chunks, pos)).bytesWritten;
+    pos += n;
+    left -= n;
+    chunks = dropWritten(chunks, n);
+  }
+}
+
+/** The part of `chunks` a short write of n bytes left unwritten. */
+function dropWritten(chunks: Buffer[], n: number): Buffer[] {
+  let i = 0;
+  while (i < chunks.length && n >= (chunks[i] as Buffer).length) n -= (chunks[i++] as Buffer).length;
+  const rest = chunks.slice(i);
+  if (n > 0 && rest.length > 0) rest[0] = (rest[0] as Buffer).subarray(n);
+  return rest;
 }
 
 export function fsyncFd(fd: number): Promise<void> {
