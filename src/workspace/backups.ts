@@ -1,7 +1,7 @@
 // Backups (SPEC §3): the old content of a file before it is overwritten, edited, replaced or deleted,
 // kept under <state>/backups/<file key>/ with bounded retention (count per file, total bytes).
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { linkSync, lstatSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync, type Stats } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { ToolError } from '../envelope.js';
@@ -43,15 +43,28 @@ export interface BackupInput {
   sha256: string | null;
 }
 
+/**
+ * The file a backup is taken of, when the caller is about to replace it by a rename: its inode then keeps
+ * the old content untouched, so the backup can be a hard link to it instead of a copy.
+ */
+export interface BackupSource {
+  /** Real path of the file. */
+  real: string;
+  /** fstat of the descriptor `content` was read from. */
+  stat: Stats;
+}
+
 /** Keeps `content` as a backup of `rel`; returns the backup id, or null when backups are disabled. */
-export async function createBackup(ws: Workspace, input: BackupInput, content: Buffer): Promise<string | null> {
+export async function createBackup(ws: Workspace, input: BackupInput, content: Buffer, source?: BackupSource): Promise<string | null> {
   if (ws.limits.backupKeep === 0) return null;
   const id = newId(input.rel);
   const loc = locate(ws, id);
   mkdirSync(loc.dir, { recursive: true, mode: 0o700 });
   // Backups are an undo aid written before the change, not made durable (the file itself is).
-  if (content.length <= SMALL_IO_BYTES) writeFileSync(loc.data, content, { mode: 0o600 });
-  else await fs.writeFile(loc.data, content, { mode: 0o600 });
+  if (!(source && linkBackup(source, loc.data, content.length))) {
+    if (content.length <= SMALL_IO_BYTES) writeFileSync(loc.data, content, { mode: 0o600 });
+    else await fs.writeFile(loc.data, content, { mode: 0o600 });
+  }
   await writeMeta(loc.meta, id, input, content.length);
   await prune(ws, loc.dir, content.length);
   return id;
@@ -76,6 +89,29 @@ export async function moveToBackup(ws: Workspace, real: string, input: BackupInp
   }
   await prune(ws, loc.dir, size);
   return id;
+}
+
+/**
+ * Links the file being replaced into the backups (no copy); false when that cannot be done or would not be
+ * the content read: another file system, a file with other hard links (someone could change it through
+ * them), or a file that is no longer the inode read or changed size or mtime since.
+ */
+function linkBackup(source: BackupSource, dest: string, size: number): boolean {
+  const { stat } = source;
+  if (stat.nlink !== 1 || stat.size !== size) return false;
+  try {
+    linkSync(source.real, dest);
+  } catch {
+    return false; // EXDEV, EPERM (no hard links on this file system), ENOENT, …
+  }
+  try {
+    const now = lstatSync(dest);
+    if (now.ino === stat.ino && now.dev === stat.dev && now.size === stat.size && now.mtimeMs === stat.mtimeMs) return true;
+  } catch {
+    // fall through: write a copy instead
+  }
+  rmSync(dest, { force: true });
+  return false;
 }
 
 async function writeMeta(file: string, id: string, input: BackupInput, size: number): Promise<void> {
@@ -122,6 +158,12 @@ function removeBackup(ws: Workspace, id: string): number {
 /** Running total of backup bytes per state directory: scanned once, then kept up to date. */
 const totals = new Map<string, number>();
 
+/**
+ * Over TOOLGATE_BACKUP_MAX_BYTES, the oldest backups go until the total is this share of it: the scan that
+ * finds them (every backup of the workspace) then runs once per tenth of the limit, not on every change.
+ */
+const PRUNE_TO = 0.9;
+
 /** Keeps `backupKeep` per file and at most `backupMaxBytes` in all, dropping the oldest first. */
 async function prune(ws: Workspace, dir: string, added: number): Promise<void> {
   // Ids sort by creation time, so names alone tell which are the oldest: no meta file is read.
@@ -133,21 +175,53 @@ async function prune(ws: Workspace, dir: string, added: number): Promise<void> {
   let removed = 0;
   for (const old of ids.slice(ws.limits.backupKeep)) removed += removeBackup(ws, old);
   let total = totals.get(ws.stateDir);
-  total = total === undefined ? await scanTotal(ws) : total + added - removed;
+  total = total === undefined ? scanSizes(ws).reduce((n, b) => n + b.size, 0) : total + added - removed;
   if (total > ws.limits.backupMaxBytes) {
-    const all = await listBackups(ws);
-    total = all.reduce((s, m) => s + m.size_bytes, 0);
-    for (let i = all.length - 1; i >= 0 && total > ws.limits.backupMaxBytes; i--) {
-      const m = all[i] as BackupMeta;
-      removeBackup(ws, m.backup_id);
-      total -= m.size_bytes;
+    // Exact again (other replicas add and prune too), then oldest first.
+    const all = scanSizes(ws);
+    total = all.reduce((n, b) => n + b.size, 0);
+    const target = Math.floor(ws.limits.backupMaxBytes * PRUNE_TO);
+    for (let i = 0; i < all.length && total > target; i++) {
+      const b = all[i] as { id: string; size: number };
+      removeBackup(ws, b.id);
+      total -= b.size;
     }
   }
   totals.set(ws.stateDir, total);
 }
 
-async function scanTotal(ws: Workspace): Promise<number> {
-  return (await listBackups(ws)).reduce((s, m) => s + m.size_bytes, 0);
+/** Every backup of the workspace with its size, oldest first, from directory listings and stats (no meta file is read). */
+function scanSizes(ws: Workspace): Array<{ id: string; size: number }> {
+  const root = backupsRoot(ws);
+  let dirs: string[];
+  try {
+    dirs = readdirSync(root);
+  } catch {
+    return [];
+  }
+  const all: Array<{ id: string; size: number }> = [];
+  for (const d of dirs) {
+    let names: string[];
+    try {
+      names = readdirSync(path.join(root, d));
+    } catch {
+      continue;
+    }
+    for (const n of names) {
+      if (!n.endsWith('.json')) continue;
+      const id = n.slice(0, -5);
+      if (!ID_RE.test(id)) continue;
+      let size = 0;
+      try {
+        size = statSync(path.join(root, d, `${id}.bak`)).size;
+      } catch {
+        // A backup being created (moveToBackup writes its meta first) or removed: counts as empty.
+      }
+      all.push({ id, size });
+    }
+  }
+  // The part after the file key is the creation time (base 36, fixed width) and a random tail.
+  return all.sort((a, b) => (a.id.slice(17) < b.id.slice(17) ? -1 : 1));
 }
 
 /** All backups (newest first), or those of one relative path. */
