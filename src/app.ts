@@ -64,6 +64,7 @@ export function limitsOf(config: Config): WorkspaceLimits {
     backupMaxBytes: config.backupMaxBytes,
     searchMaxFiles: config.searchMaxFiles,
     searchTimeoutMs: config.searchTimeoutMs,
+    memoryBudgetBytes: config.memoryBudgetBytes,
   };
 }
 

@@ -33,6 +33,7 @@ export const SETTINGS = {
   bodyLimitBytes: { env: 'TOOLGATE_BODY_LIMIT_BYTES', schema: int(1024), default: String(12 * 1024 * 1024), doc: 'Largest HTTP request body.' },
   searchMaxFiles: { env: 'TOOLGATE_SEARCH_MAX_FILES', schema: int(1), default: '50000', doc: 'Entries a search or tree walk visits before it stops (`truncated`).' },
   searchTimeoutMs: { env: 'TOOLGATE_SEARCH_TIMEOUT_MS', schema: int(1), default: '10000', doc: 'Time a search may run before it stops (`truncated`).' },
+  memoryBudgetBytes: { env: 'TOOLGATE_MEMORY_BUDGET_BYTES', schema: int(1), default: String(64 * 1024 * 1024), doc: 'File bytes the tools of this process hold in memory at once (files loaded whole by edits, replacements and searches, counted with their working copies); calls wait their turn first in, first out, and one call larger than the budget runs alone.' },
   tokensFile: { env: 'TOOLGATE_TOKENS_FILE', schema: z.string().min(1).optional(), default: undefined, doc: 'YAML/JSON list of bearer tokens `{id, sha256, projects, risks}` (`toolgate hash-token`). With tokens every `/v1` route needs `Authorization: Bearer …`; without, the service only listens on loopback. `/livez`, `/readyz`, `/healthz`, `/metrics` stay open.' },
   rateLimit: { env: 'TOOLGATE_RATE_LIMIT', schema: int(0), default: '100', doc: 'Tool calls per window per token (client IP without auth); 0 disables.' },
   rateLimitWindowMs: { env: 'TOOLGATE_RATE_LIMIT_WINDOW_MS', schema: int(1), default: '60000', doc: 'Rate-limit window.' },

@@ -13,6 +13,8 @@ export interface WorkspaceLimits {
   backupMaxBytes: number;
   searchMaxFiles: number;
   searchTimeoutMs: number;
+  /** Bytes of file content the process's tools hold at once (memory-budget.ts). */
+  memoryBudgetBytes: number;
 }
 
 /** Hooks the operations layer attaches to count lock waits (metrics); workspace/ knows nothing of metrics. */
