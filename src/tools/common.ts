@@ -43,8 +43,17 @@ export interface CurrentFile {
   version: VersionStamp;
 }
 
+/** A file's content and stat, before its version is computed. */
+export type CurrentBytes = Omit<CurrentFile, 'version'>;
+
 /** Reads the file at a resolved path freshly (under the caller's lock), refusing swaps to symlinks and non-regular files. */
 export async function readCurrent(p: ResolvedPath, maxBytes: number, limitName = 'TOOLGATE_MAX_EDIT_BYTES'): Promise<CurrentFile | null> {
+  const file = await readCurrentBytes(p, maxBytes, limitName);
+  return file && { ...file, version: versionOf(file.stat, sha256Hex(file.content)) };
+}
+
+/** readCurrent without the version: for callers that hash the content themselves (edit_file shares work between the old and the new hash). */
+export async function readCurrentBytes(p: ResolvedPath, maxBytes: number, limitName = 'TOOLGATE_MAX_EDIT_BYTES'): Promise<CurrentBytes | null> {
   let st: Stats;
   try {
     st = lstatSync(p.real);
@@ -70,8 +79,7 @@ export async function readCurrent(p: ResolvedPath, maxBytes: number, limitName =
   try {
     const fst = fstatSync(fd);
     if (!fst.isFile()) throw new ToolError('NOT_REGULAR_FILE', `Not a regular file (${describeKind(fst)}): ${p.rel}`);
-    const content = await readAll(fd, fst.size);
-    return { content, stat: fst, version: versionOf(fst, sha256Hex(content)) };
+    return { content: await readAll(fd, fst.size), stat: fst };
   } finally {
     closeSync(fd);
   }

@@ -1,14 +1,25 @@
+import { createHash } from 'node:crypto';
+import type { Stats } from 'node:fs';
 import { z } from 'zod';
-import { ToolError } from '../envelope.js';
-import { writeFileAtomic } from '../workspace/atomic.js';
+import { ToolError, type VersionStamp } from '../envelope.js';
+import { commitTempFile, discardTempFile, writeTempFile, type TempFile } from '../workspace/atomic.js';
 import { createBackup } from '../workspace/backups.js';
-import { diffSpans } from '../workspace/diff.js';
-import { applyEdits, type EditRequest } from '../workspace/edit-engine.js';
+import { diffSpans, type DiffPreview } from '../workspace/diff.js';
+import { describeUtf8Edit, planUtf8Edit, type Utf8EditPlan } from '../workspace/edit-bytes.js';
+import { applyEdits, type EditOutcome, type EditRequest } from '../workspace/edit-engine.js';
 import { withFileLock } from '../workspace/locks.js';
+import { withMemory } from '../workspace/memory-budget.js';
+import type { ResolvedPath } from '../workspace/sandbox.js';
 import { checkEncoding, decodeText, encodeText, looksBinary } from '../workspace/text.js';
 import { sha256Hex, versionOf } from '../workspace/versions.js';
-import { defineTool } from './define.js';
-import { DiffFields, DryRunArg, PathArg, VersionArgs, VersionSchema, enforceVersion, readCurrent } from './common.js';
+import { defineTool, type ToolContext, type ToolResult } from './define.js';
+import { DiffFields, DryRunArg, PathArg, VersionArgs, VersionSchema, enforceVersion, readCurrentBytes, type CurrentBytes } from './common.js';
+
+/**
+ * Memory an edit holds per byte of the file, for the memory budget: the file itself, and on the general
+ * path its decoded text, the new text and the new bytes.
+ */
+const EDIT_MEMORY_FACTOR = 3;
 
 const Edit = z.strictObject({
   old_text: z.string().min(1).describe('Text to replace, quoted from the file (a few lines of context make it unique).'),
@@ -71,49 +82,127 @@ export const editFile = defineTool({
     const encoding = checkEncoding(input.encoding);
     if (encoding === 'base64') throw new ToolError('INVALID_PARAM', 'edit_file works on text; use write_file for binary content.');
     const p = await ctx.resolve(input.path);
-    return withFileLock(p.ws, p.real, p.rel, async () => {
-      const current = await readCurrent(p, p.ws.limits.maxEditBytes);
-      if (!current) throw new ToolError('NOT_FOUND', `File not found: ${p.rel}`);
-      enforceVersion(ctx, p, current, input, 'mutation');
-      if (encoding === 'utf-8' && looksBinary(current.content)) throw new ToolError('BINARY_FILE', `File '${p.rel}' is binary; edit_file only changes text files.`);
-      const oldText = decodeText(current.content, encoding, p.rel);
-      const outcome = applyEdits(oldText, edits);
-      const diff = diffSpans(p.rel, oldText, outcome.text, outcome.spans);
-      const replacements = outcome.edits.reduce((n, e) => n + e.replacements, 0);
-      const bytes = encodeText(outcome.text, encoding);
-      const stats = {
-        replacements,
-        original_size: current.content.length,
-        new_size: bytes.length,
-        lines_added: diff.lines_added,
-        lines_removed: diff.lines_removed,
-      };
-      const tolerant = outcome.edits.filter((e) => e.stage !== 'exact').map((e) => e.stage);
-      const note = tolerant.length > 0 ? ` (matched ignoring ${[...new Set(tolerant)].join(', ').replaceAll('_', ' ')})` : '';
-      if (input.dry_run) {
-        return {
-          data: { applied: false, replacements, edits: outcome.edits, snippet: outcome.snippet, ...diff, backup_id: null, version: current.version },
-          text: `[Dry Run] Would edit '${p.rel}' (${replacements} replacement(s), +${diff.lines_added}/-${diff.lines_removed} lines)${note}.`,
-          stats: { ...stats, bytes_written: 0 },
-          partial: true,
-          pathResolved: p.rel,
-          version: current.version,
-        };
-      }
-      const backupId = await createBackup(p.ws, { rel: p.realRel, operation: 'edit_file', mode: current.stat.mode & 0o7777, sha256: current.version.sha256 }, current.content);
-      const st = await writeFileAtomic(p.ws, p.real, bytes, { mode: current.stat.mode & 0o7777 });
-      const version = versionOf(st, sha256Hex(bytes));
-      let text = `Edited '${p.rel}' (${replacements} replacement(s), +${diff.lines_added}/-${diff.lines_removed} lines, ${bytes.length} bytes)${note}.`;
-      if (diff.diff_truncated) text += '\n(Diff preview truncated. Use read_file to verify full content.)';
-      return {
-        data: { applied: true, replacements, edits: outcome.edits, snippet: outcome.snippet, ...diff, backup_id: backupId, version },
-        text,
-        stats: { ...stats, bytes_written: bytes.length },
-        partial: diff.diff_truncated,
-        pathResolved: p.rel,
-        version,
-        audit: { sha256_before: current.version.sha256, sha256_after: version.sha256, bytes_written: bytes.length },
-      };
-    });
+    const { limits } = p.ws;
+    return withFileLock(p.ws, p.real, p.rel, () =>
+      withMemory(limits.memoryBudgetBytes, EDIT_MEMORY_FACTOR * (p.stat?.size ?? 0), ctx.signal, async () => {
+        const file = await readCurrentBytes(p, limits.maxEditBytes);
+        if (!file) throw new ToolError('NOT_FOUND', `File not found: ${p.rel}`);
+        const plan = encoding === 'utf-8' ? planUtf8Edit(file.content, edits) : null;
+        return plan ? editBytes(ctx, p, input, file, plan) : editText(ctx, p, input, file, edits, encoding);
+      }),
+    );
   },
 });
+
+type EditInput = z.output<typeof Input>;
+type EditData = z.output<typeof Output>;
+
+/**
+ * The common case (one unique exact match in a UTF-8 file) on bytes: the new file is written from slices of
+ * the old one while this thread hashes both versions (they share the bytes before the edit) and numbers the
+ * lines; it is committed only after the version check.
+ */
+async function editBytes(ctx: ToolContext, p: ResolvedPath, input: EditInput, file: CurrentBytes, plan: Utf8EditPlan): Promise<ToolResult<EditData>> {
+  const { content } = file;
+  const chunks = [content.subarray(0, plan.head), plan.middle, content.subarray(plan.tail)];
+  const temp = input.dry_run ? null : writeTempFile(p.ws, chunks, { mode: file.stat.mode & 0o7777 });
+  return guardTemp(temp, async () => {
+    const head = createHash('sha256').update(chunks[0] as Buffer);
+    const newHash = head.copy();
+    const before = versionOf(file.stat, head.update(content.subarray(plan.head)).digest('hex'));
+    enforceVersion(ctx, p, { ...file, version: before }, input, 'mutation');
+    const { outcome, lineBase } = describeUtf8Edit(content, plan);
+    const diff = diffSpans(p.rel, plan.windowText, outcome.text, outcome.spans, lineBase);
+    const size = chunks.reduce((n, c) => n + c.length, 0);
+    const change = { outcome, diff, originalSize: content.length, newSize: size, before };
+    if (!temp) return dryRun(p, change);
+    const sha = newHash.update(plan.middle).update(chunks[2] as Buffer).digest('hex');
+    return commit(p, file, await temp, sha, change);
+  });
+}
+
+/** Every other edit: the engine on the whole decoded text (tolerant stages, several edits, other encodings, and every error). */
+async function editText(ctx: ToolContext, p: ResolvedPath, input: EditInput, file: CurrentBytes, edits: EditRequest[], encoding: string): Promise<ToolResult<EditData>> {
+  const before = versionOf(file.stat, sha256Hex(file.content));
+  enforceVersion(ctx, p, { ...file, version: before }, input, 'mutation');
+  if (encoding === 'utf-8' && looksBinary(file.content)) throw new ToolError('BINARY_FILE', `File '${p.rel}' is binary; edit_file only changes text files.`);
+  const oldText = decodeText(file.content, encoding, p.rel);
+  const outcome = applyEdits(oldText, edits);
+  const diff = diffSpans(p.rel, oldText, outcome.text, outcome.spans);
+  const bytes = encodeText(outcome.text, encoding);
+  const change = { outcome, diff, originalSize: file.content.length, newSize: bytes.length, before };
+  if (input.dry_run) return dryRun(p, change);
+  // The new hash is computed while the temp file is written and fsynced.
+  const temp = writeTempFile(p.ws, bytes, { mode: file.stat.mode & 0o7777 });
+  return guardTemp(temp, async () => commit(p, file, await temp, sha256Hex(bytes), change));
+}
+
+/** Runs fn while a temp file is being written; the temp file is removed when fn fails (the change is refused). */
+async function guardTemp<T>(temp: Promise<TempFile> | null, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    await temp?.then(discardTempFile, () => undefined);
+    throw err;
+  }
+}
+
+interface Change {
+  outcome: Pick<EditOutcome, 'edits' | 'snippet'>;
+  diff: DiffPreview;
+  originalSize: number;
+  newSize: number;
+  before: VersionStamp;
+}
+
+function summary(change: Change) {
+  const replacements = change.outcome.edits.reduce((n, e) => n + e.replacements, 0);
+  const tolerant = change.outcome.edits.filter((e) => e.stage !== 'exact').map((e) => e.stage);
+  const note = tolerant.length > 0 ? ` (matched ignoring ${[...new Set(tolerant)].join(', ').replaceAll('_', ' ')})` : '';
+  const stats = {
+    replacements,
+    original_size: change.originalSize,
+    new_size: change.newSize,
+    lines_added: change.diff.lines_added,
+    lines_removed: change.diff.lines_removed,
+  };
+  return { replacements, note, stats };
+}
+
+function dryRun(p: ResolvedPath, change: Change): ToolResult<EditData> {
+  const { replacements, note, stats } = summary(change);
+  const { outcome, diff, before } = change;
+  return {
+    data: { applied: false, replacements, edits: outcome.edits, snippet: outcome.snippet, ...diff, backup_id: null, version: before },
+    text: `[Dry Run] Would edit '${p.rel}' (${replacements} replacement(s), +${diff.lines_added}/-${diff.lines_removed} lines)${note}.`,
+    stats: { ...stats, bytes_written: 0 },
+    partial: true,
+    pathResolved: p.rel,
+    version: before,
+  };
+}
+
+/** Backs the old file up (a hard link when it can: the rename leaves its inode untouched) and renames the new one over it. */
+async function commit(p: ResolvedPath, file: { content: Buffer; stat: Stats }, temp: TempFile, sha: string, change: Change): Promise<ToolResult<EditData>> {
+  const { replacements, note, stats } = summary(change);
+  const { outcome, diff, before } = change;
+  const backupId = await createBackup(
+    p.ws,
+    { rel: p.realRel, operation: 'edit_file', mode: file.stat.mode & 0o7777, sha256: before.sha256 },
+    file.content,
+    { real: p.real, stat: file.stat },
+  );
+  const st = await commitTempFile(temp, p.real);
+  const version = versionOf(st, sha);
+  let text = `Edited '${p.rel}' (${replacements} replacement(s), +${diff.lines_added}/-${diff.lines_removed} lines, ${change.newSize} bytes)${note}.`;
+  if (diff.diff_truncated) text += '\n(Diff preview truncated. Use read_file to verify full content.)';
+  return {
+    data: { applied: true, replacements, edits: outcome.edits, snippet: outcome.snippet, ...diff, backup_id: backupId, version },
+    text,
+    stats: { ...stats, bytes_written: change.newSize },
+    partial: diff.diff_truncated,
+    pathResolved: p.rel,
+    version,
+    audit: { sha256_before: before.sha256, sha256_after: version.sha256, bytes_written: change.newSize },
+  };
+}

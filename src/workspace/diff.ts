@@ -77,8 +77,12 @@ export function diffWhole(relPath: string, oldText: string | null, newText: stri
   return render(oldName, `b/${relPath}`, wholeOps(oldText ?? '', newText));
 }
 
-/** An edit: hunks built only from the changed spans (plus 3 context lines), so cost depends on the spans, not on the file size (except a cheap newline count to find line numbers). */
-export function diffSpans(relPath: string, oldText: string, newText: string, spans: ChangedSpan[]): DiffPreview {
+/**
+ * An edit: hunks built only from the changed spans (plus 3 context lines), so cost depends on the spans, not on the file size (except a cheap newline count to find line numbers).
+ * `lineBase` is the number of lines before the texts when they are a window of whole lines of a larger file (at least 3 lines
+ * around every span, or the file's own start and end), so hunk headers carry the file's line numbers.
+ */
+export function diffSpans(relPath: string, oldText: string, newText: string, spans: ChangedSpan[], lineBase = 0): DiffPreview {
   checkSpans(oldText, newText, spans);
   // Spans that cancel each other out (an insert undone by the next delete) change nothing.
   if (oldText.length === newText.length && oldText === newText) return { diff_preview: '', diff_truncated: false, lines_added: 0, lines_removed: 0 };
@@ -91,7 +95,7 @@ export function diffSpans(relPath: string, oldText: string, newText: string, spa
     pos = r.oldHi;
   }
   if (pos < oldText.length) ops.push({ kind: 'equal', text: oldText, start: pos, end: oldText.length, lines: Infinity });
-  return render(`a/${relPath}`, `b/${relPath}`, ops);
+  return render(`a/${relPath}`, `b/${relPath}`, ops, lineBase);
 }
 
 /** Common prefix and suffix (whole lines) are trimmed by a char scan; only the middle is diffed. */
@@ -204,9 +208,9 @@ function regionOps(oldText: string, oldLo: number, oldHi: number, newText: strin
 }
 
 /** Hunks with CONTEXT_LINES of context; changes separated by at most 2·CONTEXT_LINES equal lines share a hunk. */
-function* buildHunks(ops: Op[]): Generator<Hunk> {
-  let oldLine = 0;
-  let newLine = 0;
+function* buildHunks(ops: Op[], lineBase: number): Generator<Hunk> {
+  let oldLine = lineBase;
+  let newLine = lineBase;
   let equals: Op[] = []; // equal ops since the last change
   let hunk: Hunk | null = null;
   let dels: LineSlice[] = [];
@@ -304,7 +308,7 @@ function tailLines(slices: LineSlice[], k: number): LineSlice[] {
   return out;
 }
 
-function render(oldName: string, newName: string, ops: Op[]): DiffPreview {
+function render(oldName: string, newName: string, ops: Op[], lineBase = 0): DiffPreview {
   let added = 0;
   let removed = 0;
   for (const op of ops) {
@@ -315,7 +319,7 @@ function render(oldName: string, newName: string, ops: Op[]): DiffPreview {
 
   const out = new PreviewWriter();
   if (out.line(`--- ${oldName}`) && out.line(`+++ ${newName}`)) {
-    for (const h of buildHunks(ops)) {
+    for (const h of buildHunks(ops, lineBase)) {
       if (!renderHunk(out, h)) break;
     }
   }

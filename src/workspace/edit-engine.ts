@@ -54,10 +54,19 @@ interface EditRecord {
   ranges: Array<{ start: number; end: number }>;
 }
 
+export interface ApplyOptions {
+  /**
+   * Lines before `text` when it is a window of whole lines cut from a larger file (edit-bytes.ts): line
+   * numbers in `edits` and in the snippet are the file's.
+   */
+  lineBase?: number;
+}
+
 const BOM = '\uFEFF';
 const stripBom = (s: string) => (s.charCodeAt(0) === 0xfeff ? s.slice(1) : s);
 
-export function applyEdits(text: string, edits: EditRequest[]): EditOutcome {
+export function applyEdits(text: string, edits: EditRequest[], opts: ApplyOptions = {}): EditOutcome {
+  const lineBase = opts.lineBase ?? 0;
   if (!Array.isArray(edits) || edits.length === 0) {
     throw new ToolError('INVALID_PARAM', 'No edit given; pass old_text and new_text, or edits: [{ old_text, new_text }].');
   }
@@ -148,10 +157,10 @@ export function applyEdits(text: string, edits: EditRequest[]): EditOutcome {
     edits: records.map((r, i) => ({
       stage: r.stage,
       replacements: r.ranges.length,
-      start_line: lines[2 * i] as number,
-      end_line: lines[2 * i + 1] as number,
+      start_line: lineBase + (lines[2 * i] as number),
+      end_line: lineBase + (lines[2 * i + 1] as number),
     })),
-    snippet: buildSnippet(current, records.flatMap((r) => r.ranges)),
+    snippet: buildSnippet(current, records.flatMap((r) => r.ranges), lineBase),
   };
 }
 
@@ -318,12 +327,12 @@ function overlapError(i: number, span: Span, original: string): ToolError {
 }
 
 /** The edited regions of the new text with SNIPPET_CONTEXT lines around them, numbered. */
-function buildSnippet(text: string, ranges: Array<{ start: number; end: number }>): string {
+function buildSnippet(text: string, ranges: Array<{ start: number; end: number }>, lineBase: number): string {
   const offsets = ranges.flatMap((r) => [r.start, lastLineOffset(r.start, r.end)]);
-  const lineNos = lineNumbersAt(text, offsets);
+  const lineNos = lineNumbersAt(text, offsets).map((n) => lineBase + n);
   const regions: Array<[number, number]> = [];
   for (let k = 0; k < ranges.length; k++) {
-    regions.push([Math.max(1, (lineNos[2 * k] as number) - SNIPPET_CONTEXT), (lineNos[2 * k + 1] as number) + SNIPPET_CONTEXT]);
+    regions.push([Math.max(lineBase + 1, (lineNos[2 * k] as number) - SNIPPET_CONTEXT), (lineNos[2 * k + 1] as number) + SNIPPET_CONTEXT]);
   }
   regions.sort((a, b) => a[0] - b[0]);
   const merged: Array<[number, number]> = [];
@@ -336,7 +345,7 @@ function buildSnippet(text: string, ranges: Array<{ start: number; end: number }
   const blocks: Array<Array<[number, string]>> = [];
   let shown = 0;
   let truncated = false;
-  let line = 1;
+  let line = lineBase + 1;
   let pos = 0;
   const ended = () => pos > text.length || (pos === text.length && (text.length === 0 || text.endsWith('\n')));
   for (const [from, to] of merged) {

@@ -163,3 +163,63 @@ describe('edit_file', () => {
     expect(await fs.readFile(t.file('gone.txt'), 'utf8')).toBe('precious\n');
   });
 });
+
+describe('edit_file on the bytes of a UTF-8 file (one unique exact match)', () => {
+  const numbered = (n: number, eol = '\n') => Array.from({ length: n }, (_, i) => `line ${i + 1} ${'·'.repeat(i % 7)}${eol}`).join('');
+  const sha256 = async (buf: Buffer) => (await import('node:crypto')).createHash('sha256').update(buf).digest('hex');
+  const bakPath = (id: string) => t.file(`.toolgate/backups/${id.slice(0, 16)}/${id}.bak`);
+
+  it('numbers lines, snippet and diff as in the whole file, and answers the new version', async () => {
+    const before = Buffer.from(numbered(5000));
+    await put('big.txt', before);
+    const r = await t.call('edit_file', { path: 'big.txt', old_text: 'line 2500 ', new_text: 'line two thousand five hundred ' });
+    expect(r.body.error).toBeUndefined();
+    const data = r.body.data as { snippet: string; diff_preview: string; edits: { start_line: number; end_line: number; stage: string }[]; version: { sha256: string; size_bytes: number }; backup_id: string };
+    const after = await fs.readFile(t.file('big.txt'));
+    expect(after.toString()).toBe(before.toString().replace('line 2500 ', 'line two thousand five hundred '));
+    expect(data.edits).toEqual([{ stage: 'exact', replacements: 1, start_line: 2500, end_line: 2500 }]);
+    expect(data.snippet.split('\n')[0]).toBe(`2496: line 2496 ${'·'.repeat(2495 % 7)}`);
+    expect(data.snippet.split('\n')).toHaveLength(9);
+    expect(data.diff_preview).toContain('@@ -2497,7 +2497,7 @@');
+    expect(data.version).toMatchObject({ sha256: await sha256(after), size_bytes: after.length });
+    expect((await fs.readFile(bakPath(data.backup_id))).equals(before)).toBe(true);
+  });
+
+  it('keeps the backup as a hard link to the replaced file, untouched by the rename', async () => {
+    await put('linked.txt', numbered(50));
+    const ino = (await fs.stat(t.file('linked.txt'))).ino;
+    const r = await t.call('edit_file', { path: 'linked.txt', old_text: 'line 7 ', new_text: 'line seven ' });
+    const id = (r.body.data as { backup_id: string }).backup_id;
+    const bak = await fs.stat(bakPath(id));
+    expect(bak.ino).toBe(ino);
+    expect(bak.nlink).toBe(1);
+    expect(await fs.readFile(bakPath(id), 'utf8')).toBe(numbered(50));
+    expect((await fs.stat(t.file('linked.txt'))).ino).not.toBe(ino);
+  });
+
+  it('copies the backup of a file that has other hard links (they keep the old content)', async () => {
+    await put('shared.txt', numbered(20));
+    await fs.link(t.file('shared.txt'), t.file('shared-alias.txt'));
+    const ino = (await fs.stat(t.file('shared.txt'))).ino;
+    const r = await t.call('edit_file', { path: 'shared.txt', old_text: 'line 3 ', new_text: 'line three ' });
+    const id = (r.body.data as { backup_id: string }).backup_id;
+    expect((await fs.stat(bakPath(id))).ino).not.toBe(ino);
+    expect(await fs.readFile(bakPath(id), 'utf8')).toBe(numbered(20));
+    expect(await fs.readFile(t.file('shared-alias.txt'), 'utf8')).toBe(numbered(20));
+  });
+
+  it('leaves no temp file behind when the version check refuses the edit', async () => {
+    await put('conflict.txt', numbered(3000, '\r\n'));
+    const tmpDir = t.file('.toolgate/tmp');
+    const tempsBefore = await fs.readdir(tmpDir, { recursive: true }).catch(() => []);
+    const r = await t.call('edit_file', { path: 'conflict.txt', old_text: 'line 1500 ', new_text: 'x', expected_sha256: 'a'.repeat(64) });
+    expect(r.body.error?.code).toBe('CONFLICT');
+    expect(await fs.readFile(t.file('conflict.txt'), 'utf8')).toBe(numbered(3000, '\r\n'));
+    const tempsAfter = await fs.readdir(tmpDir, { recursive: true }).catch(() => []);
+    expect(tempsAfter.filter((n) => n.includes('toolgate-tmp'))).toEqual(tempsBefore.filter((n) => n.includes('toolgate-tmp')));
+    const dry = await t.call('edit_file', { path: 'conflict.txt', old_text: 'line 1500 ', new_text: 'x', dry_run: true });
+    expect(dry.body.status).toBe('partial');
+    expect((dry.body.data as { diff_preview: string }).diff_preview).toContain('@@ -1497,7 +1497,7 @@');
+    expect(await fs.readFile(t.file('conflict.txt'), 'utf8')).toBe(numbered(3000, '\r\n'));
+  });
+});
