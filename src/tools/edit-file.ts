@@ -182,7 +182,7 @@ function dryRun(p: ResolvedPath, change: Change): ToolResult<EditData> {
   };
 }
 
-/** Backs the old file up (a hard link when it can: the rename leaves its inode untouched) and renames the new one over it. */
+/** Backs the old file up and renames the new one over it. */
 async function commit(p: ResolvedPath, file: { content: Buffer; stat: Stats }, temp: TempFile, sha: string, change: Change): Promise<ToolResult<EditData>> {
   const { replacements, note, stats } = summary(change);
   const { outcome, diff, before } = change;
@@ -190,7 +190,6 @@ async function commit(p: ResolvedPath, file: { content: Buffer; stat: Stats }, t
     p.ws,
     { rel: p.realRel, operation: 'edit_file', mode: file.stat.mode & 0o7777, sha256: before.sha256 },
     file.content,
-    { real: p.real, stat: file.stat },
   );
   const st = await commitTempFile(temp, p.real);
   const version = versionOf(st, sha);

@@ -1,7 +1,7 @@
 // Backups (SPEC §3): the old content of a file before it is overwritten, edited, replaced or deleted,
 // kept under <state>/backups/<file key>/ with bounded retention (count per file, total bytes).
 import { createHash, randomBytes } from 'node:crypto';
-import { linkSync, lstatSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync, type Stats } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { ToolError } from '../envelope.js';
@@ -43,28 +43,16 @@ export interface BackupInput {
   sha256: string | null;
 }
 
-/**
- * The file a backup is taken of, when the caller is about to replace it by a rename: its inode then keeps
- * the old content untouched, so the backup can be a hard link to it instead of a copy.
- */
-export interface BackupSource {
-  /** Real path of the file. */
-  real: string;
-  /** fstat of the descriptor `content` was read from. */
-  stat: Stats;
-}
-
 /** Keeps `content` as a backup of `rel`; returns the backup id, or null when backups are disabled. */
-export async function createBackup(ws: Workspace, input: BackupInput, content: Buffer, source?: BackupSource): Promise<string | null> {
+export async function createBackup(ws: Workspace, input: BackupInput, content: Buffer): Promise<string | null> {
   if (ws.limits.backupKeep === 0) return null;
   const id = newId(input.rel);
   const loc = locate(ws, id);
   mkdirSync(loc.dir, { recursive: true, mode: 0o700 });
-  // Backups are an undo aid written before the change, not made durable (the file itself is).
-  if (!(source && linkBackup(source, loc.data, content.length))) {
-    if (content.length <= SMALL_IO_BYTES) writeFileSync(loc.data, content, { mode: 0o600 });
-    else await fs.writeFile(loc.data, content, { mode: 0o600 });
-  }
+  // Backups are an undo aid written before the change, not made durable (the file itself is). They are
+  // copies: the service never creates hard links (SPEC §2), which would also tie a backup to a user's inode.
+  if (content.length <= SMALL_IO_BYTES) writeFileSync(loc.data, content, { mode: 0o600 });
+  else await fs.writeFile(loc.data, content, { mode: 0o600 });
   await writeMeta(loc.meta, id, input, content.length);
   await prune(ws, loc.dir, content.length);
   return id;
@@ -89,29 +77,6 @@ export async function moveToBackup(ws: Workspace, real: string, input: BackupInp
   }
   await prune(ws, loc.dir, size);
   return id;
-}
-
-/**
- * Links the file being replaced into the backups (no copy); false when that cannot be done or would not be
- * the content read: another file system, a file with other hard links (someone could change it through
- * them), or a file that is no longer the inode read or changed size or mtime since.
- */
-function linkBackup(source: BackupSource, dest: string, size: number): boolean {
-  const { stat } = source;
-  if (stat.nlink !== 1 || stat.size !== size) return false;
-  try {
-    linkSync(source.real, dest);
-  } catch {
-    return false; // EXDEV, EPERM (no hard links on this file system), ENOENT, …
-  }
-  try {
-    const now = lstatSync(dest);
-    if (now.ino === stat.ino && now.dev === stat.dev && now.size === stat.size && now.mtimeMs === stat.mtimeMs) return true;
-  } catch {
-    // fall through: write a copy instead
-  }
-  rmSync(dest, { force: true });
-  return false;
 }
 
 async function writeMeta(file: string, id: string, input: BackupInput, size: number): Promise<void> {

@@ -154,6 +154,23 @@ describe('edit_file', () => {
     expect((await t.call('restore_backup', { backup_id: `${'0'.repeat(16)}-000000000-abcdef` })).body.error?.code).toBe('NOT_FOUND');
   });
 
+  it('never creates hard links: the edited file and its backup are separate inodes (SPEC §2)', async () => {
+    await put('nlink.txt', 'one\n');
+    const before = await fs.stat(t.file('nlink.txt'));
+    const r = await t.call('edit_file', { path: 'nlink.txt', old_text: 'one', new_text: 'two' });
+    expect(r.body.status).toBe('success');
+    const after = await fs.stat(t.file('nlink.txt'));
+    expect(after.nlink).toBe(1);
+    expect(after.ino).not.toBe(before.ino);
+    // The old inode is not kept alive by a link from the backups: only its copy is.
+    const stateFiles = await fs.readdir(t.file('.toolgate/backups'), { recursive: true, withFileTypes: true });
+    for (const e of stateFiles.filter((f) => f.isFile())) {
+      const st = await fs.stat(`${e.parentPath}/${e.name}`);
+      expect(st.nlink).toBe(1);
+      expect(st.ino).not.toBe(before.ino);
+    }
+  });
+
   it('restore_backup brings back a deleted file', async () => {
     await put('gone.txt', 'precious\n');
     const d = await t.call('delete_file', { path: 'gone.txt' });
@@ -183,18 +200,6 @@ describe('edit_file on the bytes of a UTF-8 file (one unique exact match)', () =
     expect(data.diff_preview).toContain('@@ -2497,7 +2497,7 @@');
     expect(data.version).toMatchObject({ sha256: await sha256(after), size_bytes: after.length });
     expect((await fs.readFile(bakPath(data.backup_id))).equals(before)).toBe(true);
-  });
-
-  it('keeps the backup as a hard link to the replaced file, untouched by the rename', async () => {
-    await put('linked.txt', numbered(50));
-    const ino = (await fs.stat(t.file('linked.txt'))).ino;
-    const r = await t.call('edit_file', { path: 'linked.txt', old_text: 'line 7 ', new_text: 'line seven ' });
-    const id = (r.body.data as { backup_id: string }).backup_id;
-    const bak = await fs.stat(bakPath(id));
-    expect(bak.ino).toBe(ino);
-    expect(bak.nlink).toBe(1);
-    expect(await fs.readFile(bakPath(id), 'utf8')).toBe(numbered(50));
-    expect((await fs.stat(t.file('linked.txt'))).ino).not.toBe(ino);
   });
 
   it('copies the backup of a file that has other hard links (they keep the old content)', async () => {
