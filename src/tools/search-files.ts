@@ -4,10 +4,11 @@ import picomatch from 'picomatch';
 import { z } from 'zod';
 import { ToolError } from '../envelope.js';
 import { checkUserRegex } from '../workspace/regex.js';
-import { requireDirectory } from '../workspace/sandbox.js';
 import { BatchStalled, searchBatch, type SearchSpec } from '../workspace/search-pool.js';
 import { joinRel, walkTree, type EntryKind } from '../workspace/walk.js';
-import { defineTool } from './define.js';
+import { withMemory } from '../workspace/memory-budget.js';
+import { requireDirectory, type ResolvedPath } from '../workspace/sandbox.js';
+import { defineTool, type ToolContext, type ToolResult } from './define.js';
 import { OptionalDirArg } from './common.js';
 
 const PREVIEW_CHARS = 200;
@@ -18,6 +19,17 @@ const NAME_BATCH = 512;
 /** Batches in flight per worker: one running, one queued, so a worker never waits for the main thread. */
 const IN_FLIGHT_PER_WORKER = 2;
 const WORKERS = Math.max(1, Math.min(4, os.availableParallelism()));
+/**
+ * Files (or names) found by the walk but not yet handed to a worker, in batches: the walk waits beyond this
+ * many, so a search holds a bounded window of its tree instead of the whole listing.
+ */
+const PENDING_BATCHES = 8;
+/**
+ * A content search's share of the memory budget (TOOLGATE_MEMORY_BUDGET_BYTES): its pending window, its
+ * results and its part of the workers' read buffers. Searches beyond the budget wait their turn (first in,
+ * first out) instead of all sharing the workers at a crawl; the time limit starts when a search does.
+ */
+const SEARCH_MEMORY_BYTES = 8 * 1024 * 1024;
 
 const Input = z.strictObject({
   path: OptionalDirArg,
@@ -84,12 +96,8 @@ export const searchFiles = defineTool({
   async run(ctx, input) {
     const p = await ctx.resolve(input.path, { allowRoot: true });
     if (!p.stat?.isFile()) requireDirectory(p);
-    const { maxReadBytes, searchMaxFiles, searchTimeoutMs, regexTimeoutMs } = ctx.ws.limits;
-    const deadline = Date.now() + searchTimeoutMs;
-    const wantNames = input.mode !== 'content';
-    const wantContent = input.mode !== 'name';
     if (input.regex) checkUserRegex(input.query, input.case_sensitive ? 'm' : 'im');
-    let globMatch: ((rel: string) => boolean) | null = null;
+    let globMatch: GlobMatch | null = null;
     if (input.glob !== undefined) {
       try {
         globMatch = picomatch(input.glob, { dot: true, basename: !input.glob.includes('/') });
@@ -97,159 +105,186 @@ export const searchFiles = defineTool({
         throw new ToolError('INVALID_PARAM', `Invalid glob '${input.glob}': ${(err as Error).message}`);
       }
     }
-    // Contents (and, for regexes, names) are searched by worker threads; literal names here.
-    const spec: SearchSpec = {
-      kind: input.regex ? 'regex' : 'literal',
-      query: input.query,
-      caseSensitive: input.case_sensitive,
-      content: wantContent,
-      maxHitsPerFile: input.limit + 1,
-      maxBytes: maxReadBytes,
-      previewChars: PREVIEW_CHARS,
-    };
-    const needle = input.case_sensitive ? input.query : input.query.toLowerCase();
-    const literalName = (name: string) => (input.case_sensitive ? name : name.toLowerCase()).includes(needle);
-    const batchFiles = input.regex ? REGEX_BATCH_FILES : LITERAL_BATCH_FILES;
-
-    const found: Ordered[] = [];
-    let stopped = false; // enough results, the deadline, an abort or a failure
-    let timedOut = false;
-    let failure: unknown = null;
-    const emit = (o: Ordered) => {
-      found.push(o);
-      if (found.length > input.limit) stopped = true;
-    };
-    const shouldStop = () => {
-      if (!stopped && (Date.now() > deadline || ctx.signal.aborted)) {
-        timedOut = true;
-        stopped = true;
-      }
-      return stopped;
-    };
-
-    const files: PendingFile[] = [];
-    let fileHead = 0;
-    const names: PendingName[] = [];
-    let nameHead = 0;
-    let walkDone = false;
-    const waiting: (() => void)[] = [];
-    const wakeAll = () => {
-      for (const w of waiting.splice(0)) w();
-    };
-    const ready = () => files.length - fileHead >= batchFiles || names.length - nameHead >= NAME_BATCH;
-
-    let filesSearched = 0;
-    let filesMatched = 0;
-    let skippedBinary = 0;
-    let skippedLarge = 0;
-    let bytesRead = 0;
-
-    const dispatcher = async (): Promise<void> => {
-      for (;;) {
-        if (shouldStop()) return;
-        if (!ready() && !walkDone) {
-          await new Promise<void>((resolve) => waiting.push(resolve));
-          continue;
-        }
-        const batch = files.slice(fileHead, fileHead + batchFiles);
-        fileHead += batch.length;
-        const nameBatch = names.slice(nameHead, nameHead + NAME_BATCH);
-        nameHead += nameBatch.length;
-        if (batch.length === 0 && nameBatch.length === 0) return; // walk done, nothing left
-        const timeoutMs = input.regex ? regexTimeoutMs : Math.max(1000, deadline - Date.now());
-        let answer;
-        try {
-          answer = await searchBatch(spec, batch.map((f) => f.abs), nameBatch.map((n) => n.name), timeoutMs);
-        } catch (err) {
-          if (err instanceof BatchStalled) timedOut = true;
-          else failure ??= err;
-          stopped = true;
-          return;
-        }
-        for (const i of answer.nameHits) {
-          const n = nameBatch[i] as PendingName;
-          emit({ seq: n.seq, sub: 0, result: { type: 'name', path: n.rel, kind: n.kind } });
-        }
-        answer.files.forEach((outcome, i) => {
-          const f = batch[i] as PendingFile;
-          if (outcome.status === 1) skippedBinary++;
-          else if (outcome.status === 2) skippedLarge++;
-          if (outcome.status !== 0) return;
-          filesSearched++;
-          bytesRead += outcome.bytes;
-          if (outcome.hits.length > 0) filesMatched++;
-          for (const [line, column, preview] of outcome.hits) emit({ seq: f.seq, sub: line, result: { type: 'content', path: f.rel, line, column, preview } });
-        });
-      }
-    };
-
-    let seq = 0;
-    /** One entry: `out` is its path in results, `globRel` what the glob is matched against (relative to `path`). */
-    const consider = (name: string, out: string, globRel: string, abs: string, kind: EntryKind) => {
-      const s = ++seq;
-      const globOk = globMatch === null || (kind !== 'directory' && globMatch(globRel));
-      if (!globOk) return;
-      if (wantNames) {
-        if (input.regex) names.push({ seq: s, name, rel: out, kind });
-        else if (literalName(name)) emit({ seq: s, sub: 0, result: { type: 'name', path: out, kind } });
-      }
-      if (wantContent && kind === 'file') files.push({ seq: s, abs, rel: out });
-      if (ready()) wakeAll();
-    };
-
-    const dispatchers = Array.from({ length: WORKERS * IN_FLIGHT_PER_WORKER }, () => dispatcher());
-    let walkTruncated = false;
-    let visited = 1; // a single file
-    try {
-      if (p.stat?.isFile()) {
-        const name = path.posix.basename(p.realRel);
-        consider(name, p.rel, name, p.real, 'file');
-      } else {
-        const walk = await walkTree(p.ws, p.real, {
-          maxDepth: input.max_depth,
-          maxEntries: searchMaxFiles,
-          deadline,
-          signal: ctx.signal,
-          respectGitignore: input.respect_gitignore,
-          onEntry: (e) => {
-            if (stopped) return false;
-            consider(e.name, joinRel(p.rel, e.relFromStart), e.relFromStart, e.abs, e.kind);
-          },
-        });
-        visited = walk.visited;
-        walkTruncated = walk.truncated && walk.reason !== 'stopped';
-        if (walk.reason === 'time') timedOut = true;
-      }
-    } finally {
-      walkDone = true;
-      wakeAll();
-      await Promise.all(dispatchers);
-    }
-    if (failure) throw failure;
-
-    found.sort((a, b) => a.seq - b.seq || a.sub - b.sub);
-    const truncated = walkTruncated || timedOut || found.length > input.limit;
-    const results = found.slice(0, input.limit).map((o) => o.result);
-    const contentHits = results.filter((r) => r.type === 'content').length;
-    const q = input.query.length > 80 ? `${input.query.slice(0, 80)}…` : input.query;
-    let text =
-      results.length === 0
-        ? `No matches found for '${q}' under '${p.rel}' (${filesSearched} files searched).`
-        : `Found ${results.length} matches for '${q}' under '${p.rel}' (${results.length - contentHits} names, ${contentHits} lines in ${filesMatched} files; ${filesSearched} files searched).`;
-    if (truncated) {
-      text += timedOut
-        ? ' Search stopped at the time limit (TOOLGATE_SEARCH_TIMEOUT_MS); narrow path or glob.'
-        : found.length > input.limit
-          ? ` Results truncated at limit ${input.limit}; narrow the query, path or glob, or raise limit.`
-          : ` Search stopped after ${visited} entries (TOOLGATE_SEARCH_MAX_FILES); narrow path or glob.`;
-    }
-    return {
-      data: { results, truncated, files_searched: filesSearched, files_matched: filesMatched, entries_visited: visited, skipped_binary: skippedBinary, skipped_large: skippedLarge },
-      text,
-      stats: { matches: results.length, files_searched: filesSearched, bytes_read: bytesRead },
-      partial: truncated,
-      pathResolved: p.rel,
-      audit: { bytes_read: bytesRead },
-    };
+    if (input.mode === 'name' && !input.regex) return search(ctx, input, p, globMatch);
+    return withMemory(ctx.ws.limits.memoryBudgetBytes, SEARCH_MEMORY_BYTES, ctx.signal, () => search(ctx, input, p, globMatch));
   },
 });
+
+type GlobMatch = (rel: string) => boolean;
+
+async function search(ctx: ToolContext, input: z.output<typeof Input>, p: ResolvedPath, globMatch: GlobMatch | null): Promise<ToolResult<z.output<typeof Output>>> {
+  const { maxReadBytes, searchMaxFiles, searchTimeoutMs, regexTimeoutMs } = ctx.ws.limits;
+  const deadline = Date.now() + searchTimeoutMs;
+  const wantNames = input.mode !== 'content';
+  const wantContent = input.mode !== 'name';
+  // Contents (and, for regexes, names) are searched by worker threads; literal names here.
+  const spec: SearchSpec = {
+    kind: input.regex ? 'regex' : 'literal',
+    query: input.query,
+    caseSensitive: input.case_sensitive,
+    content: wantContent,
+    maxHitsPerFile: input.limit + 1,
+    maxBytes: maxReadBytes,
+    previewChars: PREVIEW_CHARS,
+  };
+  const needle = input.case_sensitive ? input.query : input.query.toLowerCase();
+  const literalName = (name: string) => (input.case_sensitive ? name : name.toLowerCase()).includes(needle);
+  const batchFiles = input.regex ? REGEX_BATCH_FILES : LITERAL_BATCH_FILES;
+
+  const found: Ordered[] = [];
+  let stopped = false; // enough results, the deadline, an abort or a failure
+  let timedOut = false;
+  let failure: unknown = null;
+  const emit = (o: Ordered) => {
+    found.push(o);
+    if (found.length > input.limit) stopped = true;
+  };
+  const shouldStop = () => {
+    if (!stopped && (Date.now() > deadline || ctx.signal.aborted)) {
+      timedOut = true;
+      stopped = true;
+    }
+    return stopped;
+  };
+
+  const files: PendingFile[] = [];
+  let fileHead = 0;
+  const names: PendingName[] = [];
+  let nameHead = 0;
+  let walkDone = false;
+  const waiting: (() => void)[] = [];
+  const wakeAll = () => {
+    for (const w of waiting.splice(0)) w();
+  };
+  const ready = () => files.length - fileHead >= batchFiles || names.length - nameHead >= NAME_BATCH;
+  // The walk waits while PENDING_BATCHES batches are pending and resumes at half of that.
+  let resumeWalk: (() => void) | null = null;
+  const behind = (slack: number) => files.length - fileHead > slack * batchFiles || names.length - nameHead > slack * NAME_BATCH;
+  const pace = () => (!stopped && behind(PENDING_BATCHES) ? new Promise<void>((resolve) => (resumeWalk = resolve)) : undefined);
+  const wakeWalk = () => {
+    if (resumeWalk && (stopped || !behind(PENDING_BATCHES / 2))) {
+      const resume = resumeWalk;
+      resumeWalk = null;
+      resume();
+    }
+  };
+
+  let filesSearched = 0;
+  let filesMatched = 0;
+  let skippedBinary = 0;
+  let skippedLarge = 0;
+  let bytesRead = 0;
+
+  const dispatcher = async (): Promise<void> => {
+    for (;;) {
+      if (shouldStop()) return wakeWalk();
+      if (!ready() && !walkDone) {
+        await new Promise<void>((resolve) => waiting.push(resolve));
+        continue;
+      }
+      const batch = files.slice(fileHead, fileHead + batchFiles);
+      fileHead += batch.length;
+      const nameBatch = names.slice(nameHead, nameHead + NAME_BATCH);
+      nameHead += nameBatch.length;
+      // Drop what the workers took, so the queues hold only the pending window.
+      if (fileHead >= PENDING_BATCHES * batchFiles) fileHead = files.splice(0, fileHead).length - fileHead;
+      if (nameHead >= PENDING_BATCHES * NAME_BATCH) nameHead = names.splice(0, nameHead).length - nameHead;
+      wakeWalk();
+      if (batch.length === 0 && nameBatch.length === 0) return; // walk done, nothing left
+      const timeoutMs = input.regex ? regexTimeoutMs : Math.max(1000, deadline - Date.now());
+      let answer;
+      try {
+        answer = await searchBatch(spec, batch.map((f) => f.abs), nameBatch.map((n) => n.name), timeoutMs);
+      } catch (err) {
+        if (err instanceof BatchStalled) timedOut = true;
+        else failure ??= err;
+        stopped = true;
+        return wakeWalk();
+      }
+      for (const i of answer.nameHits) {
+        const n = nameBatch[i] as PendingName;
+        emit({ seq: n.seq, sub: 0, result: { type: 'name', path: n.rel, kind: n.kind } });
+      }
+      answer.files.forEach((outcome, i) => {
+        const f = batch[i] as PendingFile;
+        if (outcome.status === 1) skippedBinary++;
+        else if (outcome.status === 2) skippedLarge++;
+        if (outcome.status !== 0) return;
+        filesSearched++;
+        bytesRead += outcome.bytes;
+        if (outcome.hits.length > 0) filesMatched++;
+        for (const [line, column, preview] of outcome.hits) emit({ seq: f.seq, sub: line, result: { type: 'content', path: f.rel, line, column, preview } });
+      });
+    }
+  };
+
+  let seq = 0;
+  /** One entry: `out` is its path in results, `globRel` what the glob is matched against (relative to `path`). */
+  const consider = (name: string, out: string, globRel: string, abs: string, kind: EntryKind) => {
+    const s = ++seq;
+    const globOk = globMatch === null || (kind !== 'directory' && globMatch(globRel));
+    if (!globOk) return;
+    if (wantNames) {
+      if (input.regex) names.push({ seq: s, name, rel: out, kind });
+      else if (literalName(name)) emit({ seq: s, sub: 0, result: { type: 'name', path: out, kind } });
+    }
+    if (wantContent && kind === 'file') files.push({ seq: s, abs, rel: out });
+    if (ready()) wakeAll();
+  };
+
+  const dispatchers = Array.from({ length: WORKERS * IN_FLIGHT_PER_WORKER }, () => dispatcher());
+  let walkTruncated = false;
+  let visited = 1; // a single file
+  try {
+    if (p.stat?.isFile()) {
+      const name = path.posix.basename(p.realRel);
+      consider(name, p.rel, name, p.real, 'file');
+    } else {
+      const walk = await walkTree(p.ws, p.real, {
+        maxDepth: input.max_depth,
+        maxEntries: searchMaxFiles,
+        deadline,
+        signal: ctx.signal,
+        respectGitignore: input.respect_gitignore,
+        pace,
+        onEntry: (e) => {
+          if (stopped) return false;
+          consider(e.name, joinRel(p.rel, e.relFromStart), e.relFromStart, e.abs, e.kind);
+        },
+      });
+      visited = walk.visited;
+      walkTruncated = walk.truncated && walk.reason !== 'stopped';
+      if (walk.reason === 'time') timedOut = true;
+    }
+  } finally {
+    walkDone = true;
+    wakeAll();
+    await Promise.all(dispatchers);
+  }
+  if (failure) throw failure;
+
+  found.sort((a, b) => a.seq - b.seq || a.sub - b.sub);
+  const truncated = walkTruncated || timedOut || found.length > input.limit;
+  const results = found.slice(0, input.limit).map((o) => o.result);
+  const contentHits = results.filter((r) => r.type === 'content').length;
+  const q = input.query.length > 80 ? `${input.query.slice(0, 80)}…` : input.query;
+  let text =
+    results.length === 0
+      ? `No matches found for '${q}' under '${p.rel}' (${filesSearched} files searched).`
+      : `Found ${results.length} matches for '${q}' under '${p.rel}' (${results.length - contentHits} names, ${contentHits} lines in ${filesMatched} files; ${filesSearched} files searched).`;
+  if (truncated) {
+    text += timedOut
+      ? ' Search stopped at the time limit (TOOLGATE_SEARCH_TIMEOUT_MS); narrow path or glob.'
+      : found.length > input.limit
+        ? ` Results truncated at limit ${input.limit}; narrow the query, path or glob, or raise limit.`
+        : ` Search stopped after ${visited} entries (TOOLGATE_SEARCH_MAX_FILES); narrow path or glob.`;
+  }
+  return {
+    data: { results, truncated, files_searched: filesSearched, files_matched: filesMatched, entries_visited: visited, skipped_binary: skippedBinary, skipped_large: skippedLarge },
+    text,
+    stats: { matches: results.length, files_searched: filesSearched, bytes_read: bytesRead },
+    partial: truncated,
+    pathResolved: p.rel,
+    audit: { bytes_read: bytesRead },
+  };
+}

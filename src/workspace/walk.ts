@@ -43,6 +43,11 @@ export interface WalkOptions {
   respectGitignore?: boolean;
   /** Called for every entry, breadth-first, sorted by name within a directory; return false to stop. */
   onEntry(entry: WalkEntry): boolean | void;
+  /**
+   * Called before each directory's entries are reported; a promise returned holds the walk until it settles
+   * (a consumer that is behind lets the walk wait instead of queueing the whole tree in memory).
+   */
+  pace?: () => Promise<void> | undefined;
 }
 
 export interface WalkResult {
@@ -140,6 +145,8 @@ export async function walkTree(ws: Workspace, startAbs: string, opts: WalkOption
       const q = queue[i] as PendingDir;
       q.listing ??= listDir(q.abs);
     }
+    const held = opts.pace?.();
+    if (held) await held;
     const dir = queue[head] as PendingDir;
     queue[head++] = undefined as unknown as PendingDir; // let finished directories be collected
     const entries = await (dir.listing as Promise<Dirent[] | null>);

@@ -245,3 +245,31 @@ describe('search_files', () => {
     expect((await t.call('file-search', { query: 'hello' })).status).toBe(200);
   });
 });
+
+describe('search_files under load', () => {
+  it('searches a tree far larger than its pending window completely and in walk order, while concurrent searches wait their turn', async () => {
+    // A budget of one search at a time (8 MiB each): the others queue and still finish complete.
+    const t = await makeApp({ TOOLGATE_MEMORY_BUDGET_BYTES: String(8 * 1024 * 1024) });
+    try {
+      const want: string[] = [];
+      for (let d = 0; d < 12; d++) {
+        await fs.mkdir(t.file(`tree/d${String(d).padStart(2, '0')}`), { recursive: true });
+        for (let f = 0; f < 300; f++) {
+          const rel = `tree/d${String(d).padStart(2, '0')}/f${String(f).padStart(3, '0')}.txt`;
+          const hit = (d * 300 + f) % 97 === 0;
+          await fs.writeFile(t.file(rel), hit ? `x\nfind the needle here\n` : `nothing ${d} ${f}\n`);
+          if (hit) want.push(`${rel}:2:10:find the needle here`);
+        }
+      }
+      const rs = await Promise.all(Array.from({ length: 6 }, () => t.call('search_files', { path: 'tree', query: 'needle', mode: 'content', case_sensitive: true, limit: 1000 })));
+      for (const r of rs) {
+        expect(r.body.status).toBe('success');
+        expect(data(r).truncated).toBe(false);
+        expect(data(r).files_searched).toBe(3600);
+        expect(show(r)).toEqual(want);
+      }
+    } finally {
+      await t.close();
+    }
+  });
+});
