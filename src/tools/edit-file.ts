@@ -111,13 +111,15 @@ async function editBytes(ctx: ToolContext, p: ResolvedPath, input: EditInput, fi
     const newHash = head.copy();
     const before = versionOf(file.stat, head.update(content.subarray(plan.head)).digest('hex'));
     enforceVersion(ctx, p, { ...file, version: before }, input, 'mutation');
+    // Accepted: the backup copy is written (thread pool) beside the temp file while this thread works on.
+    const backup = temp && startBackup(p, file, before);
     const { outcome, lineBase } = describeUtf8Edit(content, plan);
     const diff = diffSpans(p.rel, plan.windowText, outcome.text, outcome.spans, lineBase);
     const size = chunks.reduce((n, c) => n + c.length, 0);
     const change = { outcome, diff, originalSize: content.length, newSize: size, before };
-    if (!temp) return dryRun(p, change);
+    if (!temp || !backup) return dryRun(p, change);
     const sha = newHash.update(plan.middle).update(chunks[2] as Buffer).digest('hex');
-    return commit(p, file, await temp, sha, change);
+    return commit(p, await backup, await temp, sha, change);
   });
 }
 
@@ -132,9 +134,20 @@ async function editText(ctx: ToolContext, p: ResolvedPath, input: EditInput, fil
   const bytes = encodeText(outcome.text, encoding);
   const change = { outcome, diff, originalSize: file.content.length, newSize: bytes.length, before };
   if (input.dry_run) return dryRun(p, change);
-  // The new hash is computed while the temp file is written and fsynced.
+  // The new hash is computed while the temp file and the backup are written.
   const temp = writeTempFile(p.ws, bytes, { mode: file.stat.mode & 0o7777 });
-  return guardTemp(temp, async () => commit(p, file, await temp, sha256Hex(bytes), change));
+  return guardTemp(temp, async () => {
+    const backup = startBackup(p, file, before);
+    const sha = sha256Hex(bytes);
+    return commit(p, await backup, await temp, sha, change);
+  });
+}
+
+/** Starts the backup of the old content; its data is written in the thread pool when it is large. */
+function startBackup(p: ResolvedPath, file: { content: Buffer; stat: Stats }, before: VersionStamp): Promise<string | null> {
+  const backup = createBackup(p.ws, { rel: p.realRel, operation: 'edit_file', mode: file.stat.mode & 0o7777, sha256: before.sha256 }, file.content);
+  backup.catch(() => undefined); // awaited later; a failure meanwhile is not an unhandled rejection
+  return backup;
 }
 
 /** Runs fn while a temp file is being written; the temp file is removed when fn fails (the change is refused). */
@@ -182,15 +195,10 @@ function dryRun(p: ResolvedPath, change: Change): ToolResult<EditData> {
   };
 }
 
-/** Backs the old file up and renames the new one over it. */
-async function commit(p: ResolvedPath, file: { content: Buffer; stat: Stats }, temp: TempFile, sha: string, change: Change): Promise<ToolResult<EditData>> {
+/** Renames the new file over the old one (its backup is already written). */
+async function commit(p: ResolvedPath, backupId: string | null, temp: TempFile, sha: string, change: Change): Promise<ToolResult<EditData>> {
   const { replacements, note, stats } = summary(change);
   const { outcome, diff, before } = change;
-  const backupId = await createBackup(
-    p.ws,
-    { rel: p.realRel, operation: 'edit_file', mode: file.stat.mode & 0o7777, sha256: before.sha256 },
-    file.content,
-  );
   const st = await commitTempFile(temp, p.real);
   const version = versionOf(st, sha);
   let text = `Edited '${p.rel}' (${replacements} replacement(s), +${diff.lines_added}/-${diff.lines_removed} lines, ${change.newSize} bytes)${note}.`;
