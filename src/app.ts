@@ -129,6 +129,12 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   app.setErrorHandler((err: FastifyError, req, reply) => {
     const e = toEnvelopeError(err);
     if (e.code === 'EXECUTION_ERROR') req.log.error({ err }, 'unhandled error');
+    const route = req.routeOptions.url ?? '';
+    if (req.method === 'POST' && route.includes('/tools/')) {
+      // A tool call refused at the door (auth, project) still gets its audit line.
+      const tool = (req.params as { tool?: string } | undefined)?.tool ?? route.slice(route.lastIndexOf('/') + 1);
+      ops.audit.recordRefusal({ requestId: String(req.id), clientIp: req.ip, tool, code: e.code, httpStatus: e.httpStatus, durationMs: reply.elapsedTime }, ops.projects.single?.stateDir ?? null);
+    }
     return sendEnvelope(reply, e.httpStatus, bareErrorEnvelope(req, e));
   });
   app.setNotFoundHandler((req: FastifyRequest, reply: FastifyReply) => {

@@ -197,10 +197,41 @@ export class AuditLog {
   /** Executor after-hook. Writes are queued so lines keep the order of the calls and the chain holds. */
   record(call: CallInfo, toolName: string, outcome: CallOutcome): void {
     const now = new Date();
-    const entry = auditEntryOf(call, toolName, outcome, now);
+    this.write(auditEntryOf(call, toolName, outcome, now), call.ws.stateDir, now);
+  }
+
+  /**
+   * A tool call refused before a workspace was chosen (no or a wrong token, a project the token may not
+   * use): still one line, to stdout and, in single-project mode, to the workspace's file.
+   */
+  recordRefusal(r: { requestId: string; clientIp: string | null; tool: string; code: string; httpStatus: number; durationMs: number }, stateDir: string | null): void {
+    const now = new Date();
+    const entry: AuditEntry = {
+      time: now.toISOString(),
+      request_id: r.requestId,
+      actor: null,
+      client_ip: r.clientIp,
+      project: null,
+      tool: r.tool.slice(0, 64),
+      path: null,
+      risk: 'read',
+      risk_level: 'low',
+      outcome: 'error',
+      error_code: r.code,
+      http_status: r.httpStatus,
+      bytes_read: null,
+      bytes_written: null,
+      sha256_before: null,
+      sha256_after: null,
+      duration_ms: Math.round(r.durationMs * 1000) / 1000,
+    };
+    this.write(entry, stateDir, now);
+  }
+
+  private write(entry: AuditEntry, stateDir: string | null, now: Date): void {
     this.stdout?.info(entry);
-    if (!this.opts.file) return;
-    const file = this.fileFor(call.ws.stateDir, now);
+    if (!this.opts.file || stateDir === null) return;
+    const file = this.fileFor(stateDir, now);
     let writer = this.files.get(file);
     if (!writer) {
       writer = new AuditFile(file, (err) => this.onError(err));

@@ -112,6 +112,25 @@ describe('audit log', () => {
     expect(lines).toHaveLength(30);
     expect(await verifyAuditFile(file)).toEqual({ ok: true, lines: 30 });
   });
+
+  it('tool calls refused at the door (no token, wrong token, malformed body) get their line too', async () => {
+    const token = makeToken('door');
+    t = await makeApp({ TOOLGATE_INSTANCE_ID: 'test-1' }, { tokens: [token.entry] });
+    expect((await t.call('read_file', { path: 'x.txt' })).status).toBe(401);
+    expect((await t.call('write_file', { path: 'x.txt', content: 'x' }, { authorization: 'Bearer wrong' })).status).toBe(401);
+    const bad = await t.app.inject({ method: 'POST', url: '/v1/tools/edit', payload: '{nope', headers: { ...token.header, 'content-type': 'application/json' } });
+    expect(bad.statusCode).toBe(400);
+    const ok = await t.call('write_file', { path: 'x.txt', content: 'x' }, token.header);
+    expect(ok.status).toBe(200);
+    const { file, lines } = await auditLines(t);
+    expect(lines.map((l) => [l.tool, l.actor, l.error_code, l.http_status])).toEqual([
+      ['read_file', null, 'UNAUTHORIZED', 401],
+      ['write_file', null, 'UNAUTHORIZED', 401],
+      ['edit', null, 'INVALID_PARAM', 400],
+      ['write_file', 'door', null, 200],
+    ]);
+    expect(await verifyAuditFile(file)).toEqual({ ok: true, lines: 4 });
+  });
 });
 
 describe('audit verify', () => {

@@ -95,7 +95,7 @@ describe('start-up checks', () => {
   it('refuses a non-loopback address without tokens (exit 2, clear message)', async () => {
     dir = await makeTempDir();
     const res = await run('src/main.ts', [], { TOOLGATE_ROOT: path.join(dir, 'ws'), TOOLGATE_HOST: '0.0.0.0', TOOLGATE_PORT: '0' });
-    expect(res.code).toBe(2);
+    expect(res.code, res.stderr).toBe(2);
     expect(res.stderr).toMatch(/TOOLGATE_HOST=0\.0\.0\.0 is not a loopback address, and no bearer tokens are configured: refusing to listen/);
   });
 
