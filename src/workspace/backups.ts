@@ -1,11 +1,11 @@
 // Backups (SPEC §3): the old content of a file before it is overwritten, edited, replaced or deleted,
 // kept under <state>/backups/<file key>/ with bounded retention (count per file, total bytes).
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { ToolError } from '../envelope.js';
-import { SMALL_IO_BYTES } from './small-io.js';
+import { SMALL_IO_BYTES, writeAll } from './small-io.js';
 import type { Workspace } from './workspace.js';
 
 export interface BackupMeta {
@@ -52,10 +52,20 @@ export async function createBackup(ws: Workspace, input: BackupInput, content: B
   // Backups are an undo aid written before the change, not made durable (the file itself is). They are
   // copies: the service never creates hard links (SPEC §2), which would also tie a backup to a user's inode.
   if (content.length <= SMALL_IO_BYTES) writeFileSync(loc.data, content, { mode: 0o600 });
-  else await fs.writeFile(loc.data, content, { mode: 0o600 });
+  else await writeLarge(loc.data, content);
   await writeMeta(loc.meta, id, input, content.length);
   await prune(ws, loc.dir, content.length);
   return id;
+}
+
+/** One write in the thread pool (fs.writeFile would make a round trip per 512 KiB). */
+async function writeLarge(file: string, content: Buffer): Promise<void> {
+  const fd = openSync(file, 'w', 0o600);
+  try {
+    await writeAll(fd, content);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** Moves a file into the backups (delete_file): a rename on the same volume, a copy otherwise. */
@@ -106,8 +116,11 @@ async function readMetas(dir: string): Promise<BackupMeta[]> {
   return metas.sort((a, b) => (a.backup_id < b.backup_id ? 1 : -1));
 }
 
-/** Removes one backup; returns the bytes it held. */
-function removeBackup(ws: Workspace, id: string): number {
+/**
+ * Removes one backup; returns the bytes it held. In the thread pool: unlinking a large file frees its blocks,
+ * which takes a while, and a caller that started the backup early goes on working meanwhile.
+ */
+async function removeBackup(ws: Workspace, id: string): Promise<number> {
   const loc = locate(ws, id);
   let size = 0;
   try {
@@ -115,8 +128,7 @@ function removeBackup(ws: Workspace, id: string): number {
   } catch {
     // Already gone (another replica pruned it).
   }
-  rmSync(loc.data, { force: true });
-  rmSync(loc.meta, { force: true });
+  await Promise.all([fs.rm(loc.data, { force: true }), fs.rm(loc.meta, { force: true })]);
   return size;
 }
 
@@ -138,7 +150,7 @@ async function prune(ws: Workspace, dir: string, added: number): Promise<void> {
     .sort()
     .reverse();
   let removed = 0;
-  for (const old of ids.slice(ws.limits.backupKeep)) removed += removeBackup(ws, old);
+  for (const size of await Promise.all(ids.slice(ws.limits.backupKeep).map((old) => removeBackup(ws, old)))) removed += size;
   let total = totals.get(ws.stateDir);
   total = total === undefined ? scanSizes(ws).reduce((n, b) => n + b.size, 0) : total + added - removed;
   if (total > ws.limits.backupMaxBytes) {
@@ -146,11 +158,13 @@ async function prune(ws: Workspace, dir: string, added: number): Promise<void> {
     const all = scanSizes(ws);
     total = all.reduce((n, b) => n + b.size, 0);
     const target = Math.floor(ws.limits.backupMaxBytes * PRUNE_TO);
+    const oldest: Array<Promise<number>> = [];
     for (let i = 0; i < all.length && total > target; i++) {
       const b = all[i] as { id: string; size: number };
-      removeBackup(ws, b.id);
+      oldest.push(removeBackup(ws, b.id));
       total -= b.size;
     }
+    await Promise.all(oldest);
   }
   totals.set(ws.stateDir, total);
 }
