@@ -52,8 +52,17 @@ export async function readCurrent(p: ResolvedPath, maxBytes: number, limitName =
   return file && { ...file, version: versionOf(file.stat, sha256Hex(file.content)) };
 }
 
-/** readCurrent without the version: for callers that hash the content themselves (edit_file shares work between the old and the new hash). */
-export async function readCurrentBytes(p: ResolvedPath, maxBytes: number, limitName = 'TOOLGATE_MAX_EDIT_BYTES'): Promise<CurrentBytes | null> {
+/**
+ * readCurrent without the version: for callers that hash the content themselves, as it is read (`onChunk`
+ * sees every piece in order while the next is being read; edit_file also shares work between the old and
+ * the new hash).
+ */
+export async function readCurrentBytes(
+  p: ResolvedPath,
+  maxBytes: number,
+  limitName = 'TOOLGATE_MAX_EDIT_BYTES',
+  onChunk?: (chunk: Buffer) => void,
+): Promise<CurrentBytes | null> {
   let st: Stats;
   try {
     st = lstatSync(p.real);
@@ -79,7 +88,7 @@ export async function readCurrentBytes(p: ResolvedPath, maxBytes: number, limitN
   try {
     const fst = fstatSync(fd);
     if (!fst.isFile()) throw new ToolError('NOT_REGULAR_FILE', `Not a regular file (${describeKind(fst)}): ${p.rel}`);
-    return { content: await readAll(fd, fst.size), stat: fst };
+    return { content: await readAll(fd, fst.size, onChunk), stat: fst };
   } finally {
     closeSync(fd);
   }

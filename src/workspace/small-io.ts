@@ -23,14 +23,38 @@ export async function readAt(fd: number, buf: Buffer, length: number, position: 
   return (await readAsync(fd, buf, 0, length, position)).bytesRead;
 }
 
-/** Reads an open file whole; `size` is its fstat size (the file may still grow or shrink meanwhile). */
-export async function readAll(fd: number, size: number): Promise<Buffer> {
+/** Piece of a large file read at a time when the caller looks at the content as it arrives. */
+const READ_CHUNK_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Reads an open file whole; `size` is its fstat size (the file may still grow or shrink meanwhile). With
+ * `onChunk`, every piece read is handed over in order while the next one is being read in the thread pool,
+ * so work on the content (hashing it) overlaps the read.
+ */
+export async function readAll(fd: number, size: number, onChunk?: (chunk: Buffer) => void): Promise<Buffer> {
   const buf = Buffer.allocUnsafe(size);
+  const step = onChunk ? READ_CHUNK_BYTES : size;
+  const readFrom = (off: number): number | Promise<number> => {
+    const len = Math.min(step, size - off);
+    if (len <= SMALL_IO_BYTES) return fs.readSync(fd, buf, off, len, off);
+    return readAsync(fd, buf, off, len, off).then((r) => r.bytesRead);
+  };
   let off = 0;
-  while (off < size) {
-    const n = size - off <= SMALL_IO_BYTES ? fs.readSync(fd, buf, off, size - off, off) : (await readAsync(fd, buf, off, size - off, off)).bytesRead;
+  let next = size > 0 ? readFrom(0) : 0;
+  for (;;) {
+    const n = await next;
     if (n === 0) break;
+    const start = off;
     off += n;
+    const more = off < size;
+    if (more) next = readFrom(off);
+    try {
+      onChunk?.(buf.subarray(start, off));
+    } catch (err) {
+      await Promise.resolve(next).catch(() => undefined);
+      throw err;
+    }
+    if (!more) break;
   }
   return off === size ? buf : buf.subarray(0, off);
 }

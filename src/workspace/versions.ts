@@ -1,10 +1,47 @@
 // Version stamps and optimistic-lock expectations (SPEC §4).
-import { createHash } from 'node:crypto';
+import { createHash, type Hash } from 'node:crypto';
 import type { Stats } from 'node:fs';
 import { ToolError, type VersionStamp } from '../envelope.js';
 
 export function sha256Hex(data: Buffer | string): string {
   return createHash('sha256').update(data).digest('hex');
+}
+
+/**
+ * sha256 of content fed in order (as it is read), remembering the hash state every SNAPSHOT_BYTES: a new
+ * version of the content that keeps its first bytes hashes on from the last state before the change
+ * instead of from the start (both versions are needed, and an edit leaves most of a file alone).
+ */
+export class Sha256Snapshots {
+  static readonly SNAPSHOT_BYTES = 256 * 1024;
+  readonly #hash = createHash('sha256');
+  readonly #snapshots: Hash[] = [];
+  #length = 0;
+
+  update(chunk: Buffer): void {
+    const every = Sha256Snapshots.SNAPSHOT_BYTES;
+    let off = 0;
+    while (off < chunk.length) {
+      const boundary = (Math.floor(this.#length / every) + 1) * every;
+      const take = Math.min(chunk.length - off, boundary - this.#length);
+      this.#hash.update(chunk.subarray(off, off + take));
+      this.#length += take;
+      off += take;
+      if (this.#length === boundary) this.#snapshots.push(this.#hash.copy());
+    }
+  }
+
+  /** The digest of everything fed (feed nothing after it). */
+  digest(): string {
+    return this.#hash.digest('hex');
+  }
+
+  /** A hash over content[0, at), where `content` is what was fed; continue it with the new bytes. */
+  hashOfHead(content: Buffer, at: number): Hash {
+    const k = Math.min(Math.floor(at / Sha256Snapshots.SNAPSHOT_BYTES), this.#snapshots.length);
+    const hash = k > 0 ? (this.#snapshots[k - 1] as Hash).copy() : createHash('sha256');
+    return hash.update(content.subarray(k * Sha256Snapshots.SNAPSHOT_BYTES, at));
+  }
 }
 
 export function versionOf(st: Stats, sha256: string | null): VersionStamp {
