@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { Stats } from 'node:fs';
 import { z } from 'zod';
 import { ToolError, type VersionStamp } from '../envelope.js';
@@ -9,11 +8,12 @@ import { describeUtf8Edit, planUtf8Edit, type Utf8EditPlan } from '../workspace/
 import { applyEdits, type EditOutcome, type EditRequest } from '../workspace/edit-engine.js';
 import { withFileLock } from '../workspace/locks.js';
 import { withMemory } from '../workspace/memory-budget.js';
+import { SMALL_IO_BYTES } from '../workspace/small-io.js';
 import type { ResolvedPath } from '../workspace/sandbox.js';
 import { checkEncoding, decodeText, encodeText, looksBinary } from '../workspace/text.js';
-import { sha256Hex, versionOf } from '../workspace/versions.js';
+import { Sha256Snapshots, sha256Hex, versionOf } from '../workspace/versions.js';
 import { defineTool, type ToolContext, type ToolResult } from './define.js';
-import { DiffFields, DryRunArg, PathArg, VersionArgs, VersionSchema, enforceVersion, readCurrentBytes, type CurrentBytes } from './common.js';
+import { DiffFields, DryRunArg, PathArg, VersionArgs, VersionSchema, enforceVersion, readCurrentBytes, type CurrentFile } from './common.js';
 
 /**
  * Memory an edit holds per byte of the file, for the memory budget: the file itself, and on the general
@@ -85,10 +85,13 @@ export const editFile = defineTool({
     const { limits } = p.ws;
     return withFileLock(p.ws, p.real, p.rel, () =>
       withMemory(limits.memoryBudgetBytes, EDIT_MEMORY_FACTOR * (p.stat?.size ?? 0), ctx.signal, async () => {
-        const file = await readCurrentBytes(p, limits.maxEditBytes);
+        // The old version is hashed while the file is read.
+        const hash = new Sha256Snapshots();
+        const file = await readCurrentBytes(p, limits.maxEditBytes, undefined, (chunk) => hash.update(chunk));
         if (!file) throw new ToolError('NOT_FOUND', `File not found: ${p.rel}`);
+        const read = { ...file, hash, version: versionOf(file.stat, hash.digest()) };
         const plan = encoding === 'utf-8' ? planUtf8Edit(file.content, edits) : null;
-        return plan ? editBytes(ctx, p, input, file, plan) : editText(ctx, p, input, file, edits, encoding);
+        return plan ? editBytes(ctx, p, input, read, plan) : editText(ctx, p, input, read, edits, encoding);
       }),
     );
   },
@@ -97,20 +100,23 @@ export const editFile = defineTool({
 type EditInput = z.output<typeof Input>;
 type EditData = z.output<typeof Output>;
 
+/** The file as read under the lock, with its version (hashed while it was read). */
+interface ReadFile extends CurrentFile {
+  hash: Sha256Snapshots;
+}
+
 /**
  * The common case (one unique exact match in a UTF-8 file) on bytes: the new file is written from slices of
- * the old one while this thread hashes both versions (they share the bytes before the edit) and numbers the
- * lines; it is committed only after the version check.
+ * the old one while this thread numbers the lines and hashes the new version from the old one's state
+ * before the edit; it is committed only after the version check.
  */
-async function editBytes(ctx: ToolContext, p: ResolvedPath, input: EditInput, file: CurrentBytes, plan: Utf8EditPlan): Promise<ToolResult<EditData>> {
+async function editBytes(ctx: ToolContext, p: ResolvedPath, input: EditInput, file: ReadFile, plan: Utf8EditPlan): Promise<ToolResult<EditData>> {
   const { content } = file;
   const chunks = [content.subarray(0, plan.head), plan.middle, content.subarray(plan.tail)];
   const temp = input.dry_run ? null : writeTempFile(p.ws, chunks, { mode: file.stat.mode & 0o7777 });
   return guardTemp(temp, async () => {
-    const head = createHash('sha256').update(chunks[0] as Buffer);
-    const newHash = head.copy();
-    const before = versionOf(file.stat, head.update(content.subarray(plan.head)).digest('hex'));
-    enforceVersion(ctx, p, { ...file, version: before }, input, 'mutation');
+    const before = file.version;
+    enforceVersion(ctx, p, file, input, 'mutation');
     // Accepted: the backup copy is written (thread pool) beside the temp file while this thread works on.
     const backup = temp && startBackup(p, file, before);
     const { outcome, lineBase } = describeUtf8Edit(content, plan);
@@ -118,15 +124,15 @@ async function editBytes(ctx: ToolContext, p: ResolvedPath, input: EditInput, fi
     const size = chunks.reduce((n, c) => n + c.length, 0);
     const change = { outcome, diff, originalSize: content.length, newSize: size, before };
     if (!temp || !backup) return dryRun(p, change);
-    const sha = newHash.update(plan.middle).update(chunks[2] as Buffer).digest('hex');
+    const sha = file.hash.hashOfHead(content, plan.head).update(plan.middle).update(chunks[2] as Buffer).digest('hex');
     return commit(p, await backup, await temp, sha, change);
   });
 }
 
 /** Every other edit: the engine on the whole decoded text (tolerant stages, several edits, other encodings, and every error). */
-async function editText(ctx: ToolContext, p: ResolvedPath, input: EditInput, file: CurrentBytes, edits: EditRequest[], encoding: string): Promise<ToolResult<EditData>> {
-  const before = versionOf(file.stat, sha256Hex(file.content));
-  enforceVersion(ctx, p, { ...file, version: before }, input, 'mutation');
+async function editText(ctx: ToolContext, p: ResolvedPath, input: EditInput, file: CurrentFile, edits: EditRequest[], encoding: string): Promise<ToolResult<EditData>> {
+  const before = file.version;
+  enforceVersion(ctx, p, file, input, 'mutation');
   if (encoding === 'utf-8' && looksBinary(file.content)) throw new ToolError('BINARY_FILE', `File '${p.rel}' is binary; edit_file only changes text files.`);
   const oldText = decodeText(file.content, encoding, p.rel);
   const outcome = applyEdits(oldText, edits);
@@ -199,7 +205,7 @@ function dryRun(p: ResolvedPath, change: Change): ToolResult<EditData> {
 async function commit(p: ResolvedPath, backupId: string | null, temp: TempFile, sha: string, change: Change): Promise<ToolResult<EditData>> {
   const { replacements, note, stats } = summary(change);
   const { outcome, diff, before } = change;
-  const st = await commitTempFile(temp, p.real);
+  const st = await commitTempFile(temp, p.real, { releaseLater: change.originalSize > SMALL_IO_BYTES });
   const version = versionOf(st, sha);
   let text = `Edited '${p.rel}' (${replacements} replacement(s), +${diff.lines_added}/-${diff.lines_removed} lines, ${change.newSize} bytes)${note}.`;
   if (diff.diff_truncated) text += '\n(Diff preview truncated. Use read_file to verify full content.)';

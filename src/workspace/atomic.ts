@@ -1,7 +1,7 @@
 // Durable writes (SPEC §3): temp file, fsync, rename over the target, fsync of the directory.
 // Temp files live in the state directory (same volume), so a crash never leaves one beside the user's files.
 import { randomBytes } from 'node:crypto';
-import { closeSync, constants, fchmodSync, lstatSync, mkdirSync, openSync, renameSync, rmSync, type Stats } from 'node:fs';
+import fsCallbacks, { closeSync, constants, fchmodSync, lstatSync, mkdirSync, openSync, renameSync, rmSync, type Stats } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { TEMP_MARKER } from './sandbox.js';
@@ -72,8 +72,35 @@ export async function writeTempFile(ws: Workspace, data: FileContent, opts: Atom
   return { path: tempPath, name, data, mode };
 }
 
+export interface CommitOptions {
+  /**
+   * The file being replaced is large: hold it open across the rename and close it in the thread pool
+   * afterwards, so freeing its blocks (which a rename over the last link does in the call) happens there,
+   * after the answer, instead of holding this thread.
+   */
+  releaseLater?: boolean;
+}
+
 /** Second half of writeFileAtomic: renames the temp file over `target` and fsyncs the directory; returns the target's stat. */
-export async function commitTempFile(temp: TempFile, target: string): Promise<Stats> {
+export async function commitTempFile(temp: TempFile, target: string, opts: CommitOptions = {}): Promise<Stats> {
+  const held = opts.releaseLater ? holdOpen(target) : null;
+  try {
+    return await renameInto(temp, target);
+  } finally {
+    if (held !== null) fsCallbacks.close(held, () => undefined);
+  }
+}
+
+/** A read-only descriptor of the file at `target` (not following a symlink, not blocking), or null. */
+function holdOpen(target: string): number | null {
+  try {
+    return openSync(target, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch {
+    return null;
+  }
+}
+
+async function renameInto(temp: TempFile, target: string): Promise<Stats> {
   let tempPath = temp.path;
   try {
     try {
