@@ -46,7 +46,8 @@ const callsPer = new Map<number, number>(INSTANCES.map((_, i) => [i, 0]));
 async function call(instance: number, tool: string, body: unknown, token: TestToken | null): Promise<Answer> {
   const server = servers[instance];
   if (!server) throw new Error(`no instance ${instance}`);
-  if (token) callsPer.set(instance, (callsPer.get(instance) ?? 0) + 1);
+  // Calls without a token are refused at the door and audited too.
+  callsPer.set(instance, (callsPer.get(instance) ?? 0) + 1);
   const res = await fetch(`${server.url}/v1/tools/${tool}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...(token && token.header) },
@@ -215,7 +216,7 @@ describe('three replicas on one workspace and one Redis', () => {
         expect(m, verdict.stdout).not.toBeNull();
         lines += Number(m?.[1]);
       }
-      // One line per tool call this instance answered (the refused and rate-limited ones included).
+      // One line per tool call this instance answered (the unauthenticated, refused and rate-limited ones included).
       expect(lines, `audit lines of ${id}`).toBe(callsPer.get(i));
     }
   });
