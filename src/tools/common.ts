@@ -48,21 +48,25 @@ export type CurrentBytes = Omit<CurrentFile, 'version'>;
 
 /** Reads the file at a resolved path freshly (under the caller's lock), refusing swaps to symlinks and non-regular files. */
 export async function readCurrent(p: ResolvedPath, maxBytes: number, limitName = 'TOOLGATE_MAX_EDIT_BYTES'): Promise<CurrentFile | null> {
-  const file = await readCurrentBytes(p, maxBytes, limitName);
+  const file = await readCurrentBytes(p, maxBytes, { limitName });
   return file && { ...file, version: versionOf(file.stat, sha256Hex(file.content)) };
 }
 
+export interface ReadBytesOptions {
+  /** The setting named in FILE_TOO_LARGE. */
+  limitName?: string;
+  /** Sees every piece of the content in order while the next is being read (to hash it meanwhile). */
+  onChunk?: (chunk: Buffer) => void;
+  /** Where the content's buffer comes from (a pool the caller gives it back to). */
+  alloc?: (size: number) => Buffer;
+}
+
 /**
- * readCurrent without the version: for callers that hash the content themselves, as it is read (`onChunk`
- * sees every piece in order while the next is being read; edit_file also shares work between the old and
- * the new hash).
+ * readCurrent without the version: for callers that hash the content themselves, as it is read (edit_file
+ * also shares work between the old and the new hash).
  */
-export async function readCurrentBytes(
-  p: ResolvedPath,
-  maxBytes: number,
-  limitName = 'TOOLGATE_MAX_EDIT_BYTES',
-  onChunk?: (chunk: Buffer) => void,
-): Promise<CurrentBytes | null> {
+export async function readCurrentBytes(p: ResolvedPath, maxBytes: number, opts: ReadBytesOptions = {}): Promise<CurrentBytes | null> {
+  const limitName = opts.limitName ?? 'TOOLGATE_MAX_EDIT_BYTES';
   let st: Stats;
   try {
     st = lstatSync(p.real);
@@ -88,7 +92,7 @@ export async function readCurrentBytes(
   try {
     const fst = fstatSync(fd);
     if (!fst.isFile()) throw new ToolError('NOT_REGULAR_FILE', `Not a regular file (${describeKind(fst)}): ${p.rel}`);
-    return { content: await readAll(fd, fst.size, onChunk), stat: fst };
+    return { content: await readAll(fd, fst.size, opts.onChunk, opts.alloc), stat: fst };
   } finally {
     closeSync(fd);
   }

@@ -7,6 +7,7 @@ import { diffSpans, type DiffPreview } from '../workspace/diff.js';
 import { describeUtf8Edit, planUtf8Edit, type Utf8EditPlan } from '../workspace/edit-bytes.js';
 import { applyEdits, type EditOutcome, type EditRequest } from '../workspace/edit-engine.js';
 import { withFileLock } from '../workspace/locks.js';
+import { fileBuffers } from '../workspace/buffer-pool.js';
 import { withMemory } from '../workspace/memory-budget.js';
 import { SMALL_IO_BYTES } from '../workspace/small-io.js';
 import type { ResolvedPath } from '../workspace/sandbox.js';
@@ -85,13 +86,18 @@ export const editFile = defineTool({
     const { limits } = p.ws;
     return withFileLock(p.ws, p.real, p.rel, () =>
       withMemory(limits.memoryBudgetBytes, EDIT_MEMORY_FACTOR * (p.stat?.size ?? 0), ctx.signal, async () => {
-        // The old version is hashed while the file is read.
+        // The old version is hashed while the file is read, into a reused buffer that goes back at the end
+        // (editBytes and editText settle only once no write refers to it).
         const hash = new Sha256Snapshots();
-        const file = await readCurrentBytes(p, limits.maxEditBytes, undefined, (chunk) => hash.update(chunk));
+        const file = await readCurrentBytes(p, limits.maxEditBytes, { onChunk: (chunk) => hash.update(chunk), alloc: (n) => fileBuffers.take(n) });
         if (!file) throw new ToolError('NOT_FOUND', `File not found: ${p.rel}`);
-        const read = { ...file, hash, version: versionOf(file.stat, hash.digest()) };
-        const plan = encoding === 'utf-8' ? planUtf8Edit(file.content, edits) : null;
-        return plan ? editBytes(ctx, p, input, read, plan) : editText(ctx, p, input, read, edits, encoding);
+        try {
+          const read = { ...file, hash, version: versionOf(file.stat, hash.digest()) };
+          const plan = encoding === 'utf-8' ? planUtf8Edit(file.content, edits) : null;
+          return await (plan ? editBytes(ctx, p, input, read, plan) : editText(ctx, p, input, read, edits, encoding));
+        } finally {
+          fileBuffers.give(file.content);
+        }
       }),
     );
   },
@@ -114,11 +120,11 @@ async function editBytes(ctx: ToolContext, p: ResolvedPath, input: EditInput, fi
   const { content } = file;
   const chunks = [content.subarray(0, plan.head), plan.middle, content.subarray(plan.tail)];
   const temp = input.dry_run ? null : writeTempFile(p.ws, chunks, { mode: file.stat.mode & 0o7777 });
-  return guardTemp(temp, async () => {
+  return settled(temp, async (track) => {
     const before = file.version;
     enforceVersion(ctx, p, file, input, 'mutation');
     // Accepted: the backup copy is written (thread pool) beside the temp file while this thread works on.
-    const backup = temp && startBackup(p, file, before);
+    const backup = temp && track(startBackup(p, file, before));
     const { outcome, lineBase } = describeUtf8Edit(content, plan);
     const diff = diffSpans(p.rel, plan.windowText, outcome.text, outcome.spans, lineBase);
     const size = chunks.reduce((n, c) => n + c.length, 0);
@@ -142,8 +148,8 @@ async function editText(ctx: ToolContext, p: ResolvedPath, input: EditInput, fil
   if (input.dry_run) return dryRun(p, change);
   // The new hash is computed while the temp file and the backup are written.
   const temp = writeTempFile(p.ws, bytes, { mode: file.stat.mode & 0o7777 });
-  return guardTemp(temp, async () => {
-    const backup = startBackup(p, file, before);
+  return settled(temp, async (track) => {
+    const backup = track(startBackup(p, file, before));
     const sha = sha256Hex(bytes);
     return commit(p, await backup, await temp, sha, change);
   });
@@ -156,11 +162,19 @@ function startBackup(p: ResolvedPath, file: { content: Buffer; stat: Stats }, be
   return backup;
 }
 
-/** Runs fn while a temp file is being written; the temp file is removed when fn fails (the change is refused). */
-async function guardTemp<T>(temp: Promise<TempFile> | null, fn: () => Promise<T>): Promise<T> {
+/**
+ * Runs fn while a temp file (and what fn tracks: the backup) is being written. When fn fails, it waits for
+ * them to settle (they read the old content's buffer) and removes the temp file: the change is refused.
+ */
+async function settled<T>(temp: Promise<TempFile> | null, fn: (track: <W>(write: Promise<W>) => Promise<W>) => Promise<T>): Promise<T> {
+  const writes: Promise<unknown>[] = [];
   try {
-    return await fn();
+    return await fn((write) => {
+      writes.push(write);
+      return write;
+    });
   } catch (err) {
+    await Promise.allSettled(writes);
     await temp?.then(discardTempFile, () => undefined);
     throw err;
   }

@@ -29,10 +29,10 @@ const READ_CHUNK_BYTES = 4 * 1024 * 1024;
 /**
  * Reads an open file whole; `size` is its fstat size (the file may still grow or shrink meanwhile). With
  * `onChunk`, every piece read is handed over in order while the next one is being read in the thread pool,
- * so work on the content (hashing it) overlaps the read.
+ * so work on the content (hashing it) overlaps the read. `alloc` gives the buffer (a pool's, see buffer-pool.ts).
  */
-export async function readAll(fd: number, size: number, onChunk?: (chunk: Buffer) => void): Promise<Buffer> {
-  const buf = Buffer.allocUnsafe(size);
+export async function readAll(fd: number, size: number, onChunk?: (chunk: Buffer) => void, alloc: (size: number) => Buffer = Buffer.allocUnsafe): Promise<Buffer> {
+  const buf = alloc(size);
   const step = onChunk ? READ_CHUNK_BYTES : size;
   const readFrom = (off: number): number | Promise<number> => {
     const len = Math.min(step, size - off);
