@@ -4,6 +4,7 @@ import { writeFileAtomic } from '../workspace/atomic.js';
 import { createBackup } from '../workspace/backups.js';
 import { diffSpans, type ChangedSpan } from '../workspace/diff.js';
 import { withFileLock } from '../workspace/locks.js';
+import { withMemory } from '../workspace/memory-budget.js';
 import { checkUserRegex, regexReplaceMatches } from '../workspace/regex.js';
 import { decodeText, looksBinary } from '../workspace/text.js';
 import { sha256Hex, versionOf } from '../workspace/versions.js';
@@ -12,6 +13,8 @@ import { DiffFields, DryRunArg, PathArg, VersionArgs, VersionSchema, enforceVers
 
 /** More matches than this are refused: the caller almost certainly meant something narrower. */
 const MAX_REPLACEMENTS = 1_000_000;
+/** Memory a replacement holds per byte of the file (memory budget): the file, its text, the new text and its bytes. */
+const REPLACE_MEMORY_FACTOR = 4;
 /** Regex flags of replace_in_file: global, and ^ / $ match at line boundaries. */
 const REGEX_FLAGS = 'gm';
 
@@ -92,7 +95,8 @@ export const replaceInFile = defineTool({
     if (input.regex) checkUserRegex(input.old, REGEX_FLAGS);
     const { maxEditBytes, maxWriteBytes, regexTimeoutMs } = ctx.ws.limits;
 
-    return withFileLock(p.ws, p.real, p.rel, async () => {
+    const memory = REPLACE_MEMORY_FACTOR * (p.stat?.size ?? 0);
+    return withFileLock(p.ws, p.real, p.rel, () => withMemory(p.ws.limits.memoryBudgetBytes, memory, ctx.signal, async () => {
       const current = await readCurrent(p, maxEditBytes);
       if (!current) throw new ToolError('NOT_FOUND', `File not found: ${p.rel}`);
       enforceVersion(ctx, p, current, input, 'mutation');
@@ -159,7 +163,7 @@ export const replaceInFile = defineTool({
         version,
         audit: { sha256_before: current.version.sha256, sha256_after: version.sha256, bytes_written: bytes.length },
       };
-    });
+    }));
   },
 });
 
