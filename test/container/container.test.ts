@@ -302,8 +302,8 @@ describe('toolgate container image', () => {
       expect(result, f).toMatchObject({ ok: true });
       lines += result.lines;
     }
-    // One line per tool call: write, read, edit, the CONFLICT and the refused escape (the request without
-    // a token never reached a tool, so it is in the log output, not the audit file).
-    expect(lines).toBe(5);
+    // One line per tool call: the request without a token (refused at the door), write, read, edit, the
+    // CONFLICT and the refused escape.
+    expect(lines).toBe(6);
   });
 });
