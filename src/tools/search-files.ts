@@ -73,7 +73,9 @@ interface Ordered {
 interface PendingFile {
   seq: number;
   abs: string;
-  rel: string;
+  /** Path relative to the searched directory; `out(below)` is the path in results. */
+  below: string;
+  out: (below: string) => string;
 }
 
 interface PendingName {
@@ -205,32 +207,40 @@ async function search(ctx: ToolContext, input: z.output<typeof Input>, p: Resolv
         const n = nameBatch[i] as PendingName;
         emit({ seq: n.seq, sub: 0, result: { type: 'name', path: n.rel, kind: n.kind } });
       }
-      answer.files.forEach((outcome, i) => {
+      const { status, hits } = answer.files;
+      for (const st of status) {
+        if (st === 0) filesSearched++;
+        else if (st === 1) skippedBinary++;
+        else if (st === 2) skippedLarge++;
+      }
+      bytesRead += answer.files.bytes;
+      let lastFile = -1;
+      for (const [i, line, column, preview] of hits) {
         const f = batch[i] as PendingFile;
-        if (outcome.status === 1) skippedBinary++;
-        else if (outcome.status === 2) skippedLarge++;
-        if (outcome.status !== 0) return;
-        filesSearched++;
-        bytesRead += outcome.bytes;
-        if (outcome.hits.length > 0) filesMatched++;
-        for (const [line, column, preview] of outcome.hits) emit({ seq: f.seq, sub: line, result: { type: 'content', path: f.rel, line, column, preview } });
-      });
+        if (i !== lastFile) filesMatched++;
+        lastFile = i;
+        emit({ seq: f.seq, sub: line, result: { type: 'content', path: f.out(f.below), line, column, preview } });
+      }
     }
   };
 
   let seq = 0;
-  /** One entry: `out` is its path in results, `globRel` what the glob is matched against (relative to `path`). */
-  const consider = (name: string, out: string, globRel: string, abs: string, kind: EntryKind) => {
+  /**
+   * One entry: `globRel` is its path relative to `path` (what the glob is matched against); `out(globRel)` its
+   * path in results, made only for the entries that become results.
+   */
+  const consider = (name: string, globRel: string, out: (globRel: string) => string, abs: string, kind: EntryKind) => {
     const s = ++seq;
     const globOk = globMatch === null || (kind !== 'directory' && globMatch(globRel));
     if (!globOk) return;
     if (wantNames) {
-      if (input.regex) names.push({ seq: s, name, rel: out, kind });
-      else if (literalName(name)) emit({ seq: s, sub: 0, result: { type: 'name', path: out, kind } });
+      if (input.regex) names.push({ seq: s, name, rel: out(globRel), kind });
+      else if (literalName(name)) emit({ seq: s, sub: 0, result: { type: 'name', path: out(globRel), kind } });
     }
-    if (wantContent && kind === 'file') files.push({ seq: s, abs, rel: out });
+    if (wantContent && kind === 'file') files.push({ seq: s, abs, below: globRel, out });
     if (ready()) wakeAll();
   };
+  const below = (relFromStart: string) => joinRel(p.rel, relFromStart);
 
   const dispatchers = Array.from({ length: WORKERS * IN_FLIGHT_PER_WORKER }, () => dispatcher());
   let walkTruncated = false;
@@ -238,7 +248,7 @@ async function search(ctx: ToolContext, input: z.output<typeof Input>, p: Resolv
   try {
     if (p.stat?.isFile()) {
       const name = path.posix.basename(p.realRel);
-      consider(name, p.rel, name, p.real, 'file');
+      consider(name, name, () => p.rel, p.real, 'file');
     } else {
       const walk = await walkTree(p.ws, p.real, {
         maxDepth: input.max_depth,
@@ -249,7 +259,7 @@ async function search(ctx: ToolContext, input: z.output<typeof Input>, p: Resolv
         pace,
         onEntry: (e) => {
           if (stopped) return false;
-          consider(e.name, joinRel(p.rel, e.relFromStart), e.relFromStart, e.abs, e.kind);
+          consider(e.name, e.relFromStart, below, e.abs, e.kind);
         },
       });
       visited = walk.visited;

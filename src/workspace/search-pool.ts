@@ -5,16 +5,16 @@ import os from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { ToolError } from '../envelope.js';
 import { RegexTimeout } from './regex.js';
-import { searchWorkerMain, type BatchReply, type BatchRequest, type FileOutcome, type SearchSpec } from './search-worker.js';
+import { searchWorkerMain, type BatchFiles, type BatchReply, type BatchRequest, type SearchSpec } from './search-worker.js';
 
-export type { FileOutcome, SearchSpec } from './search-worker.js';
+export type { BatchFiles, SearchSpec } from './search-worker.js';
 
 // esbuild's keepNames (tsx) wraps nested functions in __name(); the worker has no such helper.
 const WORKER_SOURCE = `"use strict";\nvar __name = (f) => f;\n(${searchWorkerMain.toString()})();\n`;
 const POOL_SIZE = Math.max(1, Math.min(4, os.availableParallelism()));
 
 export interface BatchAnswer {
-  files: FileOutcome[];
+  files: BatchFiles;
   nameHits: number[];
 }
 

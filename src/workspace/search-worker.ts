@@ -31,6 +31,19 @@ export interface FileOutcome {
   hits: LineHit[];
 }
 
+/**
+ * A batch's files, compact: one status byte per path and the hits alone, so the main thread deserializes a
+ * typed array and a few hits instead of an object per file.
+ */
+export interface BatchFiles {
+  /** FileStatus of each requested path, in order. */
+  status: Uint8Array;
+  /** Bytes searched in the batch. */
+  bytes: number;
+  /** [index of the path, line, column, preview], in path order. */
+  hits: Array<[number, number, number, string]>;
+}
+
 export interface BatchRequest {
   id: number;
   spec: SearchSpec;
@@ -40,7 +53,7 @@ export interface BatchRequest {
   names: string[];
 }
 
-export type BatchReply = { id: number; ok: true; files: FileOutcome[]; nameHits: number[] } | { id: number; ok: false; error: string };
+export type BatchReply = { id: number; ok: true; files: BatchFiles; nameHits: number[] } | { id: number; ok: false; error: string };
 
 export function searchWorkerMain(): void {
   const wt = process.getBuiltinModule('node:worker_threads');
@@ -53,6 +66,9 @@ export function searchWorkerMain(): void {
   const WINDOW_BEFORE = 200;
   const WINDOW_AFTER = 800;
   const scratch = Buffer.allocUnsafeSlow(CHUNK);
+  // Files over CHUNK are read into a reused buffer up to this size (larger ones get their own).
+  const KEEP_LARGE = 1024 * 1024;
+  let large: Buffer | null = null;
   const decoder = new TextDecoder('utf-8');
 
   type Finder = (buf: Buffer, from: number) => number;
@@ -235,7 +251,12 @@ export function searchWorkerMain(): void {
         const st = fs.fstatSync(fd);
         if (!st.isFile()) return { status: 3, bytes: 0, hits: [] };
         if (st.size > spec.maxBytes) return { status: 2, bytes: 0, hits: [] };
-        const big = Buffer.allocUnsafe(st.size + 1);
+        let big: Buffer;
+        if (st.size + 1 > KEEP_LARGE) big = Buffer.allocUnsafe(st.size + 1);
+        else {
+          if (!large || large.length < st.size + 1) large = Buffer.allocUnsafeSlow(Math.min(KEEP_LARGE, 2 * (st.size + 1)));
+          big = large.subarray(0, st.size + 1);
+        }
         scratch.copy(big, 0, 0, n);
         let len = n;
         while (len < big.length) {
@@ -270,7 +291,15 @@ export function searchWorkerMain(): void {
       req.names.forEach((n, i) => {
         if (m.name(n)) nameHits.push(i);
       });
-      const files = req.spec.content ? req.paths.map((p) => searchFile(p, req.spec, m)) : [];
+      const files: BatchFiles = { status: new Uint8Array(req.spec.content ? req.paths.length : 0), bytes: 0, hits: [] };
+      if (req.spec.content) {
+        req.paths.forEach((p, i) => {
+          const o = searchFile(p, req.spec, m);
+          files.status[i] = o.status;
+          files.bytes += o.bytes;
+          for (const [line, column, preview] of o.hits) files.hits.push([i, line, column, preview]);
+        });
+      }
       reply = { id: req.id, ok: true, files, nameHits };
     } catch (err) {
       reply = { id: req.id, ok: false, error: String((err as Error)?.message ?? err) };
