@@ -1,7 +1,9 @@
 // Line ranges of a file, streamed in chunks, so a file of any size is never loaded whole.
 import { readAt } from './small-io.js';
 
-const CHUNK = 64 * 1024;
+/** Bytes read at a time; `bytesScanned` of a range that stops early is a multiple of it. */
+export const LINE_RANGE_CHUNK_BYTES = 64 * 1024;
+const CHUNK = LINE_RANGE_CHUNK_BYTES;
 
 export interface LineRange {
   /** The raw bytes of the selected lines, line endings included. */
@@ -44,6 +46,10 @@ export async function readLineRange(fd: number, opts: LineRangeOptions): Promise
   let stoppedEarly = false;
   let lastByte = -1;
   const selected = (n: number) => n >= opts.start && (opts.end === undefined || n <= opts.end);
+  // Lines before the range (or up to just past `end` when it is below `start`) are only counted, never copied:
+  // copying the millions of lines before a range near the end of a huge file was most of the cost of reading it.
+  // Nothing of such a line is ever carried, so one cut by a chunk's end needs no state but `line`.
+  const countUntil = opts.end !== undefined ? Math.min(opts.start, opts.end + 1) : opts.start;
 
   const finishLine = (piece: Buffer) => {
     // Called with the last piece of line `line` (including its '\n' when present).
@@ -80,20 +86,32 @@ export async function readLineRange(fd: number, opts: LineRangeOptions): Promise
     let from = 0;
     for (;;) {
       const nl = chunk.indexOf(10, from);
-      if (nl === -1) {
-        if (selected(line) && !truncated) {
-          const rest = Buffer.from(chunk.subarray(from));
-          carry.push(rest);
-          carryLen += rest.length;
-          if (carryLen > opts.maxOutputBytes + 4) {
-            // A selected line longer than the cap: no need to keep more of it.
-            carry = [Buffer.concat(carry).subarray(0, opts.maxOutputBytes + 4)];
-            carryLen = carry[0]?.length ?? 0;
-          }
+      if (line < countUntil) {
+        // Before the range: nothing is selected, nothing truncated and `line` is not past `end` yet, so the
+        // check after a finished line can wait for the last line before the range.
+        if (nl === -1) break;
+        line++;
+        if (line < countUntil) {
+          from = nl + 1;
+          continue;
+        }
+      } else if (!selected(line) || truncated) {
+        // After the range (counting them all) or after the cap: counted, not copied either.
+        if (nl === -1) break;
+        line++;
+      } else if (nl === -1) {
+        const rest = Buffer.from(chunk.subarray(from));
+        carry.push(rest);
+        carryLen += rest.length;
+        if (carryLen > opts.maxOutputBytes + 4) {
+          // A selected line longer than the cap: no need to keep more of it.
+          carry = [Buffer.concat(carry).subarray(0, opts.maxOutputBytes + 4)];
+          carryLen = carry[0]?.length ?? 0;
         }
         break;
+      } else {
+        finishLine(Buffer.from(chunk.subarray(from, nl + 1)));
       }
-      finishLine(Buffer.from(chunk.subarray(from, nl + 1)));
       from = nl + 1;
       const pastEnd = truncated || (opts.end !== undefined && line > opts.end);
       if (pastEnd && !opts.countAll) {

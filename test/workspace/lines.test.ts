@@ -1,0 +1,88 @@
+// readLineRange against the in-memory reference on seeded random files and ranges, including what read_file
+// cannot ask for (countAll, end below start).
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LINE_RANGE_CHUNK_BYTES as CHUNK, readLineRange } from '../../src/workspace/lines.js';
+import { expectedRange, splitLines } from './line-range-reference.js';
+
+let dir: string;
+beforeAll(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'toolgate-lines-'));
+});
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+function seeded(seed: number): (n: number) => number {
+  return (n) => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return Math.floor((seed / 2 ** 31) * n);
+  };
+}
+
+/** Empty, short, long (some over a chunk) and multi-byte lines, LF or CRLF, with or without a final newline. */
+function randomFile(size: number, rand: (n: number) => number): Buffer {
+  const pieces = ['', 'a', 'line', 'ж✓ü', 'x'.repeat(200), '\u{1F600}'.repeat(50)];
+  let s = '';
+  while (s.length < size) {
+    const kind = rand(100);
+    const text = kind < 2 ? 'y'.repeat(CHUNK + rand(CHUNK)) : (pieces[rand(pieces.length)] as string).repeat(1 + rand(4));
+    s += text + (rand(4) === 0 ? '\r\n' : '\n');
+  }
+  if (rand(2) === 0) s += 'no newline at the end';
+  return Buffer.from(s);
+}
+
+describe('readLineRange', () => {
+  it('matches the reference on random files, ranges, caps and countAll', async () => {
+    const rand = seeded(42);
+    for (let f = 0; f < 8; f++) {
+      const file = randomFile([0, 10, 5000, CHUNK - 1, CHUNK, 3 * CHUNK + 77][f % 6] as number, rand);
+      const total = splitLines(file).length;
+      const p = path.join(dir, `f${f}`);
+      fs.writeFileSync(p, file);
+      const fd = fs.openSync(p, 'r');
+      try {
+        for (let r = 0; r < 40; r++) {
+          const start = 1 + rand(total + 3);
+          const endKind = rand(5);
+          const end = endKind === 0 ? undefined : endKind === 1 ? Math.max(1, start - 1 - rand(3)) : start + rand(total + 2);
+          const cap = [1, 7, 300, 4096, 256 * 1024][rand(5)] as number;
+          for (const countAll of [false, true]) {
+            const got = await readLineRange(fd, { start, end, maxOutputBytes: cap, countAll });
+            const want = expectedRange(file, start, end, cap, countAll);
+            expect({ ...got, bytes: got.bytes.toString('latin1') }, `file ${f}, ${start}-${end ?? ''} cap ${cap} countAll ${countAll}`).toEqual({
+              ...want,
+              bytes: want.bytes.toString('latin1'),
+              startLine: start,
+            });
+          }
+        }
+      } finally {
+        fs.closeSync(fd);
+      }
+    }
+  });
+
+  it('counts the lines before a range far into the file without losing any at chunk boundaries', async () => {
+    // Every line ends on a different byte of the chunk over a few hundred chunks.
+    let s = '';
+    for (let i = 1; s.length < 40 * CHUNK; i++) s += `${i}${i % 3 === 0 ? '\r\n' : '\n'}`;
+    const file = Buffer.from(s);
+    const p = path.join(dir, 'many');
+    fs.writeFileSync(p, file);
+    const total = splitLines(file).length;
+    const fd = fs.openSync(p, 'r');
+    try {
+      for (const start of [total - 100, total, total + 1]) {
+        const got = await readLineRange(fd, { start, end: start + 99, maxOutputBytes: 256 * 1024 });
+        const want = expectedRange(file, start, start + 99, 256 * 1024);
+        expect(got.bytes.toString()).toBe(want.bytes.toString());
+        expect(got).toMatchObject({ endLine: want.endLine, totalLines: want.totalLines, bytesScanned: want.bytesScanned });
+      }
+      expect((await readLineRange(fd, { start: total - 1, maxOutputBytes: 256 * 1024 })).bytes.toString()).toBe(Buffer.concat(splitLines(file).slice(-2)).toString());
+    } finally {
+      fs.closeSync(fd);
+    }
+  });
+});
