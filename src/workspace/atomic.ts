@@ -5,7 +5,7 @@ import fsCallbacks, { closeSync, constants, fchmodSync, lstatSync, mkdirSync, op
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { TEMP_MARKER } from './sandbox.js';
-import { fsyncFd, writeAll } from './small-io.js';
+import { byteLength, fsyncFd, openForWrite, writeAll } from './small-io.js';
 import type { Workspace } from './workspace.js';
 
 const STALE_TEMP_MS = 10 * 60 * 1000;
@@ -28,7 +28,7 @@ export type FileContent = Buffer | readonly Buffer[];
 
 /** Writes and fsyncs a new temp file; on any failure (a full disk above all) nothing of it is left. */
 async function writeTemp(tempPath: string, data: FileContent, mode: number): Promise<void> {
-  const fd = openSync(tempPath, 'wx', mode);
+  const fd = await openForWrite(tempPath, 'wx', mode, byteLength(data));
   try {
     await writeAll(fd, data);
     fchmodSync(fd, mode);

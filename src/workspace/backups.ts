@@ -1,11 +1,11 @@
 // Backups (SPEC §3): the old content of a file before it is overwritten, edited, replaced or deleted,
 // kept under <state>/backups/<file key>/ with bounded retention (count per file, total bytes).
 import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, mkdirSync, openSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { ToolError } from '../envelope.js';
-import { SMALL_IO_BYTES, writeAll } from './small-io.js';
+import { openForWrite, SMALL_IO_BYTES, writeAll } from './small-io.js';
 import type { Workspace } from './workspace.js';
 
 export interface BackupMeta {
@@ -19,6 +19,13 @@ export interface BackupMeta {
 }
 
 const ID_RE = /^([0-9a-f]{16})-([0-9a-z]{8,})-([0-9a-f]{6})$/;
+
+/**
+ * Sizes of backup data files by path. A backup's data never changes once its meta exists (createBackup writes
+ * the data first; moveToBackup renames it in whole), so a size seen once is kept until the backup is gone:
+ * a scan then lists directories and stats only the backups it has not seen before.
+ */
+const knownSizes = new Map<string, number>();
 
 function fileKey(rel: string): string {
   return createHash('sha256').update(rel).digest('hex').slice(0, 16);
@@ -53,6 +60,7 @@ export async function createBackup(ws: Workspace, input: BackupInput, content: B
   // copies: the service never creates hard links (SPEC §2), which would also tie a backup to a user's inode.
   if (content.length <= SMALL_IO_BYTES) writeFileSync(loc.data, content, { mode: 0o600 });
   else await writeLarge(loc.data, content);
+  knownSizes.set(loc.data, content.length);
   await writeMeta(loc.meta, id, input, content.length);
   await prune(ws, loc.dir, content.length);
   return id;
@@ -60,7 +68,7 @@ export async function createBackup(ws: Workspace, input: BackupInput, content: B
 
 /** One write in the thread pool (fs.writeFile would make a round trip per 512 KiB). */
 async function writeLarge(file: string, content: Buffer): Promise<void> {
-  const fd = openSync(file, 'w', 0o600);
+  const fd = await openForWrite(file, 'w', 0o600, content.length);
   try {
     await writeAll(fd, content);
   } finally {
@@ -82,7 +90,11 @@ export async function moveToBackup(ws: Workspace, real: string, input: BackupInp
       await fs.rm(loc.meta, { force: true });
       throw err;
     }
-    await fs.copyFile(real, loc.data);
+    // Copied under another name and renamed, so the backup's data appears complete or not at all (scanSizes
+    // remembers the size it sees).
+    const part = `${loc.data}.part`;
+    await fs.copyFile(real, part);
+    await fs.rename(part, loc.data);
     await fs.unlink(real);
   }
   await prune(ws, loc.dir, size);
@@ -122,11 +134,14 @@ async function readMetas(dir: string): Promise<BackupMeta[]> {
  */
 async function removeBackup(ws: Workspace, id: string): Promise<number> {
   const loc = locate(ws, id);
-  let size = 0;
-  try {
-    size = statSync(loc.data).size;
-  } catch {
-    // Already gone (another replica pruned it).
+  let size = knownSizes.get(loc.data) ?? 0;
+  knownSizes.delete(loc.data);
+  if (size === 0) {
+    try {
+      size = statSync(loc.data).size;
+    } catch {
+      // Already gone (another replica pruned it).
+    }
   }
   await Promise.all([fs.rm(loc.data, { force: true }), fs.rm(loc.meta, { force: true })]);
   return size;
@@ -179,6 +194,7 @@ function scanSizes(ws: Workspace): Array<{ id: string; size: number }> {
     return [];
   }
   const all: Array<{ id: string; size: number }> = [];
+  const seen = new Set<string>();
   for (const d of dirs) {
     let names: string[];
     try {
@@ -190,15 +206,22 @@ function scanSizes(ws: Workspace): Array<{ id: string; size: number }> {
       if (!n.endsWith('.json')) continue;
       const id = n.slice(0, -5);
       if (!ID_RE.test(id)) continue;
-      let size = 0;
-      try {
-        size = statSync(path.join(root, d, `${id}.bak`)).size;
-      } catch {
-        // A backup being created (moveToBackup writes its meta first) or removed: counts as empty.
+      const data = path.join(root, d, `${id}.bak`);
+      let size = knownSizes.get(data);
+      if (size === undefined) {
+        try {
+          size = statSync(data).size;
+          knownSizes.set(data, size);
+        } catch {
+          // A backup being created (moveToBackup writes its meta first) or removed: counts as empty, for now.
+          size = 0;
+        }
       }
+      seen.add(data);
       all.push({ id, size });
     }
   }
+  for (const data of knownSizes.keys()) if (data.startsWith(root + path.sep) && !seen.has(data)) knownSizes.delete(data);
   // The part after the file key is the creation time (base 36, fixed width) and a random tail.
   return all.sort((a, b) => (a.id.slice(17) < b.id.slice(17) ? -1 : 1));
 }

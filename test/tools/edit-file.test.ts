@@ -1,4 +1,6 @@
 import fs from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { HASH_IN_POOL_BYTES } from '../../src/workspace/versions.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadCorpus } from '../workspace/edit-corpus-cases.js';
 import { makeApp, type TestApp } from '../helpers.js';
@@ -227,4 +229,53 @@ describe('edit_file on the bytes of a UTF-8 file (one unique exact match)', () =
     expect((dry.body.data as { diff_preview: string }).diff_preview).toContain('@@ -1497,7 +1497,7 @@');
     expect(await fs.readFile(t.file('conflict.txt'), 'utf8')).toBe(numbered(3000, '\r\n'));
   });
+});
+
+describe('edit_file versions on both sides of HASH_IN_POOL_BYTES (hashed on the event loop, or in the thread pool)', () => {
+  const sha256 = (buf: Buffer) => createHash('sha256').update(buf).digest('hex');
+  /** Text of exactly `size` bytes: numbered lines, the marker on one line near the middle. */
+  const sized = (size: number) => {
+    const lines: string[] = [];
+    let n = 0;
+    for (let i = 0; n < size - 64; i++) {
+      const l = i === 1000 ? 'MARKER line\n' : `line ${i} of the file\n`;
+      lines.push(l);
+      n += l.length;
+    }
+    return Buffer.from(lines.join('') + 'z'.repeat(size - n - 1) + '\n');
+  };
+  const bakPath = (id: string) => t.file(`.toolgate/backups/${id.slice(0, 16)}/${id}.bak`);
+
+  for (const size of [HASH_IN_POOL_BYTES, HASH_IN_POOL_BYTES + 1, 3 * HASH_IN_POOL_BYTES]) {
+    for (const how of ['bytes', 'engine'] as const) {
+      it(`${size} bytes, ${how === 'bytes' ? 'exact edit on bytes' : 'tolerant edit through the engine'}: versions, backup meta and If-Match chain`, async () => {
+        const name = `hashed-${size}-${how}.txt`;
+        const before = sized(size);
+        expect(before.length).toBe(size);
+        await put(name, before);
+        const read = await t.call('read_file', { path: name });
+        expect((read.body.data as { version: { sha256: string } }).version.sha256).toBe(sha256(before));
+        // The engine path: trailing spaces in old_text make the exact stage fail.
+        const oldText = how === 'bytes' ? 'MARKER line' : 'MARKER line   ';
+        const r = await t.call('edit_file', { path: name, old_text: oldText, new_text: 'CHANGED line', expected_sha256: sha256(before) });
+        expect(r.body.error).toBeUndefined();
+        const data = r.body.data as { version: { sha256: string; size_bytes: number }; backup_id: string; edits: { stage: string }[] };
+        expect(data.edits[0]?.stage).toBe(how === 'bytes' ? 'exact' : 'trailing_whitespace');
+        const after = await fs.readFile(t.file(name));
+        expect(after.toString()).toBe(before.toString().replace('MARKER line', 'CHANGED line'));
+        expect(data.version).toMatchObject({ sha256: sha256(after), size_bytes: after.length });
+        expect(r.headers.etag).toBe(`"${sha256(after)}"`);
+        expect((await fs.readFile(bakPath(data.backup_id))).equals(before)).toBe(true);
+        const meta = JSON.parse(await fs.readFile(bakPath(data.backup_id).replace(/\.bak$/, '.json'), 'utf8')) as { sha256: string };
+        expect(meta.sha256).toBe(sha256(before));
+        // The old version no longer matches; the new one does.
+        const stale = await t.call('edit_file', { path: name, old_text: 'CHANGED line', new_text: 'again' }, { 'if-match': `"${sha256(before)}"` });
+        expect(stale.body.error?.code).toBe('CONFLICT');
+        expect((await fs.readFile(t.file(name))).equals(after)).toBe(true);
+        const next = await t.call('edit_file', { path: name, old_text: 'CHANGED line', new_text: 'again' }, { 'if-match': `"${sha256(after)}"` });
+        expect(next.body.error).toBeUndefined();
+        expect((next.body.data as { version: { sha256: string } }).version.sha256).toBe(sha256(await fs.readFile(t.file(name))));
+      });
+    }
+  }
 });

@@ -1,4 +1,5 @@
 import fs from 'node:fs/promises';
+import path from 'node:path';
 import iconv from 'iconv-lite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeApp, type TestApp } from '../helpers.js';
@@ -157,6 +158,35 @@ describe('write_file', () => {
       const total = list.backups.reduce((s, b) => s + b.size_bytes, 0);
       expect(total).toBeLessThanOrEqual(1000);
       expect(list.backups.map((b) => b.path)).toContain('f5.txt');
+    } finally {
+      await small.close();
+    }
+  });
+
+  it('keeps the backup total bounded when another process removes backups meanwhile (sizes it remembered are forgotten)', async () => {
+    const small = await makeApp({ TOOLGATE_BACKUP_MAX_BYTES: '2000', TOOLGATE_REQUIRE_VERSION: 'never' });
+    const total = async () => ((await small.call('list_backups', {})).body.data as { backups: { size_bytes: number }[] }).backups.reduce((s, b) => s + b.size_bytes, 0);
+    try {
+      for (let round = 0; round < 3; round++) {
+        for (let i = 0; i < 8; i++) {
+          await fs.writeFile(small.file(`g${i}.txt`), String(round).repeat(300 + i));
+          expect((await small.call('write_file', { path: `g${i}.txt`, content: 'y' })).body.status).toBe('success');
+          expect(await total()).toBeLessThanOrEqual(2000);
+        }
+        // Another replica prunes some backups (data and meta) behind this one's back.
+        const root = small.file('.toolgate/backups');
+        for (const d of await fs.readdir(root)) {
+          const names = (await fs.readdir(path.join(root, d))).filter((n) => n.endsWith('.json'));
+          for (const n of names.slice(0, 1)) {
+            await fs.rm(path.join(root, d, n));
+            await fs.rm(path.join(root, d, n.replace(/\.json$/, '.bak')));
+          }
+        }
+      }
+      await fs.writeFile(small.file('last.txt'), 'z'.repeat(500));
+      expect((await small.call('write_file', { path: 'last.txt', content: 'y' })).body.status).toBe('success');
+      expect(await total()).toBeGreaterThanOrEqual(500);
+      expect(await total()).toBeLessThanOrEqual(2000);
     } finally {
       await small.close();
     }
