@@ -5,7 +5,7 @@ import { createBackup } from '../workspace/backups.js';
 import { diffSpans } from '../workspace/diff.js';
 import { withFileLock } from '../workspace/locks.js';
 import { countLines, looksBinary } from '../workspace/text.js';
-import { sha256Of, versionOf } from '../workspace/versions.js';
+import { sha256Hex, versionOf } from '../workspace/versions.js';
 import { defineTool } from './define.js';
 import { DiffFields, DryRunArg, PathArg, VersionArgs, VersionSchema, enforceVersion, readCurrent } from './common.js';
 
@@ -90,7 +90,7 @@ export const appendToFile = defineTool({
       const backupId = await createBackup(p.ws, { rel: p.realRel, operation: 'append_to_file', mode, sha256: current.version.sha256 }, current.content);
       const bytes = Buffer.concat([current.content, addedBytes]);
       const st = await writeFileAtomic(p.ws, p.real, bytes, { mode });
-      const version = versionOf(st, await sha256Of(bytes));
+      const version = versionOf(st, sha256Hex(bytes));
       const addedLines = countLines(added);
       let text = `Appended ${chars} chars (${addedLines} line${addedLines === 1 ? '' : 's'}) to '${p.rel}' (now ${bytes.length} bytes).`;
       if (diff.diff_truncated) text += '\n(Diff preview truncated. Use read_file to verify full content.)';

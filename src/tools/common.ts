@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { ToolError, type VersionStamp } from '../envelope.js';
 import { describeKind, type ResolvedPath } from '../workspace/sandbox.js';
 import { openNoFollow, readAll } from '../workspace/small-io.js';
-import { checkExpectations, hasExpectation, sha256Of, versionOf, type Expectations } from '../workspace/versions.js';
+import { checkExpectations, hasExpectation, sha256Hex, versionOf, type Expectations } from '../workspace/versions.js';
 import type { ToolContext } from './define.js';
 
 export const PathArg = z.string().describe('Path relative to the workspace root (POSIX, e.g. "src/main.py").');
@@ -49,7 +49,7 @@ export type CurrentBytes = Omit<CurrentFile, 'version'>;
 /** Reads the file at a resolved path freshly (under the caller's lock), refusing swaps to symlinks and non-regular files. */
 export async function readCurrent(p: ResolvedPath, maxBytes: number, limitName = 'TOOLGATE_MAX_EDIT_BYTES'): Promise<CurrentFile | null> {
   const file = await readCurrentBytes(p, maxBytes, { limitName });
-  return file && { ...file, version: versionOf(file.stat, await sha256Of(file.content)) };
+  return file && { ...file, version: versionOf(file.stat, sha256Hex(file.content)) };
 }
 
 export interface ReadBytesOptions {

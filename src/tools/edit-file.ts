@@ -12,7 +12,7 @@ import { withMemory } from '../workspace/memory-budget.js';
 import { SMALL_IO_BYTES } from '../workspace/small-io.js';
 import type { ResolvedPath } from '../workspace/sandbox.js';
 import { checkEncoding, decodeText, encodeText, looksBinary } from '../workspace/text.js';
-import { HASH_IN_POOL_BYTES, Sha256Snapshots, sha256Of, versionOf } from '../workspace/versions.js';
+import { Sha256Snapshots, sha256Hex, versionOf } from '../workspace/versions.js';
 import { defineTool, type ToolContext, type ToolResult } from './define.js';
 import { DiffFields, DryRunArg, PathArg, VersionArgs, VersionSchema, enforceVersion, readCurrentBytes, type CurrentFile } from './common.js';
 
@@ -86,14 +86,13 @@ export const editFile = defineTool({
     const { limits } = p.ws;
     return withFileLock(p.ws, p.real, p.rel, () =>
       withMemory(limits.memoryBudgetBytes, EDIT_MEMORY_FACTOR * (p.stat?.size ?? 0), ctx.signal, async () => {
-        // The file is read into a reused buffer that goes back at the end (editBytes and editText settle only
-        // once no write refers to it). A small file is hashed on this thread while it is read, keeping the
-        // hash states that the new version's hash starts from; a large one in the thread pool.
-        const hash = (p.stat?.size ?? 0) <= HASH_IN_POOL_BYTES ? new Sha256Snapshots() : null;
-        const file = await readCurrentBytes(p, limits.maxEditBytes, { ...(hash && { onChunk: (chunk: Buffer) => hash.update(chunk) }), alloc: (n) => fileBuffers.take(n) });
+        // The old version is hashed while the file is read, into a reused buffer that goes back at the end
+        // (editBytes and editText settle only once no write refers to it).
+        const hash = new Sha256Snapshots();
+        const file = await readCurrentBytes(p, limits.maxEditBytes, { onChunk: (chunk) => hash.update(chunk), alloc: (n) => fileBuffers.take(n) });
         if (!file) throw new ToolError('NOT_FOUND', `File not found: ${p.rel}`);
         try {
-          const read = { ...file, hash, version: versionOf(file.stat, hash ? hash.digest() : await sha256Of(file.content)) };
+          const read = { ...file, hash, version: versionOf(file.stat, hash.digest()) };
           const plan = encoding === 'utf-8' ? planUtf8Edit(file.content, edits) : null;
           return await (plan ? editBytes(ctx, p, input, read, plan) : editText(ctx, p, input, read, edits, encoding));
         } finally {
@@ -107,9 +106,9 @@ export const editFile = defineTool({
 type EditInput = z.output<typeof Input>;
 type EditData = z.output<typeof Output>;
 
-/** The file as read under the lock, with its version; `hash` when it was hashed on this thread as it was read. */
+/** The file as read under the lock, with its version (hashed while it was read). */
 interface ReadFile extends CurrentFile {
-  hash: Sha256Snapshots | null;
+  hash: Sha256Snapshots;
 }
 
 /**
@@ -121,9 +120,6 @@ async function editBytes(ctx: ToolContext, p: ResolvedPath, input: EditInput, fi
   const { content } = file;
   const chunks = [content.subarray(0, plan.head), plan.middle, content.subarray(plan.tail)];
   const temp = input.dry_run ? null : writeTempFile(p.ws, chunks, { mode: file.stat.mode & 0o7777 });
-  // A large new version is hashed in the thread pool meanwhile, from a copy of it in a reused buffer.
-  const newSha = temp && !file.hash ? hashInPool(chunks) : null;
-  newSha?.catch(() => undefined); // awaited once the change is accepted
   return settled(temp, async (track) => {
     const before = file.version;
     enforceVersion(ctx, p, file, input, 'mutation');
@@ -134,21 +130,9 @@ async function editBytes(ctx: ToolContext, p: ResolvedPath, input: EditInput, fi
     const size = chunks.reduce((n, c) => n + c.length, 0);
     const change = { outcome, diff, originalSize: content.length, newSize: size, before };
     if (!temp || !backup) return dryRun(p, change);
-    const sha = file.hash ? file.hash.hashOfHead(content, plan.head).update(plan.middle).update(chunks[2] as Buffer).digest('hex') : await (newSha as Promise<string>);
+    const sha = file.hash.hashOfHead(content, plan.head).update(plan.middle).update(chunks[2] as Buffer).digest('hex');
     return commit(p, await backup, await temp, sha, change);
   });
-}
-
-/** sha256 of content in pieces, in the thread pool: the pieces are copied together into a pooled buffer first. */
-async function hashInPool(chunks: readonly Buffer[]): Promise<string> {
-  const whole = fileBuffers.take(chunks.reduce((n, c) => n + c.length, 0));
-  try {
-    let off = 0;
-    for (const c of chunks) off += c.copy(whole, off);
-    return await sha256Of(whole);
-  } finally {
-    fileBuffers.give(whole);
-  }
 }
 
 /** Every other edit: the engine on the whole decoded text (tolerant stages, several edits, other encodings, and every error). */
@@ -166,7 +150,7 @@ async function editText(ctx: ToolContext, p: ResolvedPath, input: EditInput, fil
   const temp = writeTempFile(p.ws, bytes, { mode: file.stat.mode & 0o7777 });
   return settled(temp, async (track) => {
     const backup = track(startBackup(p, file, before));
-    const sha = await sha256Of(bytes);
+    const sha = sha256Hex(bytes);
     return commit(p, await backup, await temp, sha, change);
   });
 }

@@ -4,7 +4,7 @@ import { closeSync } from 'node:fs';
 import { openVerifiedRetrying } from '../workspace/sandbox.js';
 import { readAll } from '../workspace/small-io.js';
 import { countLinesInBuffer, looksBinary } from '../workspace/text.js';
-import { sha256Of, versionOf } from '../workspace/versions.js';
+import { sha256Hex, versionOf } from '../workspace/versions.js';
 import { defineTool } from './define.js';
 import { PathArg, VersionSchema } from './common.js';
 
@@ -66,7 +66,7 @@ export const fileInfo = defineTool({
         } as const;
       }
       const buf = await readAll(fd, fst.size);
-      const version = versionOf(fst, await sha256Of(buf));
+      const version = versionOf(fst, sha256Hex(buf));
       const binary = looksBinary(buf);
       const lines = binary ? null : countLinesInBuffer(buf);
       return {

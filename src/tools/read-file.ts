@@ -5,7 +5,7 @@ import { closeSync } from 'node:fs';
 import { openVerifiedRetrying } from '../workspace/sandbox.js';
 import { readAll, readAt } from '../workspace/small-io.js';
 import { checkEncoding, countLines, decodeText, formatBytes, looksBinary } from '../workspace/text.js';
-import { HASH_IN_POOL_BYTES, sha256Hex, sha256Of, versionOf } from '../workspace/versions.js';
+import { sha256Hex, versionOf } from '../workspace/versions.js';
 import { defineTool } from './define.js';
 import { PathArg, VersionSchema } from './common.js';
 
@@ -75,7 +75,7 @@ export const readFile = defineTool({
         return answer(decodeText(range.bytes, encoding, p.rel), range.startLine, range.endLine, range.totalLines, range.truncated, range.nextStartLine, versionOf(st, null), range.bytesScanned);
       }
       const buf = await readAll(fd, st.size);
-      const version = versionOf(st, buf.length > HASH_IN_POOL_BYTES ? await sha256Of(buf) : sha256Hex(buf));
+      const version = versionOf(st, sha256Hex(buf));
       if (encoding === 'base64') {
         const content = buf.toString('base64');
         if (content.length > maxOutputBytes) {

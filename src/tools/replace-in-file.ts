@@ -7,7 +7,7 @@ import { withFileLock } from '../workspace/locks.js';
 import { withMemory } from '../workspace/memory-budget.js';
 import { checkUserRegex, regexReplaceMatches } from '../workspace/regex.js';
 import { decodeText, looksBinary } from '../workspace/text.js';
-import { sha256Of, versionOf } from '../workspace/versions.js';
+import { sha256Hex, versionOf } from '../workspace/versions.js';
 import { defineTool } from './define.js';
 import { DiffFields, DryRunArg, PathArg, VersionArgs, VersionSchema, enforceVersion, readCurrent } from './common.js';
 
@@ -151,7 +151,7 @@ export const replaceInFile = defineTool({
       const mode = current.stat.mode & 0o7777;
       const backupId = await createBackup(p.ws, { rel: p.realRel, operation: 'replace_in_file', mode, sha256: current.version.sha256 }, current.content);
       const st = await writeFileAtomic(p.ws, p.real, bytes, { mode });
-      const version = versionOf(st, await sha256Of(bytes));
+      const version = versionOf(st, sha256Hex(bytes));
       let text = `Replaced ${plural(n, 'match')} in '${p.rel}' (+${diff.lines_added}/-${diff.lines_removed} lines, ${bytes.length} bytes).`;
       if (diff.diff_truncated) text += '\n(Diff preview truncated. Use read_file to verify full content.)';
       return {

@@ -3,7 +3,7 @@ import { writeFileAtomic } from '../workspace/atomic.js';
 import { createBackup, readBackup } from '../workspace/backups.js';
 import { diffWhole } from '../workspace/diff.js';
 import { withFileLock } from '../workspace/locks.js';
-import { sha256Of, versionOf } from '../workspace/versions.js';
+import { sha256Hex, versionOf } from '../workspace/versions.js';
 import { defineTool } from './define.js';
 import { DiffFields, DryRunArg, VersionArgs, VersionSchema, enforceVersion, ensureParent, readCurrent } from './common.js';
 import { ToolError } from '../envelope.js';
@@ -58,7 +58,7 @@ export const restoreBackupTool = defineTool({
         ? await createBackup(p.ws, { rel: p.realRel, operation: 'restore_backup', mode: current.stat.mode & 0o7777, sha256: current.version.sha256 }, current.content)
         : null;
       const st = await writeFileAtomic(p.ws, p.real, content, { mode: meta.mode });
-      const version = versionOf(st, await sha256Of(content));
+      const version = versionOf(st, sha256Hex(content));
       return {
         data: { applied: true, path: p.rel, ...diff, backup_id: backupId, version },
         text: `Restored '${p.rel}' from backup ${meta.backup_id} (+${diff.lines_added}/-${diff.lines_removed} lines, ${content.length} bytes).`,

@@ -5,7 +5,7 @@ import { createBackup } from '../workspace/backups.js';
 import { diffWhole } from '../workspace/diff.js';
 import { withFileLock } from '../workspace/locks.js';
 import { checkEncoding, countLines, decodeText, encodeText } from '../workspace/text.js';
-import { sha256Of, versionOf } from '../workspace/versions.js';
+import { sha256Hex, versionOf } from '../workspace/versions.js';
 import { defineTool } from './define.js';
 import { DiffFields, DryRunArg, PathArg, VersionArgs, VersionSchema, confirmSameTarget, enforceVersion, ensureParent, readCurrent } from './common.js';
 
@@ -86,7 +86,7 @@ export const writeFile = defineTool({
       const backupId =
         current && input.backup ? await createBackup(p.ws, { rel: p.realRel, operation: 'write_file', mode: current.stat.mode & 0o7777, sha256: current.version.sha256 }, current.content) : null;
       const st = await writeFileAtomic(p.ws, p.real, bytes, { mode: current ? current.stat.mode & 0o7777 : undefined });
-      const version = versionOf(st, await sha256Of(bytes));
+      const version = versionOf(st, sha256Hex(bytes));
       const lines = textual ? countLines(input.content) : 0;
       let text =
         operation === 'create'

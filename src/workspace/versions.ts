@@ -1,22 +1,10 @@
 // Version stamps and optimistic-lock expectations (SPEC §4).
-import { createHash, webcrypto, type Hash } from 'node:crypto';
+import { createHash, type Hash } from 'node:crypto';
 import type { Stats } from 'node:fs';
 import { ToolError, type VersionStamp } from '../envelope.js';
 
 export function sha256Hex(data: Buffer | string): string {
   return createHash('sha256').update(data).digest('hex');
-}
-
-/** Content above this size is hashed in the thread pool (sha256 of 1 MiB is about half a millisecond of CPU). */
-export const HASH_IN_POOL_BYTES = 256 * 1024;
-
-/**
- * sha256 (hex) of `data`: on this thread when small, else in libuv's thread pool (WebCrypto's digest), so a
- * large file's hash does not hold every other request. The content is copied when the job starts.
- */
-export async function sha256Of(data: Buffer): Promise<string> {
-  if (data.length <= HASH_IN_POOL_BYTES) return sha256Hex(data);
-  return Buffer.from(await webcrypto.subtle.digest('SHA-256', data)).toString('hex');
 }
 
 /**

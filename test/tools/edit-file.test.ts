@@ -1,6 +1,6 @@
 import fs from 'node:fs/promises';
 import { createHash } from 'node:crypto';
-import { HASH_IN_POOL_BYTES } from '../../src/workspace/versions.js';
+import { Sha256Snapshots } from '../../src/workspace/versions.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadCorpus } from '../workspace/edit-corpus-cases.js';
 import { makeApp, type TestApp } from '../helpers.js';
@@ -231,7 +231,7 @@ describe('edit_file on the bytes of a UTF-8 file (one unique exact match)', () =
   });
 });
 
-describe('edit_file versions on both sides of HASH_IN_POOL_BYTES (hashed on the event loop, or in the thread pool)', () => {
+describe('edit_file versions of files around the hash snapshot size (the new hash continues the old one)', () => {
   const sha256 = (buf: Buffer) => createHash('sha256').update(buf).digest('hex');
   /** Text of exactly `size` bytes: numbered lines, the marker on one line near the middle. */
   const sized = (size: number) => {
@@ -246,7 +246,7 @@ describe('edit_file versions on both sides of HASH_IN_POOL_BYTES (hashed on the 
   };
   const bakPath = (id: string) => t.file(`.toolgate/backups/${id.slice(0, 16)}/${id}.bak`);
 
-  for (const size of [HASH_IN_POOL_BYTES, HASH_IN_POOL_BYTES + 1, 3 * HASH_IN_POOL_BYTES]) {
+  for (const size of [Sha256Snapshots.SNAPSHOT_BYTES, Sha256Snapshots.SNAPSHOT_BYTES + 1, 3 * Sha256Snapshots.SNAPSHOT_BYTES + 7]) {
     for (const how of ['bytes', 'engine'] as const) {
       it(`${size} bytes, ${how === 'bytes' ? 'exact edit on bytes' : 'tolerant edit through the engine'}: versions, backup meta and If-Match chain`, async () => {
         const name = `hashed-${size}-${how}.txt`;
