@@ -27,14 +27,14 @@ function run(cmd: string, args: string[], cwd: string, what: string): void {
   }
 }
 
-export async function buildToolgate(): Promise<Build> {
-  if (options.ref) {
-    const commit = git(['rev-parse', '--short=12', `${options.ref}^{commit}`]);
+export async function buildToolgate(ref: string | null = options.ref): Promise<Build> {
+  if (ref) {
+    const commit = git(['rev-parse', '--short=12', `${ref}^{commit}`]);
     const dir = path.join(options.cacheDir, `build-${commit}`);
     const main = path.join(dir, 'dist', 'main.js');
     const marker = path.join(dir, '.built');
     if (!(await fs.stat(marker).catch(() => null))) {
-      progress(`building toolgate at ${commit} (BENCH_REF=${options.ref}) in ${dir}`);
+      progress(`building toolgate at ${commit} (${ref}) in ${dir}`);
       await fs.rm(dir, { recursive: true, force: true });
       await fs.mkdir(dir, { recursive: true });
       const archive = spawnSync('git', ['archive', '--format=tar', commit, 'src', 'package.json', 'tsconfig.json', 'tsconfig.build.json'], { cwd: REPO_DIR, maxBuffer: 256 * 1024 * 1024 });
