@@ -4,7 +4,8 @@
 #   docker build -t toolgate .                       (Node 24, the default)
 #   docker build --build-arg NODE_MAJOR=22 -t toolgate:node22 .
 #
-# Stages: build (all deps + tsc -> dist/), deps (production node_modules only),
+# Stages: build (all deps; tsc -> dist/, then esbuild bundles the server into
+# dist/serve.js), deps (production node_modules only),
 # runtime (dist/ + production node_modules + package.json, tini, non-root).
 # The runtime works with a read-only root file system: only /workspace (the
 # volume) and /tmp must be writable.
@@ -15,9 +16,13 @@ ARG NODE_MAJOR=24
 FROM node:${NODE_MAJOR}-bookworm-slim AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
-# No install scripts are needed to compile (tsc only).
+# No install scripts are needed to build: tsc is JavaScript, and esbuild's binary
+# comes with its platform package (@esbuild/linux-x64 or -arm64, an optional
+# dependency); its postinstall only verifies that binary (or fetches it where
+# optional dependencies were left out).
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
+COPY scripts/bundle.mjs ./scripts/
 COPY src ./src
 RUN npm run build
 
@@ -46,6 +51,10 @@ RUN apt-get update \
 RUN mkdir -p /workspace && chown node:node /workspace
 
 WORKDIR /app
+# dist/serve.js is the bundle (main.js imports it); tsc's other files serve the
+# CLI's other commands. The bundle loads its externals (@fastify/swagger-ui and
+# its static files, thread-stream, pino-pretty, ioredis, yaml) from these
+# production node_modules.
 COPY --from=deps --chown=root:root /src/node_modules ./node_modules
 COPY --from=build --chown=root:root /src/dist ./dist
 COPY --chown=root:root package.json ./

@@ -1,0 +1,75 @@
+// Production build, second step (`npm run build` runs it after tsc): replaces tsc's dist/serve.js with
+// one esbuild bundle of src/serve.ts and everything it imports, packages included. Cold start is mostly
+// Node's module loader (resolving, stat-ing and compiling some 650 files); one file takes most of that
+// away. dist/main.js stays as tsc emits it, so it still enables the compile cache before importing
+// ./serve.js, and the cache then holds the bundle. `toolgate serve` (dist/cli.js) imports the same file;
+// the CLI's other commands keep using tsc's per-module files, and no process loads both for the app.
+//
+// Plain JavaScript so that it runs with no loader: node scripts/bundle.mjs [--outdir DIR] (default dist).
+import { build } from 'esbuild';
+import { readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+
+const REPO = path.resolve(import.meta.dirname, '..');
+
+// Loaded from node_modules at run time, so they stay production dependencies (see the Dockerfile):
+// - @fastify/swagger-ui finds its static files (/docs) through __dirname;
+// - thread-stream starts its worker from a file next to it (pino's transports: pino-pretty on a TTY),
+//   and pino-pretty runs in that worker;
+// - ioredis is imported only with TOOLGATE_REDIS_URL: left outside, other starts do not even parse it;
+// - yaml: @fastify/swagger-ui (outside) loads it from node_modules anyway, so one copy, not two.
+const EXTERNAL = ['@fastify/swagger-ui', 'thread-stream', 'pino-pretty', 'ioredis', 'yaml'];
+
+// Bundled CommonJS packages call require() (for Node's built-ins and the externals above); an ES module
+// has none, so the bundle gets one. esbuild's require shim refers to this free `require`, so esbuild
+// renames any bundled module's own top-level `require` (require2) rather than clash with it.
+const BANNER = "import { createRequire as __toolgateCreateRequire } from 'node:module';\nconst require = __toolgateCreateRequire(import.meta.url);";
+
+const { values } = parseArgs({ options: { outdir: { type: 'string', default: 'dist' } }, strict: true });
+const outfile = path.resolve(REPO, values.outdir, 'serve.js');
+
+const started = performance.now();
+const result = await build({
+  absWorkingDir: REPO,
+  entryPoints: ['src/serve.ts'],
+  outfile,
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20.19',
+  external: EXTERNAL,
+  banner: { js: BANNER },
+  // Not minified: stack traces and logs keep their names, and the search worker's source, taken from
+  // Function#toString (search-pool.ts), stays as written. No keepNames either: it would wrap functions
+  // in __name() calls for little use.
+  minify: false,
+  metafile: true,
+  logLevel: 'warning',
+});
+
+// A module that finds files through __dirname/__filename breaks once moved into the bundle (an ES
+// module has neither: a ReferenceError when reached). Every bundled file that names them must be known
+// harmless here, so that a dependency update that adds one fails the build rather than production.
+const DIRNAME_HARMLESS = {
+  // readPackageJson(): try/catch, falls back to {}; only fills openapi.info, which app.ts sets itself.
+  'node_modules/@fastify/swagger/lib/util/read-package-json.js': true,
+  // Only for the `targets`/`pipeline` options and the 'pino/file' target; serve.ts uses one target,
+  // pino-pretty, which is resolved from the caller (this bundle) and run by the external thread-stream.
+  'node_modules/pino/lib/transport.js': true,
+};
+const unknown = [];
+for (const input of Object.keys(result.metafile.inputs)) {
+  // Inputs are relative to the repository, and a symlinked node_modules is followed: name them from node_modules/.
+  const name = input.includes('node_modules/') ? input.slice(input.lastIndexOf('node_modules/')) : input;
+  if (DIRNAME_HARMLESS[name] || !/\.[cm]?js$/.test(name)) continue;
+  if (/\b__(dirname|filename)\b/.test(await readFile(path.resolve(REPO, input), 'utf8'))) unknown.push(name);
+}
+if (unknown.length > 0) {
+  throw new Error(`bundled modules use __dirname/__filename: ${unknown.join(', ')}\n(make their package external in scripts/bundle.mjs, or list them as harmless)`);
+}
+
+const inputs = Object.keys(result.metafile.inputs).length;
+const size = (await stat(outfile)).size;
+console.log(`bundle: ${path.relative(REPO, outfile)} (${inputs} modules, ${(size / 1024).toFixed(0)} KiB) in ${(performance.now() - started).toFixed(0)} ms`);

@@ -1,0 +1,180 @@
+// The production build run as production runs it. `npm run build` (tsc, then scripts/bundle.mjs) in a
+// copy of what the Dockerfile's build stage copies, then `node dist/main.js` and `toolgate serve`
+// (dist/cli.js) started from it: the app comes from the one bundled dist/serve.js, so what a bundle can
+// break is driven through HTTP here: the search and regex workers (built from source text), the lazily
+// imported yaml (a YAML tokens file), the externals (Swagger UI's static files, pino), graceful shutdown.
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeTempDir } from '../helpers.js';
+
+const REPO = fileURLToPath(new URL('../../', import.meta.url));
+const TOKEN = 'bundle-test-token';
+/** Of dist/, serving needs only these: the rest (tsc's per-module files, for the CLI's other commands) is removed. */
+const SERVING_FILES = ['main.js', 'serve.js', 'cli.js', 'cli-client.js'];
+
+interface Envelope {
+  status: string;
+  data: Record<string, unknown> | null;
+  error?: { code: string };
+}
+
+interface Server {
+  child: ChildProcess;
+  url: string;
+  output: () => string;
+  exited: Promise<number | null>;
+}
+
+let base = '';
+let dist = '';
+
+async function start(args: string[], env: Record<string, string>): Promise<Server> {
+  const clean: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('TOOLGATE_') && k !== 'NODE_OPTIONS') clean[k] = v;
+  const child = spawn(process.execPath, args, { cwd: base, env: { ...clean, NODE_ENV: 'production', TOOLGATE_HOST: '127.0.0.1', TOOLGATE_PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const deadline = Date.now() + 30_000;
+  let port: string | undefined;
+  while (!(port = /Server listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(out)?.[1])) {
+    if (child.exitCode !== null) throw new Error(`${args.join(' ')} exited (${child.exitCode}) before listening:\n${out}`);
+    if (Date.now() > deadline) throw new Error(`${args.join(' ')} did not listen in 30 s:\n${out}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  return { child, url: `http://127.0.0.1:${port}`, output: () => out, exited };
+}
+
+async function call(server: Server, tool: string, body: unknown, token: string | null = TOKEN): Promise<{ status: number; body: Envelope }> {
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (token) headers.authorization = `Bearer ${token}`;
+  const res = await fetch(`${server.url}/v1/tools/${tool}`, { method: 'POST', headers, body: JSON.stringify(body) });
+  return { status: res.status, body: (await res.json()) as Envelope };
+}
+
+async function stop(server: Server | undefined): Promise<number | null> {
+  if (!server) return null;
+  if (server.child.exitCode === null) server.child.kill('SIGTERM');
+  return server.exited;
+}
+
+beforeAll(async () => {
+  base = await makeTempDir('toolgate-bundle-');
+  // What the Dockerfile's build stage copies (package files, tsconfigs, src, scripts), then its build command.
+  const build = path.join(base, 'build');
+  await fs.mkdir(path.join(build, 'scripts'), { recursive: true });
+  for (const f of ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'scripts/bundle.mjs']) await fs.copyFile(path.join(REPO, f), path.join(build, f));
+  await fs.cp(path.join(REPO, 'src'), path.join(build, 'src'), { recursive: true });
+  await fs.symlink(path.join(REPO, 'node_modules'), path.join(build, 'node_modules'), 'dir');
+  const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+  await promisify(execFile)(npm, ['run', 'build'], { cwd: build, maxBuffer: 16 * 1024 * 1024 }).catch((err: Error & { stdout?: string; stderr?: string }) => {
+    throw new Error(`npm run build failed:\n${err.stdout ?? ''}\n${err.stderr ?? ''}`);
+  });
+  dist = path.join(build, 'dist');
+  for (const entry of await fs.readdir(dist)) if (!SERVING_FILES.includes(entry)) await fs.rm(path.join(dist, entry), { recursive: true });
+  await fs.mkdir(path.join(base, 'ws'));
+  await fs.mkdir(path.join(base, 'ws-cli'));
+  const sha256 = createHash('sha256').update(TOKEN).digest('hex');
+  await fs.writeFile(path.join(base, 'tokens.yaml'), `- id: bundle\n  sha256: ${sha256}\n`);
+}, 240_000);
+
+afterAll(async () => {
+  if (base) await fs.rm(base, { recursive: true, force: true });
+});
+
+describe('the bundled build', () => {
+  it('dist/main.js enables the compile cache before it imports the bundle', async () => {
+    // (The servers below run from a dist/ holding only SERVING_FILES: the bundle needs no other file of it.)
+    const main = await fs.readFile(path.join(dist, 'main.js'), 'utf8');
+    expect(main.indexOf('enableCompileCache')).toBeGreaterThan(-1);
+    expect(main.indexOf('enableCompileCache')).toBeLessThan(main.indexOf("import('./serve.js')"));
+  });
+
+  describe('node dist/main.js', () => {
+    let server: Server | undefined;
+    beforeAll(async () => {
+      server = await start([path.join(dist, 'main.js')], { TOOLGATE_ROOT: path.join(base, 'ws'), TOOLGATE_TOKENS_FILE: path.join(base, 'tokens.yaml'), TOOLGATE_REGEX_TIMEOUT_MS: '300' });
+    });
+    afterAll(async () => {
+      await stop(server);
+    });
+    const s = () => server as Server;
+
+    it('is ready, with auth from a YAML tokens file (yaml imported lazily)', async () => {
+      expect((await fetch(`${s().url}/readyz`)).status).toBe(200);
+      expect((await call(s(), 'read_file', { path: 'a.txt' }, null)).status).toBe(401);
+    });
+
+    it('writes and reads a file', async () => {
+      const written = await call(s(), 'write_file', { path: 'src/a.txt', content: 'hello world\n  // TODO: bundle\nlast line\n' });
+      expect(written.status).toBe(200);
+      const read = await call(s(), 'read_file', { path: 'src/a.txt' });
+      expect(read.status).toBe(200);
+      expect(read.body.data?.content).toBe('hello world\n  // TODO: bundle\nlast line\n');
+    });
+
+    it('searches contents and names in the search workers, literal and regex', async () => {
+      await call(s(), 'write_file', { path: 'src/todo.md', content: 'nothing\n' });
+      const literal = await call(s(), 'search_files', { query: 'todo' });
+      expect(literal.status).toBe(200);
+      expect(literal.body.data?.results).toEqual([
+        { type: 'content', path: 'src/a.txt', line: 2, column: 6, preview: '// TODO: bundle' },
+        { type: 'name', path: 'src/todo.md', kind: 'file' },
+      ]);
+      const regex = await call(s(), 'search_files', { query: '^\\s*//\\s*todo:\\s*(\\w+)$', regex: true, mode: 'content' });
+      expect(regex.status).toBe(200);
+      expect(regex.body.data?.results).toEqual([{ type: 'content', path: 'src/a.txt', line: 2, column: 1, preview: '// TODO: bundle' }]);
+    });
+
+    it('stops a catastrophic regex at TOOLGATE_REGEX_TIMEOUT_MS, in search_files and replace_in_file, and keeps answering', async () => {
+      await call(s(), 'write_file', { path: 'evil.txt', content: `${'a'.repeat(40)}b\n` });
+      const search = await call(s(), 'search_files', { query: '(a+)+$', regex: true, mode: 'content' });
+      expect(search.status).toBe(504);
+      expect(search.body.error?.code).toBe('TIMEOUT');
+      const replace = await call(s(), 'replace_in_file', { path: 'evil.txt', old: '(a+)+$', new: 'x', regex: true });
+      expect(replace.status).toBe(504);
+      expect(replace.body.error?.code).toBe('TIMEOUT');
+      const swapped = await call(s(), 'replace_in_file', { path: 'src/a.txt', old: '^(hello) (world)$', new: '$2 $1', regex: true });
+      expect(swapped.status).toBe(200);
+      expect((await call(s(), 'read_file', { path: 'src/a.txt' })).body.data?.content).toMatch(/^world hello\n/);
+    });
+
+    it('serves Swagger UI at /docs (its static files from node_modules) and the OpenAPI document', async () => {
+      const docs = await fetch(`${s().url}/docs`, { headers: { authorization: `Bearer ${TOKEN}` } });
+      expect(docs.status).toBe(200);
+      expect(await docs.text()).toContain('swagger-ui');
+      const css = await fetch(`${s().url}/docs/static/swagger-ui.css`, { headers: { authorization: `Bearer ${TOKEN}` } });
+      expect(css.status).toBe(200);
+      const json = await fetch(`${s().url}/docs/json`, { headers: { authorization: `Bearer ${TOKEN}` } });
+      expect(json.status).toBe(200);
+      const doc = (await json.json()) as { openapi: string; info: { title: string }; paths: Record<string, unknown> };
+      expect(doc.openapi).toBe('3.1.0');
+      expect(doc.info.title).toBe('toolgate');
+      expect(Object.keys(doc.paths)).toContain('/v1/tools/search_files');
+    });
+
+    it('logs JSON lines and shuts down cleanly on SIGTERM', async () => {
+      const code = await stop(s());
+      expect(code).toBe(0);
+      expect(s().output()).toMatch(/"msg":"shut down cleanly"/);
+    });
+  });
+
+  it('toolgate serve (dist/cli.js) serves from the same bundle', async () => {
+    const server = await start([path.join(dist, 'cli.js'), 'serve', '--root', path.join(base, 'ws-cli'), '--port', '0'], {});
+    try {
+      expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
+      expect((await call(server, 'write_file', { path: 'n.txt', content: 'needle\n' }, null)).status).toBe(200);
+      const found = await call(server, 'search_files', { query: 'needle', mode: 'content' }, null);
+      expect(found.body.data?.results).toEqual([{ type: 'content', path: 'n.txt', line: 1, column: 1, preview: 'needle' }]);
+    } finally {
+      expect(await stop(server)).toBe(0);
+    }
+  });
+});
