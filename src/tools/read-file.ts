@@ -71,8 +71,10 @@ export const readFile = defineTool({
         const head = Buffer.alloc(Math.min(8192, st.size));
         await readAt(fd, head, head.length, 0);
         if (looksBinary(head)) throw binary(p.rel);
-        const range = await readLineRange(fd, { start, end: input.end_line, maxOutputBytes, signal: ctx.signal });
-        return answer(decodeText(range.bytes, encoding, p.rel), range.startLine, range.endLine, range.totalLines, range.truncated, range.nextStartLine, versionOf(st, null), range.bytesScanned);
+        // As below for a whole file: the BOM is left out of line 1 and reported, whatever the range.
+        const bom = startsWithBom(head, encoding);
+        const range = await readLineRange(fd, { start, end: input.end_line, maxOutputBytes, signal: ctx.signal, skipBom: bom });
+        return answer(decodeText(range.bytes, encoding, p.rel), range.startLine, range.endLine, range.totalLines, range.truncated, range.nextStartLine, versionOf(st, null), range.bytesScanned, bom);
       }
       const buf = await readAll(fd, st.size);
       const version = versionOf(st, sha256Hex(buf));
@@ -151,6 +153,13 @@ export const readFile = defineTool({
 
 function binary(rel: string): ToolError {
   return new ToolError('BINARY_FILE', `File '${rel}' is binary; read it with encoding: base64.`);
+}
+
+const UTF8_BOM = Buffer.from([0xef, 0xbb, 0xbf]);
+
+/** Whether the file's text, decoded in `encoding`, starts with U+FEFF from a UTF-8 BOM (what a whole read strips). */
+function startsWithBom(head: Buffer, encoding: string): boolean {
+  return head.subarray(0, 3).equals(UTF8_BOM) && decodeText(UTF8_BOM, encoding, '').charCodeAt(0) === 0xfeff;
 }
 
 function isAsciiCompatible(encoding: string): boolean {

@@ -15,6 +15,7 @@ interface ReadData {
   end_line: number;
   truncated: boolean;
   next_start_line: number | null;
+  bom: boolean;
 }
 
 const CAP = 4096;
@@ -27,7 +28,9 @@ afterAll(async () => t?.close());
 async function expectRange(rel: string, file: Buffer, start: number, end?: number, encoding?: string): Promise<void> {
   const res = await t.call('read_file', { path: rel, start_line: start, ...(end !== undefined && { end_line: end }), ...(encoding && { encoding }) });
   expectEnvelope(res.body, res.status);
-  const want = expectedRange(file, start, end, CAP);
+  // Read as utf-8, a BOM is left out of line 1 and reported (bom: true), as by a whole read.
+  const bom = encoding !== 'latin1' && file.subarray(0, 3).equals(Buffer.from([0xef, 0xbb, 0xbf]));
+  const want = expectedRange(file, start, end, CAP, false, bom);
   const data = res.body.data as ReadData;
   const where = `${rel} lines ${start}-${end ?? ''}`;
   expect(data.content, where).toBe(want.bytes.toString(encoding === 'latin1' ? 'latin1' : 'utf8'));
@@ -37,6 +40,7 @@ async function expectRange(rel: string, file: Buffer, start: number, end?: numbe
     total_lines: want.totalLines,
     truncated: want.truncated,
     next_start_line: want.nextStartLine,
+    bom,
   });
   expect(res.body.status, where).toBe(want.truncated ? 'partial' : 'success');
   expect(res.body.stats, where).toMatchObject({ bytes_read: want.bytesScanned, lines: Math.max(0, want.endLine - start + 1) });
@@ -121,6 +125,29 @@ describe('read_file line ranges across chunk boundaries (streamed)', () => {
     await expectRange('long.txt', file, total - 1);
   });
 
+  it('answers a BOM file by range as a whole read of the same file would (content, cap, bom)', async () => {
+    const whole = await makeApp({ TOOLGATE_MAX_OUTPUT_BYTES: String(CAP) });
+    try {
+      // Line 1 ends 1 byte past the cap with its BOM and 2 bytes under it without; lines 2-3 fill the rest.
+      const file = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(`${'b'.repeat(CAP - 3)}\n${'c'.repeat(CAP - 10)}\n`), Buffer.from(varyingLines(CHUNK + 5000, 29))]);
+      await fs.writeFile(t.file('bom-cap.txt'), file);
+      await fs.writeFile(whole.file('bom-cap.txt'), file);
+      const total = splitLines(file).length;
+      for (const [start, end] of [[1, undefined], [1, 1], [1, 2], [2, 3], [2, undefined], [total - 1, undefined], [total, total]] as const) {
+        const body = { path: 'bom-cap.txt', start_line: start, ...(end !== undefined && { end_line: end }) };
+        const streamed = await t.call('read_file', body);
+        const read = await whole.call('read_file', body);
+        const pick = (d: ReadData) => ({ content: d.content, start_line: d.start_line, end_line: d.end_line, truncated: d.truncated, next_start_line: d.next_start_line, bom: d.bom });
+        expect(pick(streamed.body.data as ReadData), `lines ${start}-${end ?? ''}`).toEqual(pick(read.body.data as ReadData));
+        expect((streamed.body.data as ReadData).bom).toBe(true);
+      }
+      const one = (await t.call('read_file', { path: 'bom-cap.txt', start_line: 1 })).body.data as ReadData;
+      expect([one.content, one.end_line, one.truncated]).toEqual([`${'b'.repeat(CAP - 3)}\n`, 1, true]);
+    } finally {
+      await whole.close();
+    }
+  });
+
   it('answers a start_line past the end with no lines and the total, not an error', async () => {
     const file = Buffer.from(varyingLines(2 * CHUNK + 500, 3));
     await fs.writeFile(t.file('past.txt'), file);
@@ -133,11 +160,17 @@ describe('read_file line ranges across chunk boundaries (streamed)', () => {
     }
   });
 
-  it('keeps the BOM of line 1 and counts it in no other line; latin1 decodes the same bytes', async () => {
+  it('leaves the BOM out of line 1 and answers bom: true for any range; latin1 decodes the same bytes', async () => {
     const file = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(varyingLines(CHUNK + 5000, 17))]);
     await fs.writeFile(t.file('bom.txt'), file);
     await expectRangesAround('bom.txt', file, 2);
     await expectRangesAround('bom.txt', file, lineAtByte(file, CHUNK));
+    const first = await t.call('read_file', { path: 'bom.txt', start_line: 1, end_line: 1 });
+    expect((first.body.data as ReadData).content).toBe((splitLines(file)[0] as Buffer).subarray(3).toString());
+    expect((first.body.data as ReadData).bom).toBe(true);
+    // latin1 has no BOM: the three bytes are the characters they decode to, as in a whole read.
+    await expectRange('bom.txt', file, 1, 3, 'latin1');
+    expect(((await t.call('read_file', { path: 'bom.txt', start_line: 1, end_line: 1, encoding: 'latin1' })).body.data as ReadData).bom).toBe(false);
     const latin = Buffer.from(varyingLines(CHUNK + 5000, 23).replace(/a/g, '\u00e9'), 'latin1');
     await fs.writeFile(t.file('latin1.txt'), latin);
     const at = lineAtByte(latin, CHUNK);

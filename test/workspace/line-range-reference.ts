@@ -24,8 +24,10 @@ export function splitLines(file: Buffer): Buffer[] {
   return lines;
 }
 
-export function expectedRange(file: Buffer, start: number, end: number | undefined, cap: number, countAll = false): ExpectedRange {
-  const lines = splitLines(file);
+/** `skipBom`: a UTF-8 BOM at the start of the file belongs to no line (as with readLineRange's skipBom), but is scanned. */
+export function expectedRange(file: Buffer, start: number, end: number | undefined, cap: number, countAll = false, skipBom = false): ExpectedRange {
+  const skipped = skipBom && file.subarray(0, 3).equals(Buffer.from([0xef, 0xbb, 0xbf])) ? 3 : 0;
+  const lines = splitLines(file.subarray(skipped));
   const total = lines.length;
   const out: Buffer[] = [];
   let outBytes = 0;
@@ -57,7 +59,7 @@ export function expectedRange(file: Buffer, start: number, end: number | undefin
   // (or a `last` past it, or countAll) means reading to the end, and only then is total_lines known.
   let stopsAfter: number | null = null;
   if (!countAll && last !== undefined && last <= total && (lines[last - 1] as Buffer).at(-1) === 10) {
-    stopsAfter = lines.slice(0, last).reduce((s, l) => s + l.length, 0);
+    stopsAfter = lines.slice(0, last).reduce((s, l) => s + l.length, skipped);
   }
   return {
     bytes: Buffer.concat(out),

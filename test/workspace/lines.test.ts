@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LINE_RANGE_CHUNK_BYTES as CHUNK, readLineRange } from '../../src/workspace/lines.js';
+import { LINE_RANGE_CHUNK_BYTES as CHUNK, LINE_RANGE_YIELD_BYTES, readLineRange } from '../../src/workspace/lines.js';
 import { expectedRange, splitLines } from './line-range-reference.js';
 
 let dir: string;
@@ -84,5 +84,108 @@ describe('readLineRange', () => {
     } finally {
       fs.closeSync(fd);
     }
+  });
+});
+
+describe('readLineRange with skipBom', () => {
+  it('leaves a UTF-8 BOM out of line 1 (content and cap), still scanning it, and changes nothing without one', async () => {
+    const rand = seeded(7);
+    const bom = Buffer.from([0xef, 0xbb, 0xbf]);
+    const files = [
+      Buffer.alloc(0),
+      bom,
+      Buffer.concat([bom, Buffer.from('\n')]),
+      Buffer.concat([bom, Buffer.from('one line, no newline')]),
+      Buffer.concat([bom, Buffer.from(`${'z'.repeat(CHUNK - 3)}\nsecond\n`)]), // line 1 ends on a chunk's last byte
+      Buffer.concat([bom, randomFile(3 * CHUNK, rand)]),
+      randomFile(2 * CHUNK, rand),
+      Buffer.from([0xef, 0xbb, 0x0a, 0x41]), // not a BOM
+    ];
+    for (const [f, file] of files.entries()) {
+      const total = splitLines(file).length;
+      const p = path.join(dir, `bom${f}`);
+      fs.writeFileSync(p, file);
+      const fd = fs.openSync(p, 'r');
+      try {
+        for (let r = 0; r < 30; r++) {
+          const start = r < 3 ? 1 + r : 1 + rand(total + 2);
+          const end = rand(3) === 0 ? undefined : start + rand(total + 2);
+          const cap = [1, 3, 5, 300, CHUNK - 3, 256 * 1024][rand(6)] as number;
+          for (const countAll of [false, true]) {
+            const got = await readLineRange(fd, { start, end, maxOutputBytes: cap, countAll, skipBom: true });
+            const want = expectedRange(file, start, end, cap, countAll, true);
+            expect({ ...got, bytes: got.bytes.toString('latin1') }, `file ${f}, ${start}-${end ?? ''} cap ${cap} countAll ${countAll}`).toEqual({
+              ...want,
+              bytes: want.bytes.toString('latin1'),
+              startLine: start,
+            });
+          }
+        }
+      } finally {
+        fs.closeSync(fd);
+      }
+    }
+  });
+});
+
+describe('readLineRange on a long scan', () => {
+  // Numbered lines over 8 turns' worth of bytes.
+  let file: Buffer;
+  let total: number;
+  let fd: number;
+  beforeAll(() => {
+    const parts: string[] = [];
+    let size = 0;
+    for (let i = 1; size < 8 * LINE_RANGE_YIELD_BYTES; i++) {
+      const line = `${i} ${'.'.repeat(i % 70)}\n`;
+      parts.push(line);
+      size += line.length;
+    }
+    file = Buffer.from(parts.join(''));
+    total = parts.length;
+    const p = path.join(dir, 'long');
+    fs.writeFileSync(p, file);
+    fd = fs.openSync(p, 'r');
+  });
+  afterAll(() => fs.closeSync(fd));
+
+  it('gives the event loop back every LINE_RANGE_YIELD_BYTES, with the same result', async () => {
+    let turns = 0;
+    let scanning = true;
+    const probe = () => {
+      if (!scanning) return;
+      turns++;
+      setImmediate(probe);
+    };
+    setImmediate(probe);
+    const got = await readLineRange(fd, { start: total - 9, maxOutputBytes: 256 * 1024 });
+    scanning = false;
+    const want = expectedRange(file, total - 9, undefined, 256 * 1024);
+    expect({ ...got, bytes: got.bytes.toString() }).toEqual({ ...want, bytes: want.bytes.toString(), startLine: total - 9 });
+    // One turn per full LINE_RANGE_YIELD_BYTES read before the last chunk (the probe runs once per turn).
+    expect(turns).toBe(Math.floor((file.length - 1) / LINE_RANGE_YIELD_BYTES));
+  });
+
+  it('takes no turn of the event loop for a range within the first LINE_RANGE_YIELD_BYTES', async () => {
+    let turned = false;
+    setImmediate(() => (turned = true));
+    const got = await readLineRange(fd, { start: 10, end: 20, maxOutputBytes: 256 * 1024 });
+    expect(turned).toBe(false);
+    expect(got.bytes.toString()).toBe(expectedRange(file, 10, 20, 256 * 1024).bytes.toString());
+  });
+
+  it('stops at an abort that fires while it scans and throws the reason', async () => {
+    const controller = new AbortController();
+    const reason = new Error('time is up');
+    let turnsAfterAbort = -1;
+    const probe = () => {
+      if (controller.signal.aborted) turnsAfterAbort++;
+      else controller.abort(reason);
+      if (turnsAfterAbort < 10) setImmediate(probe);
+    };
+    setImmediate(probe);
+    await expect(readLineRange(fd, { start: total, maxOutputBytes: 256 * 1024, signal: controller.signal })).rejects.toBe(reason);
+    // Aborted at its first turn, it noticed at the next one.
+    expect(turnsAfterAbort).toBeLessThanOrEqual(1);
   });
 });
