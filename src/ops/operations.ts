@@ -7,7 +7,6 @@ import { ToolError } from '../envelope.js';
 import type { AfterHook, BeforeHook, CallInfo } from '../tools/execute.js';
 import type { CallInfoFor } from '../transports/rest.js';
 import type { WorkspaceLimits } from '../workspace/workspace.js';
-import { locksReleased } from '../workspace/locks.js';
 import { AuditLog } from './audit.js';
 import { assertRiskAllowed, Authenticator, loadTokens, REDACT_PATHS, type Principal, type TokenEntry } from './auth.js';
 import { registerHealth } from './health.js';
@@ -96,7 +95,6 @@ export async function registerOperations(app: FastifyInstance, ops: Operations, 
 
   audit.onError = (err) => app.log.error({ err }, 'audit line could not be written');
   app.addHook('onClose', async () => {
-    await locksReleased();
     await audit.flush();
   });
 

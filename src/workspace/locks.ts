@@ -9,13 +9,6 @@ import { ToolError } from '../envelope.js';
 import type { Workspace } from './workspace.js';
 
 const queues = new Map<string, Promise<void>>();
-/** Cross-process locks being removed (in the thread pool, after their callers answered). */
-const releasing = new Set<Promise<void>>();
-
-/** Resolves once every lock released so far is gone from the disk (shutdown waits for it). */
-export async function locksReleased(): Promise<void> {
-  await Promise.all([...releasing]);
-}
 const STALE_MS = 10_000;
 
 /** Where the cross-process lock of one file lives (exported for tests that hold it from outside). */
@@ -38,10 +31,6 @@ export async function withFileLock<T>(ws: Workspace, real: string, rel: string, 
   const mine = new Promise<void>((resolve) => (release = resolve));
   const tail = previous.then(() => mine);
   queues.set(real, tail);
-  // The cross-process lock goes in the thread pool once fn is done (removing its directory costs a journal
-  // update, a fraction of a millisecond on ext4): the caller answers meanwhile, and the next writer of this
-  // file in this process starts once it is gone.
-  let unlocked: Promise<void> | null = null;
   try {
     if (queued) {
       // The timer is cancelled once the turn comes: left running it would keep the process alive (and pile
@@ -51,37 +40,30 @@ export async function withFileLock<T>(ws: Workspace, real: string, rel: string, 
       timer.abort();
       if (!waited) throw lockedError(rel, ws.limits.lockTimeoutMs);
     }
-    const lockfilePath = await acquireFileLock(ws, real, rel, deadline);
+    const unlock = await acquireFileLock(ws, real, rel, deadline);
     ws.observer?.lockWait((performance.now() - started) / 1000);
     try {
       return await fn();
     } finally {
-      // A failure means compromised or already removed (stale takeover): nothing left to release.
-      const u = lockfile.unlock(real, { lockfilePath, realpath: false }).catch(() => undefined);
-      releasing.add(u);
-      unlocked = u.then(() => void releasing.delete(u));
+      try {
+        unlock();
+      } catch {
+        // Compromised or already removed (stale takeover): nothing left to release.
+      }
     }
   } finally {
-    const done = () => {
-      release();
-      if (queues.get(real) === tail) queues.delete(real);
-    };
-    if (unlocked) void unlocked.then(done);
-    else done();
+    release();
+    if (queues.get(real) === tail) queues.delete(real);
   }
 }
 
-/**
- * The cross-process lock (a directory made atomically by mkdir); taken synchronously, it costs one mkdir when
- * free. Returns the lock's path, for lockfile.unlock.
- */
-async function acquireFileLock(ws: Workspace, real: string, rel: string, deadline: number): Promise<string> {
+/** The cross-process lock (a directory made atomically by mkdir); taken synchronously, it costs one mkdir when free. */
+async function acquireFileLock(ws: Workspace, real: string, rel: string, deadline: number): Promise<() => void> {
   const lockfilePath = lockPathFor(ws, real);
   let delay = 2;
   for (;;) {
     try {
-      lockfile.lockSync(real, { lockfilePath, realpath: false, stale: STALE_MS, onCompromised: () => undefined });
-      return lockfilePath;
+      return lockfile.lockSync(real, { lockfilePath, realpath: false, stale: STALE_MS, onCompromised: () => undefined });
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === 'ENOENT') {

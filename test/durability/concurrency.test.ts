@@ -241,22 +241,6 @@ describe('concurrency: LOCKED', () => {
     expect(await fs.readFile(locked.file('held.txt'), 'utf8')).toBe('after\n');
   });
 
-  it('the cross-process lock is removed after the answer, before the next writer here, and before close() returns', async () => {
-    await fs.writeFile(locked.file('rel.txt'), '0\n');
-    const ws = workspaceOf(locked);
-    const real = await fs.realpath(locked.file('rel.txt'));
-    const lockDir = lockPathFor(ws, real);
-    // Back-to-back writers of one file in this process never trip over the previous writer's lock directory.
-    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => locked.call('write_file', { path: 'rel.txt', content: `${i + 1}\n` }, { 'if-match': '*' })));
-    expect(results.map((r) => r.body.error?.code ?? r.body.status)).toEqual(Array(20).fill('success'));
-    // Another process can take the lock once the answers are out (released in the background meanwhile).
-    await lockfile.lock(real, { lockfilePath: lockDir, realpath: false, retries: { retries: 20, minTimeout: 5, maxTimeout: 20 } }).then((release) => release());
-    const last = await locked.call('write_file', { path: 'rel.txt', content: 'last\n' }, { 'if-match': '*' });
-    expect(last.body.status).toBe('success');
-    await locked.close();
-    await expect(fs.stat(lockDir)).rejects.toMatchObject({ code: 'ENOENT' });
-  });
-
   it('a lock path stays in the state directory, never beside the file', async () => {
     const ws = workspaceOf(locked);
     const lockfilePath = lockPathFor(ws, path.join(ws.root, 'a', 'b.txt'));
