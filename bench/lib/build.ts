@@ -37,12 +37,16 @@ export async function buildToolgate(ref: string | null = options.ref): Promise<B
       progress(`building toolgate at ${commit} (${ref}) in ${dir}`);
       await fs.rm(dir, { recursive: true, force: true });
       await fs.mkdir(dir, { recursive: true });
-      const archive = spawnSync('git', ['archive', '--format=tar', commit, 'src', 'package.json', 'tsconfig.json', 'tsconfig.build.json'], { cwd: REPO_DIR, maxBuffer: 256 * 1024 * 1024 });
+      // The production build: tsc, then (from d9661c1 on) the server bundle of scripts/bundle.mjs.
+      const bundled = spawnSync('git', ['cat-file', '-e', `${commit}:scripts/bundle.mjs`], { cwd: REPO_DIR }).status === 0;
+      const files = ['src', 'package.json', 'tsconfig.json', 'tsconfig.build.json', ...(bundled ? ['scripts/bundle.mjs'] : [])];
+      const archive = spawnSync('git', ['archive', '--format=tar', commit, ...files], { cwd: REPO_DIR, maxBuffer: 256 * 1024 * 1024 });
       if (archive.status !== 0) throw new Error(`git archive ${commit} failed: ${archive.stderr.toString()}`);
       const tar = spawnSync('tar', ['-x', '-C', dir], { input: archive.stdout });
       if (tar.status !== 0) throw new Error(`tar failed: ${tar.stderr.toString()}`);
       await fs.symlink(path.join(REPO_DIR, 'node_modules'), path.join(dir, 'node_modules'));
       run(process.execPath, [path.join(REPO_DIR, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], dir, `tsc at ${commit}`);
+      if (bundled) run(process.execPath, ['scripts/bundle.mjs'], dir, `bundle at ${commit}`);
       await fs.writeFile(marker, new Date().toISOString());
     } else progress(`using the build of ${commit} cached in ${dir}`);
     return { main, commit, dirty: false, source: 'commit snapshot' };
