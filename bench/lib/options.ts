@@ -62,7 +62,7 @@ export const options = {
       .filter(Boolean)
       .map((kv) => {
         const i = kv.indexOf('=');
-        if (i <= 0 || !(kv.startsWith('TOOLGATE_') || kv.startsWith('UV_THREADPOOL_SIZE='))) throw new Error(`BENCH_TOOLGATE_ENV: '${kv}' is not TOOLGATE_NAME=value or UV_THREADPOOL_SIZE=n`);
+        if (i <= 0 || !(kv.startsWith('TOOLGATE_') || kv.startsWith('UV_THREADPOOL_SIZE=') || kv.startsWith('MALLOC_ARENA_MAX='))) throw new Error(`BENCH_TOOLGATE_ENV: '${kv}' is not TOOLGATE_NAME=value , UV_THREADPOOL_SIZE=n or MALLOC_ARENA_MAX=n`);
         return [kv.slice(0, i), kv.slice(i + 1)];
       }),
   ) as Record<string, string>,
