@@ -33,6 +33,17 @@ function randomFile(size: number, rand: (n: number) => number): Buffer {
   return Buffer.from(s);
 }
 
+/** readLineRange against the in-memory reference for one range of one file. */
+async function expectAsReference(fd: number, file: Buffer, label: string, start: number, end: number | undefined, cap: number, countAll: boolean, skipBom = false): Promise<void> {
+  const got = await readLineRange(fd, { start, end, maxOutputBytes: cap, countAll, ...(skipBom && { skipBom }) });
+  const want = expectedRange(file, start, end, cap, countAll, skipBom);
+  expect({ ...got, bytes: got.bytes.toString('latin1') }, `file ${label}, ${start}-${end ?? ''} cap ${cap} countAll ${countAll}`).toEqual({
+    ...want,
+    bytes: want.bytes.toString('latin1'),
+    startLine: start,
+  });
+}
+
 describe('readLineRange', () => {
   it('matches the reference on random files, ranges, caps and countAll', async () => {
     const rand = seeded(42);
@@ -49,13 +60,7 @@ describe('readLineRange', () => {
           const end = endKind === 0 ? undefined : endKind === 1 ? Math.max(1, start - 1 - rand(3)) : start + rand(total + 2);
           const cap = [1, 7, 300, 4096, 256 * 1024][rand(5)] as number;
           for (const countAll of [false, true]) {
-            const got = await readLineRange(fd, { start, end, maxOutputBytes: cap, countAll });
-            const want = expectedRange(file, start, end, cap, countAll);
-            expect({ ...got, bytes: got.bytes.toString('latin1') }, `file ${f}, ${start}-${end ?? ''} cap ${cap} countAll ${countAll}`).toEqual({
-              ...want,
-              bytes: want.bytes.toString('latin1'),
-              startLine: start,
-            });
+            await expectAsReference(fd, file, String(f), start, end, cap, countAll);
           }
         }
       } finally {
@@ -112,13 +117,7 @@ describe('readLineRange with skipBom', () => {
           const end = rand(3) === 0 ? undefined : start + rand(total + 2);
           const cap = [1, 3, 5, 300, CHUNK - 3, 256 * 1024][rand(6)] as number;
           for (const countAll of [false, true]) {
-            const got = await readLineRange(fd, { start, end, maxOutputBytes: cap, countAll, skipBom: true });
-            const want = expectedRange(file, start, end, cap, countAll, true);
-            expect({ ...got, bytes: got.bytes.toString('latin1') }, `file ${f}, ${start}-${end ?? ''} cap ${cap} countAll ${countAll}`).toEqual({
-              ...want,
-              bytes: want.bytes.toString('latin1'),
-              startLine: start,
-            });
+            await expectAsReference(fd, file, String(f), start, end, cap, countAll, true);
           }
         }
       } finally {
