@@ -143,8 +143,17 @@ async function removeBackup(ws: Workspace, id: string): Promise<number> {
       // Already gone (another replica pruned it).
     }
   }
-  await Promise.all([fs.rm(loc.data, { force: true }), fs.rm(loc.meta, { force: true })]);
+  await Promise.all([unlinkIfPresent(loc.data), unlinkIfPresent(loc.meta)]);
   return size;
+}
+
+/** fs.rm without its lstat and option checks: a backup is one regular file, and another replica may have removed it. */
+async function unlinkIfPresent(file: string): Promise<void> {
+  try {
+    await fs.unlink(file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
 }
 
 /** Running total of backup bytes per state directory: scanned once, then kept up to date. */

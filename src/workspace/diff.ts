@@ -180,31 +180,98 @@ function regionOps(oldText: string, oldLo: number, oldHi: number, newText: strin
   };
   if (oldCount === 0 || newCount === 0 || oldCount > MAX_REGION_LINES || newCount > MAX_REGION_LINES) return replaceWhole();
 
-  const changes = diffArrays(splitLines(oldText, oldLo, oldHi), splitLines(newText, newLo, newHi), {
-    maxEditLength: Math.min(MAX_EDIT_LENGTH, Math.floor(DIFF_WORK_BUDGET / (oldCount + newCount))),
-    timeout: DIFF_TIMEOUT_MS,
-  });
-  if (changes === undefined) return replaceWhole();
+  const oldLines = splitLines(oldText, oldLo, oldHi);
+  const newLines = splitLines(newText, newLo, newHi);
+  const runs = lineRuns(oldLines, newLines);
+  if (runs === undefined) return replaceWhole();
 
   const ops: Op[] = [];
   let o = oldLo;
   let n = newLo;
-  for (const c of changes) {
-    let len = 0;
-    for (const line of c.value) len += line.length;
-    if (c.added) {
-      ops.push({ kind: 'insert', text: newText, start: n, end: n + len, lines: c.count });
+  let oi = 0;
+  let ni = 0;
+  for (const r of runs) {
+    if (r.kind === 'insert') {
+      const len = sumLengths(newLines, ni, ni + r.count);
+      ops.push({ kind: 'insert', text: newText, start: n, end: n + len, lines: r.count });
       n += len;
-    } else if (c.removed) {
-      ops.push({ kind: 'delete', text: oldText, start: o, end: o + len, lines: c.count });
-      o += len;
+      ni += r.count;
     } else {
-      ops.push({ kind: 'equal', text: oldText, start: o, end: o + len, lines: c.count });
+      const len = sumLengths(oldLines, oi, oi + r.count);
+      ops.push({ kind: r.kind, text: oldText, start: o, end: o + len, lines: r.count });
       o += len;
-      n += len;
+      oi += r.count;
+      if (r.kind === 'equal') {
+        n += len;
+        ni += r.count;
+      }
     }
   }
   return ops;
+}
+
+interface Run {
+  kind: 'equal' | 'delete' | 'insert';
+  count: number;
+}
+
+/**
+ * A minimal line diff as runs, or undefined when it is over the bounds. A line found on one side only can be in no
+ * common subsequence, so (as GNU diff does) Myers only sees the lines that both sides have: its cost grows with the
+ * square of the differing lines it sees, and a rewrite that changes every line then costs a set lookup per line.
+ */
+function lineRuns(oldLines: string[], newLines: string[]): Run[] | undefined {
+  const inOld = new Set(oldLines);
+  const inNew = new Set(newLines);
+  const oldKept: number[] = [];
+  const newKept: number[] = [];
+  for (let i = 0; i < oldLines.length; i++) if (inNew.has(oldLines[i] as string)) oldKept.push(i);
+  for (let j = 0; j < newLines.length; j++) if (inOld.has(newLines[j] as string)) newKept.push(j);
+
+  // Index pairs of the common lines, in order.
+  const pairs: Array<[number, number]> = [];
+  if (oldKept.length > 0) {
+    const keptOld = oldKept.map((i) => oldLines[i] as string);
+    const keptNew = newKept.map((j) => newLines[j] as string);
+    const changes = diffArrays(keptOld, keptNew, {
+      maxEditLength: Math.min(MAX_EDIT_LENGTH, Math.floor(DIFF_WORK_BUDGET / (keptOld.length + keptNew.length))),
+      timeout: DIFF_TIMEOUT_MS,
+    });
+    if (changes === undefined) return undefined;
+    let fi = 0;
+    let fj = 0;
+    for (const c of changes) {
+      if (c.added) fj += c.count;
+      else if (c.removed) fi += c.count;
+      else for (let k = 0; k < c.count; k++) pairs.push([oldKept[fi++] as number, newKept[fj++] as number]);
+    }
+  }
+
+  const runs: Run[] = [];
+  const push = (kind: Run['kind'], count: number): void => {
+    if (count === 0) return;
+    const last = runs.at(-1);
+    if (last?.kind === kind) last.count += count;
+    else runs.push({ kind, count });
+  };
+  let i = 0;
+  let j = 0;
+  for (const [a, b] of pairs) {
+    push('delete', a - i);
+    push('insert', b - j);
+    push('equal', 1);
+    i = a + 1;
+    j = b + 1;
+  }
+  push('delete', oldLines.length - i);
+  push('insert', newLines.length - j);
+  return runs;
+}
+
+function sumLengths(lines: string[], from: number, to: number): number {
+  let len = 0;
+  for (let k = from; k < to; k++) len += (lines[k] as string).length;
+  return len;
 }
 
 /** Hunks with CONTEXT_LINES of context; changes separated by at most 2·CONTEXT_LINES equal lines share a hunk. */

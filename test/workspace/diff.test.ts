@@ -166,14 +166,40 @@ describe('diffWhole', () => {
   });
 
   it('falls back to a whole-middle replacement when the edit is too long to diff', () => {
-    // Every other line changed: a minimal diff has 2000 + 2000 edits, over the bound, so the middle
-    // (first to last changed line) is replaced whole and counted as such.
+    // Neighbours swapped: every line is on both sides, and a minimal diff has 2000 + 2000 edits, over the
+    // bound, so the middle (first to last changed line) is replaced whole and counted as such.
+    const oldText = lines(4000, (i) => `line ${i}`);
+    const newText = lines(4000, (i) => `line ${i % 2 === 0 ? i + 1 : i - 1}`);
+    const p = diffWhole('a.txt', oldText, newText);
+    expectTruncated(p);
+    expect([p.lines_added, p.lines_removed]).toEqual([4000, 4000]);
+    expect(p.diff_preview).toContain('@@ -1,4000 +1,4000 @@\n-line 0\n-line 1\n-line 2\n');
+  });
+
+  it('diffs exactly when the changed lines are on one side only, however many there are', () => {
+    // Every other line changed: 2000 + 2000 edits, but the changed lines are unique to their side, so the
+    // diff only has to align the 2000 lines both sides share.
     const oldText = lines(4000, (i) => `line ${i}`);
     const newText = lines(4000, (i) => (i % 2 === 0 ? `LINE ${i}` : `line ${i}`));
     const p = diffWhole('a.txt', oldText, newText);
     expectTruncated(p);
-    expect([p.lines_added, p.lines_removed]).toEqual([3999, 3999]);
-    expect(p.diff_preview).toContain('@@ -1,4000 +1,4000 @@\n-line 0\n-line 1\n-line 2\n');
+    expect([p.lines_added, p.lines_removed]).toEqual([2000, 2000]);
+    expect(p.diff_preview).toContain('@@ -1,4000 +1,4000 @@\n-line 0\n+LINE 0\n line 1\n-line 2\n+LINE 2\n');
+  });
+
+  it('matches minimal counts when most lines are on one side only (property)', () => {
+    const text = fc
+      .array(fc.integer({ min: 0, max: 40 }).map((n) => `l${n}`), { maxLength: 30 })
+      .map((ls) => (ls.length === 0 ? '' : `${ls.join('\n')}\n`));
+    fc.assert(
+      fc.property(text, text, (oldText, newText) => {
+        const p = diffWhole('p.txt', oldText, newText);
+        const full = minimalCounts(oldText, newText);
+        expect([p.lines_added, p.lines_removed]).toEqual([full.added, full.removed]);
+        if (oldText !== newText) expect(applyPatch(oldText, p.diff_preview)).toBe(newText);
+      }),
+      { numRuns: 500 },
+    );
   });
 
   it('round-trips through applyPatch and matches minimal counts (property)', () => {
