@@ -241,6 +241,20 @@ describe('concurrency: LOCKED', () => {
     expect(await fs.readFile(locked.file('held.txt'), 'utf8')).toBe('after\n');
   });
 
+  it('a lock left behind by a crashed writer (older than the 10 s stale time) is taken over: no LOCKED, and no lock left', async () => {
+    await fs.writeFile(locked.file('crashed.txt'), 'before\n');
+    const ws = workspaceOf(locked);
+    const real = await fs.realpath(locked.file('crashed.txt'));
+    const lockfilePath = lockPathFor(ws, real);
+    await fs.mkdir(lockfilePath, { recursive: true });
+    const old = new Date(Date.now() - 60_000);
+    await fs.utimes(lockfilePath, old, old);
+    const res = await locked.call('write_file', { path: 'crashed.txt', content: 'after\n', expected_sha256: sha256('before\n') });
+    expect(res.body.status).toBe('success');
+    expect(await fs.readFile(locked.file('crashed.txt'), 'utf8')).toBe('after\n');
+    await expect(fs.stat(lockfilePath)).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
   it('a lock path stays in the state directory, never beside the file', async () => {
     const ws = workspaceOf(locked);
     const lockfilePath = lockPathFor(ws, path.join(ws.root, 'a', 'b.txt'));
