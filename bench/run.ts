@@ -76,7 +76,11 @@ function buildTargets(r: Results, C: number): Target[] {
   for (const c of [1, C]) {
     const w = load('write', c);
     const plain = w?.plain_durable ? `; toolgate reaches ${fmt(rpsRatio(w, 'toolgate', 'plain_durable'))}× of a plain durable write` : '';
-    t.push(ratioTarget(`write_vs_peer_c${c}`, `write_file 4 KiB durable, c=${c}, vs peer write_file`, '≥ 1.0×', `${rps(w, 'toolgate')} vs ${rps(w, 'peer')}`, w?.peer ? rpsRatio(w, 'toolgate', 'peer') : null, (x) => x >= 1, `the peer does not fsync${plain}`));
+    const guarded =
+      w?.guarded_durable && w.peer
+        ? `, ${fmt(rpsRatio(w, 'toolgate', 'guarded_durable'))}× of the fs calls of a locked, backed-up durable write alone, which reach ${fmt(rpsRatio(w, 'guarded_durable', 'peer'))}× the peer`
+        : '';
+    t.push(ratioTarget(`write_vs_peer_c${c}`, `write_file 4 KiB durable, c=${c}, vs peer write_file`, '≥ 1.0×', `${rps(w, 'toolgate')} vs ${rps(w, 'peer')}`, w?.peer ? rpsRatio(w, 'toolgate', 'peer') : null, (x) => x >= 1, `the peer does not fsync${plain}${guarded}`));
   }
   for (const c of [1, C]) {
     const e = load('edit', c);

@@ -1,7 +1,8 @@
 // The baseline of the big-edit target: a plain durable write of given bytes, done the way the spec
 // asks of every write (temp file in the same directory, write, fsync, rename, fsync of the directory),
-// with nothing else: no read, no hashing, no backup, no diff.
+// with nothing else: no read, no hashing, no backup, no diff. And the file-system floor of write_file.
 import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, readdirSync, rmdirSync, writeFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 
@@ -21,5 +22,38 @@ export async function durableWrite(target: string, data: Buffer): Promise<void> 
     await dh.sync();
   } finally {
     await dh.close();
+  }
+}
+
+/** Backups kept per file by toolgate's default (TOOLGATE_BACKUP_KEEP). */
+const BACKUP_KEEP = 10;
+let backupSeq = 0;
+
+/**
+ * The file-system calls alone that toolgate's write_file must make around the same durable write, in the same
+ * style (metadata calls synchronous, data and fsync asynchronous): take a lock directory, read the old content,
+ * keep it as a backup (data + meta file) and drop the oldest backup over the per-file limit, write durably, and
+ * remove the lock. No HTTP, no hashing, no diff, no audit: the floor of a locked, backed-up durable write.
+ */
+export async function guardedDurableWrite(target: string, data: Buffer, stateDir: string): Promise<void> {
+  const key = path.basename(target);
+  const lock = path.join(stateDir, 'locks', `${key}.lock`);
+  const backups = path.join(stateDir, 'backups', key);
+  mkdirSync(lock);
+  try {
+    const old = readFileSync(target);
+    const id = `${Date.now().toString(36)}-${(backupSeq++).toString(36).padStart(6, '0')}`;
+    mkdirSync(backups, { recursive: true });
+    writeFileSync(path.join(backups, `${id}.bak`), old);
+    writeFileSync(path.join(backups, `${id}.json`), JSON.stringify({ backup_id: id, path: key, size_bytes: old.length }));
+    const ids = readdirSync(backups)
+      .filter((n) => n.endsWith('.json'))
+      .map((n) => n.slice(0, -5))
+      .sort()
+      .reverse();
+    await Promise.all(ids.slice(BACKUP_KEEP).flatMap((o) => [fs.unlink(path.join(backups, `${o}.bak`)), fs.unlink(path.join(backups, `${o}.json`))]));
+    await durableWrite(target, data);
+  } finally {
+    rmdirSync(lock);
   }
 }

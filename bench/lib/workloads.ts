@@ -4,7 +4,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Subject } from './compare.js';
 import { editFor, editStateOf, makeEditFile, sha256, slicePool, SMALL } from './fixtures.js';
-import { durableWrite } from './durable-write.js';
+import { durableWrite, guardedDurableWrite } from './durable-write.js';
 import { leasedRequests, LeasePool, runLoad } from './http-load.js';
 import { runPeerLoad, runWindowed, type Peer } from './peer.js';
 import type { Server } from './servers.js';
@@ -152,6 +152,28 @@ export async function writeWorkload(t: Targets, pool: Buffer, files: number): Pr
         let ok = false;
         try {
           await durableWrite(pl.files[index] as string, (pl.contents[index] as [Buffer, Buffer])[state === 0 ? 1 : 0]);
+          ok = true;
+        } finally {
+          leases.done(index, ok);
+        }
+      });
+    },
+  });
+  // The floor of toolgate's own write: the same plus its lock and backup file-system calls, nothing else.
+  const gu = await make('guarded');
+  const guardState = path.join(t.ws, 'scratch', 'write-guarded-state');
+  await fs.mkdir(path.join(guardState, 'locks'), { recursive: true });
+  subjects.push({
+    key: 'guarded_durable',
+    label: 'locked, backed-up durable write: its fs calls alone (in-bench, no HTTP)',
+    pid: null,
+    async run(c, s, w) {
+      const leases = new LeasePool(await statesOf(gu));
+      return runWindowed(c, s, w, async () => {
+        const { index, state } = leases.take();
+        let ok = false;
+        try {
+          await guardedDurableWrite(gu.files[index] as string, (gu.contents[index] as [Buffer, Buffer])[state === 0 ? 1 : 0], guardState);
           ok = true;
         } finally {
           leases.done(index, ok);
