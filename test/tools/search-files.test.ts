@@ -248,7 +248,7 @@ describe('search_files', () => {
 
 describe('search_files under load', () => {
   it('searches a tree far larger than its pending window completely and in walk order, while concurrent searches wait their turn', async () => {
-    // A budget of one search at a time (8 MiB each): the others queue and still finish complete.
+    // A budget smaller than one search's share: one search at a time, the others queue and still finish complete.
     const t = await makeApp({ TOOLGATE_MEMORY_BUDGET_BYTES: String(8 * 1024 * 1024) });
     try {
       const want: string[] = [];
