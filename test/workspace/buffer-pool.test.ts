@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { BufferPool } from '../../src/workspace/buffer-pool.js';
 
 describe('buffer pool', () => {
@@ -27,5 +27,26 @@ describe('buffer pool', () => {
     expect(pool.freeBytes).toBe(3 << 20);
     pool.give(bufs[0] as Buffer); // already free: ignored
     expect(pool.freeBytes).toBe(3 << 20);
+  });
+});
+
+describe('buffer pool when idle', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('drops its free buffers once none has been taken for idleDropMs, not while takes go on', () => {
+    vi.useFakeTimers();
+    const pool = new BufferPool(8 * 1024 * 1024, 1000);
+    pool.give(pool.take(1 << 20));
+    expect(pool.freeBytes).toBe(1 << 20);
+    vi.advanceTimersByTime(600);
+    const a = pool.take(1 << 20); // a take restarts the idle time
+    pool.give(a);
+    vi.advanceTimersByTime(600);
+    expect(pool.freeBytes).toBe(1 << 20);
+    vi.advanceTimersByTime(500);
+    expect(pool.freeBytes).toBe(0);
+    expect(pool.take(1 << 20).buffer).not.toBe(a.buffer);
   });
 });
