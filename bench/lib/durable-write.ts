@@ -2,9 +2,12 @@
 // asks of every write (temp file in the same directory, write, fsync, rename, fsync of the directory),
 // with nothing else: no read, no hashing, no backup, no diff. And the file-system floor of write_file.
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, readdirSync, rmdirSync, writeFileSync } from 'node:fs';
+import { closeSync, constants as fsConstants, fsync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmdirSync, writeFileSync, writeSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { promisify } from 'node:util';
+
+const fsyncAsync = promisify(fsync);
 
 export async function durableWrite(target: string, data: Buffer): Promise<void> {
   const dir = path.dirname(target);
@@ -33,7 +36,7 @@ let backupSeq = 0;
  * The file-system calls alone that toolgate's write_file must make around the same durable write, in the same
  * style (metadata calls synchronous, data and fsync asynchronous): take a lock directory, read the old content,
  * keep it as a backup (data + meta file) and drop the oldest backup over the per-file limit, write durably, and
- * remove the lock. No HTTP, no hashing, no diff, no audit: the floor of a locked, backed-up durable write.
+ * remove the lock. The durable write in it is the plain one above made in toolgate's style. No HTTP, no hashing, no diff, no audit: the floor of a locked, backed-up durable write.
  */
 export async function guardedDurableWrite(target: string, data: Buffer, stateDir: string): Promise<void> {
   const key = path.basename(target);
@@ -52,7 +55,24 @@ export async function guardedDurableWrite(target: string, data: Buffer, stateDir
       .sort()
       .reverse();
     await Promise.all(ids.slice(BACKUP_KEEP).flatMap((o) => [fs.unlink(path.join(backups, `${o}.bak`)), fs.unlink(path.join(backups, `${o}.json`))]));
-    await durableWrite(target, data);
+    // The durable write itself as toolgate makes it: temp file created and written synchronously, fsync in the
+    // thread pool, rename, fsync of the directory.
+    const dir = path.dirname(target);
+    const temp = path.join(dir, `.bench-${randomBytes(6).toString('hex')}.tmp`);
+    const fd = openSync(temp, 'wx', 0o644);
+    try {
+      writeSync(fd, data);
+      await fsyncAsync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(temp, target);
+    const dfd = openSync(dir, fsConstants.O_RDONLY | fsConstants.O_DIRECTORY);
+    try {
+      await fsyncAsync(dfd);
+    } finally {
+      closeSync(dfd);
+    }
   } finally {
     rmdirSync(lock);
   }
