@@ -1,11 +1,11 @@
 // Backups (SPEC §3): the old content of a file before it is overwritten, edited, replaced or deleted,
 // kept under <state>/backups/<file key>/ with bounded retention (count per file, total bytes).
 import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { ToolError } from '../envelope.js';
-import { openForWrite, SMALL_IO_BYTES, writeAll } from './small-io.js';
+import { openForWrite, writeAll } from './small-io.js';
 import type { Workspace } from './workspace.js';
 
 export interface BackupMeta {
@@ -58,16 +58,15 @@ export async function createBackup(ws: Workspace, input: BackupInput, content: B
   mkdirSync(loc.dir, { recursive: true, mode: 0o700 });
   // Backups are an undo aid written before the change, not made durable (the file itself is). They are
   // copies: the service never creates hard links (SPEC §2), which would also tie a backup to a user's inode.
-  if (content.length <= SMALL_IO_BYTES) writeFileSync(loc.data, content, { mode: 0o600 });
-  else await writeLarge(loc.data, content);
+  await writeNew(loc.data, content);
   knownSizes.set(loc.data, content.length);
   await writeMeta(loc.meta, id, input, content.length);
   await prune(ws, loc.dir, content.length);
   return id;
 }
 
-/** One write in the thread pool (fs.writeFile would make a round trip per 512 KiB). */
-async function writeLarge(file: string, content: Buffer): Promise<void> {
+/** Creates a backup file (see openForWrite); a large one is written in one call in the thread pool (fs.writeFile would make a round trip per 512 KiB). */
+async function writeNew(file: string, content: Buffer): Promise<void> {
   const fd = await openForWrite(file, 'w', 0o600, content.length);
   try {
     await writeAll(fd, content);
@@ -111,7 +110,7 @@ async function writeMeta(file: string, id: string, input: BackupInput, size: num
     sha256: input.sha256,
     mode: input.mode,
   };
-  writeFileSync(file, JSON.stringify(meta), { mode: 0o600 });
+  await writeNew(file, Buffer.from(JSON.stringify(meta)));
 }
 
 async function readMetas(dir: string): Promise<BackupMeta[]> {
