@@ -1,11 +1,11 @@
 // Durable writes (SPEC §3): temp file, fsync, rename over the target, fsync of the directory.
 // Temp files live in the state directory (same volume), so a crash never leaves one beside the user's files.
 import { randomBytes } from 'node:crypto';
-import fsCallbacks, { closeSync, constants, fchmodSync, lstatSync, mkdirSync, openSync, renameSync, rmSync, type Stats } from 'node:fs';
+import fsCallbacks, { closeSync, constants, fchmodSync, lstatSync, mkdirSync, openSync, rmSync, type Stats } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { TEMP_MARKER } from './sandbox.js';
-import { byteLength, fsyncFd, openForWrite, writeAll } from './small-io.js';
+import { byteLength, fsyncFd, openForWrite, renameFile, writeAll } from './small-io.js';
 import type { Workspace } from './workspace.js';
 
 const STALE_TEMP_MS = 10 * 60 * 1000;
@@ -104,14 +104,14 @@ async function renameInto(temp: TempFile, target: string): Promise<Stats> {
   let tempPath = temp.path;
   try {
     try {
-      renameSync(tempPath, target);
+      await renameFile(tempPath, target);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
       // The target lies on another file system than the state directory: use a hidden temp beside it.
       rmSync(tempPath, { force: true });
       tempPath = path.join(path.dirname(target), `.${temp.name}`);
       await writeTemp(tempPath, temp.data, temp.mode);
-      renameSync(tempPath, target);
+      await renameFile(tempPath, target);
     }
   } catch (err) {
     rmSync(tempPath, { force: true });

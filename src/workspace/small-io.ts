@@ -12,6 +12,7 @@ const writeAsync = promisify(fs.write);
 const writevAsync = promisify(fs.writev);
 const fsyncAsync = promisify(fs.fsync);
 const openAsync = promisify(fs.open);
+const renameAsync = promisify(fs.rename);
 
 /** fsyncs running in the thread pool (see openForWrite). */
 let syncsInFlight = 0;
@@ -25,6 +26,12 @@ let syncsInFlight = 0;
  */
 export function openForWrite(file: string, flags: string | number, mode: number, bytes: number): number | Promise<number> {
   return bytes <= SMALL_IO_BYTES && syncsInFlight === 0 ? fs.openSync(file, flags, mode) : openAsync(file, flags, mode);
+}
+
+/** Renames a file: on the event loop when no fsync is running, in the thread pool otherwise (see openForWrite). */
+export function renameFile(from: string, to: string): void | Promise<void> {
+  if (syncsInFlight === 0) return fs.renameSync(from, to);
+  return renameAsync(from, to);
 }
 
 /** Total bytes of a file's content (one buffer or several). */

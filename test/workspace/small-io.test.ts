@@ -5,7 +5,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { fsyncFd, openForWrite, SMALL_IO_BYTES, writeAll } from '../../src/workspace/small-io.js';
+import { fsyncFd, openForWrite, renameFile, SMALL_IO_BYTES, writeAll } from '../../src/workspace/small-io.js';
 
 let dir: string;
 beforeEach(async () => {
@@ -47,5 +47,24 @@ describe('openForWrite', () => {
     const neverOpen = 2 ** 30; // above any file-descriptor limit
     await expect(fsyncFd(neverOpen)).rejects.toMatchObject({ code: 'EBADF' });
     expect((await create('next', 10)).sync).toBe(true);
+  });
+});
+
+describe('renameFile', () => {
+  it('renames on the event loop when no fsync runs, in the thread pool while one does, and reports a failure either way', async () => {
+    await fs.writeFile(path.join(dir, 'a'), 'A');
+    await fs.writeFile(path.join(dir, 'b'), 'B');
+    expect(renameFile(path.join(dir, 'a'), path.join(dir, 'a2'))).toBeUndefined();
+    const other = openSync(path.join(dir, 'other'), 'w');
+    const syncing = fsyncFd(other);
+    const during = renameFile(path.join(dir, 'b'), path.join(dir, 'b2'));
+    const missing = renameFile(path.join(dir, 'nope'), path.join(dir, 'x'));
+    expect(during).toBeInstanceOf(Promise);
+    await during;
+    await expect(missing).rejects.toMatchObject({ code: 'ENOENT' });
+    await syncing;
+    closeSync(other);
+    expect(() => renameFile(path.join(dir, 'nope'), path.join(dir, 'x'))).toThrow(expect.objectContaining({ code: 'ENOENT' }));
+    expect((await fs.readdir(dir)).sort()).toEqual(['a2', 'b2', 'other']);
   });
 });
