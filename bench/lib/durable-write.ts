@@ -2,12 +2,13 @@
 // asks of every write (temp file in the same directory, write, fsync, rename, fsync of the directory),
 // with nothing else: no read, no hashing, no backup, no diff. And the file-system floor of write_file.
 import { randomBytes } from 'node:crypto';
-import { closeSync, constants as fsConstants, fsync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmdirSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, constants as fsConstants, fsync, mkdirSync, open, openSync, readFileSync, readdirSync, renameSync, rmdirSync, writeSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 
 const fsyncAsync = promisify(fsync);
+const openAsync = promisify(open);
 
 export async function durableWrite(target: string, data: Buffer): Promise<void> {
   const dir = path.dirname(target);
@@ -31,12 +32,31 @@ export async function durableWrite(target: string, data: Buffer): Promise<void> 
 /** Backups kept per file by toolgate's default (TOOLGATE_BACKUP_KEEP). */
 const BACKUP_KEEP = 10;
 let backupSeq = 0;
+let fsyncsRunning = 0;
+
+async function fsyncCounted(fd: number): Promise<void> {
+  fsyncsRunning++;
+  try {
+    await fsyncAsync(fd);
+  } finally {
+    fsyncsRunning--;
+  }
+}
+
+/** A new small file, created as toolgate creates one: on the event loop, or in the thread pool while an fsync runs. */
+async function createWith(file: string, data: Buffer | string, flags = 'w'): Promise<number> {
+  const fd = fsyncsRunning === 0 ? openSync(file, flags, 0o644) : await openAsync(file, flags, 0o644);
+  writeSync(fd, typeof data === 'string' ? Buffer.from(data) : data);
+  return fd;
+}
 
 /**
  * The file-system calls alone that toolgate's write_file must make around the same durable write, in the same
- * style (metadata calls synchronous, data and fsync asynchronous): take a lock directory, read the old content,
- * keep it as a backup (data + meta file) and drop the oldest backup over the per-file limit, write durably, and
- * remove the lock. The durable write in it is the plain one above made in toolgate's style. No HTTP, no hashing, no diff, no audit: the floor of a locked, backed-up durable write.
+ * style (other metadata calls and small reads and writes synchronous; fsync in the thread pool, and file
+ * creation and the rename too while an fsync runs): take a lock directory, read the old content, keep it as a
+ * backup (data + meta file) and drop the oldest backup over the per-file limit, write a temp file, fsync it,
+ * rename it over the target, fsync the directory, and remove the lock. No HTTP, no hashing, no diff, no audit:
+ * the floor of a locked, backed-up durable write.
  */
 export async function guardedDurableWrite(target: string, data: Buffer, stateDir: string): Promise<void> {
   const key = path.basename(target);
@@ -47,29 +67,27 @@ export async function guardedDurableWrite(target: string, data: Buffer, stateDir
     const old = readFileSync(target);
     const id = `${Date.now().toString(36)}-${(backupSeq++).toString(36).padStart(6, '0')}`;
     mkdirSync(backups, { recursive: true });
-    writeFileSync(path.join(backups, `${id}.bak`), old);
-    writeFileSync(path.join(backups, `${id}.json`), JSON.stringify({ backup_id: id, path: key, size_bytes: old.length }));
+    closeSync(await createWith(path.join(backups, `${id}.bak`), old));
+    closeSync(await createWith(path.join(backups, `${id}.json`), JSON.stringify({ backup_id: id, path: key, size_bytes: old.length })));
     const ids = readdirSync(backups)
       .filter((n) => n.endsWith('.json'))
       .map((n) => n.slice(0, -5))
       .sort()
       .reverse();
     await Promise.all(ids.slice(BACKUP_KEEP).flatMap((o) => [fs.unlink(path.join(backups, `${o}.bak`)), fs.unlink(path.join(backups, `${o}.json`))]));
-    // The durable write itself as toolgate makes it: temp file created and written synchronously, fsync in the
-    // thread pool, rename, fsync of the directory.
     const dir = path.dirname(target);
     const temp = path.join(dir, `.bench-${randomBytes(6).toString('hex')}.tmp`);
-    const fd = openSync(temp, 'wx', 0o644);
+    const fd = await createWith(temp, data, 'wx');
     try {
-      writeSync(fd, data);
-      await fsyncAsync(fd);
+      await fsyncCounted(fd);
     } finally {
       closeSync(fd);
     }
-    renameSync(temp, target);
+    if (fsyncsRunning === 0) renameSync(temp, target);
+    else await fs.rename(temp, target);
     const dfd = openSync(dir, fsConstants.O_RDONLY | fsConstants.O_DIRECTORY);
     try {
-      await fsyncAsync(dfd);
+      await fsyncCounted(dfd);
     } finally {
       closeSync(dfd);
     }
