@@ -139,48 +139,36 @@ export async function writeWorkload(t: Targets, pool: Buffer, files: number): Pr
       next: () => leasedRequests(tgPool, bodies)(),
     }),
   ];
+  /** A subject that writes in the bench process: `write(file, content)` leaves each leased file in its other state. */
+  const inBench = async (key: string, label: string, write: (file: string, content: Buffer) => Promise<void>): Promise<Subject> => {
+    const set = await make(key);
+    return {
+      key,
+      label,
+      pid: null,
+      async run(c, s, w) {
+        const leases = new LeasePool(await statesOf(set));
+        return runWindowed(c, s, w, async () => {
+          const { index, state } = leases.take();
+          let ok = false;
+          try {
+            await write(set.files[index] as string, (set.contents[index] as [Buffer, Buffer])[state === 0 ? 1 : 0]);
+            ok = true;
+          } finally {
+            leases.done(index, ok);
+          }
+        });
+      },
+    };
+  };
   // The disk's ceiling: the same durable write done in-process (temp, fsync, rename, dir fsync).
-  const pl = await make('plain');
-  subjects.push({
-    key: 'plain_durable',
-    label: 'plain durable write (in-bench, no HTTP)',
-    pid: null,
-    async run(c, s, w) {
-      const leases = new LeasePool(await statesOf(pl));
-      return runWindowed(c, s, w, async () => {
-        const { index, state } = leases.take();
-        let ok = false;
-        try {
-          await durableWrite(pl.files[index] as string, (pl.contents[index] as [Buffer, Buffer])[state === 0 ? 1 : 0]);
-          ok = true;
-        } finally {
-          leases.done(index, ok);
-        }
-      });
-    },
-  });
+  subjects.push(await inBench('plain_durable', 'plain durable write (in-bench, no HTTP)', durableWrite));
   // The floor of toolgate's own write: the same plus its lock and backup file-system calls, nothing else.
-  const gu = await make('guarded');
   const guardState = path.join(t.ws, 'scratch', 'write-guarded-state');
   await fs.mkdir(path.join(guardState, 'locks'), { recursive: true });
-  subjects.push({
-    key: 'guarded_durable',
-    label: 'locked, backed-up durable write: its fs calls alone (in-bench, no HTTP)',
-    pid: null,
-    async run(c, s, w) {
-      const leases = new LeasePool(await statesOf(gu));
-      return runWindowed(c, s, w, async () => {
-        const { index, state } = leases.take();
-        let ok = false;
-        try {
-          await guardedDurableWrite(gu.files[index] as string, (gu.contents[index] as [Buffer, Buffer])[state === 0 ? 1 : 0], guardState);
-          ok = true;
-        } finally {
-          leases.done(index, ok);
-        }
-      });
-    },
-  });
+  subjects.push(
+    await inBench('guarded_durable', 'locked, backed-up durable write: its fs calls alone (in-bench, no HTTP)', (file, content) => guardedDurableWrite(file, content, guardState)),
+  );
   if (t.peer) {
     const peer = t.peer;
     const pe = await make('peer');

@@ -36,6 +36,19 @@ function replaceAt(text: string, start: number, end: number, insert: string): { 
   };
 }
 
+/** For any two texts: the diff's counts are those of a full minimal diff, and the preview applies back. */
+function expectMinimalRoundTrips(text: fc.Arbitrary<string>): void {
+  fc.assert(
+    fc.property(text, text, (oldText, newText) => {
+      const p = diffWhole('p.txt', oldText, newText);
+      const full = minimalCounts(oldText, newText);
+      expect([p.lines_added, p.lines_removed]).toEqual([full.added, full.removed]);
+      if (oldText !== newText) expect(applyPatch(oldText, p.diff_preview)).toBe(newText);
+    }),
+    { numRuns: 500 },
+  );
+}
+
 describe('diffWhole', () => {
   it('shows a create against /dev/null', () => {
     const p = diffWhole('src/a.txt', null, 'one\ntwo\n');
@@ -191,30 +204,14 @@ describe('diffWhole', () => {
     const text = fc
       .array(fc.integer({ min: 0, max: 40 }).map((n) => `l${n}`), { maxLength: 30 })
       .map((ls) => (ls.length === 0 ? '' : `${ls.join('\n')}\n`));
-    fc.assert(
-      fc.property(text, text, (oldText, newText) => {
-        const p = diffWhole('p.txt', oldText, newText);
-        const full = minimalCounts(oldText, newText);
-        expect([p.lines_added, p.lines_removed]).toEqual([full.added, full.removed]);
-        if (oldText !== newText) expect(applyPatch(oldText, p.diff_preview)).toBe(newText);
-      }),
-      { numRuns: 500 },
-    );
+    expectMinimalRoundTrips(text);
   });
 
   it('round-trips through applyPatch and matches minimal counts (property)', () => {
     const text = fc
       .tuple(fc.array(fc.constantFrom('a', 'b', 'c', 'dd', ''), { maxLength: 12 }), fc.boolean())
       .map(([ls, eol]) => (ls.length === 0 ? '' : ls.join('\n') + (eol ? '\n' : '')));
-    fc.assert(
-      fc.property(text, text, (oldText, newText) => {
-        const p = diffWhole('p.txt', oldText, newText);
-        const full = minimalCounts(oldText, newText);
-        expect([p.lines_added, p.lines_removed]).toEqual([full.added, full.removed]);
-        if (oldText !== newText) expect(applyPatch(oldText, p.diff_preview)).toBe(newText);
-      }),
-      { numRuns: 500 },
-    );
+    expectMinimalRoundTrips(text);
   });
 
   it('counts mixed CRLF / LF texts exactly and never shows a CRLF (property)', () => {
