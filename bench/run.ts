@@ -70,7 +70,14 @@ function buildTargets(r: Results, C: number): Target[] {
       `${rps(read, 'toolgate')} vs ${rps(read, 'bare_const')}`,
       read?.bare_const ? rpsRatio(read, 'toolgate', 'bare_const') : null,
       (x) => x >= 0.5,
-      Number.isFinite(fileCeiling) ? `the bare fs.readFile route reaches ${fmt(fileCeiling)}× of the constant route; toolgate ${fmt(rpsRatio(read as Record<string, Series>, 'toolgate', 'bare_file'))}× of it` : undefined,
+      [
+        Number.isFinite(fileCeiling) ? `the bare fs.readFile route reaches ${fmt(fileCeiling)}× of the constant route; toolgate ${fmt(rpsRatio(read as Record<string, Series>, 'toolgate', 'bare_file'))}× of it` : null,
+        read?.bare_file_sync && read.bare_const
+          ? `the bare readFileSync route ${fmt(rpsRatio(read, 'bare_file_sync', 'bare_const'))}× of the constant route${read.peer ? ` and ${fmt(rpsRatio(read, 'bare_file_sync', 'peer'))}× the peer` : ''}; toolgate ${fmt(rpsRatio(read, 'toolgate', 'bare_file_sync'))}× of it`
+          : null,
+      ]
+        .filter((x) => x !== null)
+        .join('; ') || undefined,
     ),
   );
   for (const c of [1, C]) {
@@ -202,10 +209,11 @@ async function main(): Promise<void> {
       const profArgs = options.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${path.join(options.cacheDir, 'prof', 'load')}`] : [];
       const tg = await startToolgate('toolgate', { ...baseEnv, root: ws, instanceId: 'bench-load' }, path.join(logDir, 'toolgate.log'), profArgs);
       servers.push(tg);
-      const t: Targets = { ws, auth, toolgate: tg, peer: null, bareConst: null, bareFile: null };
+      const t: Targets = { ws, auth, toolgate: tg, peer: null, bareConst: null, bareFile: null, bareFileSync: null };
       t.bareConst = await startCeiling('bare const', 'const', null, path.join(logDir, 'bare-const.log'));
       t.bareFile = await startCeiling('bare file', 'file', readFile, path.join(logDir, 'bare-file.log'));
-      servers.push(t.bareConst, t.bareFile);
+      t.bareFileSync = await startCeiling('bare file sync', 'file-sync', readFile, path.join(logDir, 'bare-file-sync.log'));
+      servers.push(t.bareConst, t.bareFile, t.bareFileSync);
       try {
         peer = await startPeer(ws);
         t.peer = peer;

@@ -155,7 +155,7 @@ export async function startToolgate(name: string, e: ToolgateEnv, logFile: strin
   return startServer({ name, script: toolgateMain, env: toolgateEnv(port, e), logFile, nodeArgs, timeoutMs });
 }
 
-export async function startCeiling(name: string, mode: 'const' | 'file', file: string | null, logFile: string, timeoutMs?: number): Promise<Server> {
+export async function startCeiling(name: string, mode: 'const' | 'file' | 'file-sync', file: string | null, logFile: string, timeoutMs?: number): Promise<Server> {
   const port = await freePort();
   return startServer({
     name,

@@ -18,6 +18,7 @@ export interface Targets {
   peer: Peer | null;
   bareConst: Server | null;
   bareFile: Server | null;
+  bareFileSync: Server | null;
 }
 
 export const READ_REL = 'small/read-4k.txt';
@@ -58,6 +59,7 @@ export function readWorkload(t: Targets): Subject[] {
   for (const [key, server, label] of [
     ['bare_const', t.bareConst, 'bare Fastify, constant'],
     ['bare_file', t.bareFile, 'bare Fastify, fs.readFile 4 KiB'],
+    ['bare_file_sync', t.bareFileSync, 'bare Fastify, readFileSync 4 KiB'],
   ] as const) {
     if (!server) continue;
     subjects.push({
