@@ -36,7 +36,7 @@ const CONTEXT_LINES = 3;
 const MAX_REGION_LINES = 20_000;
 /**
  * jsdiff's Myers costs about d²/2 steps plus (n+m)·d line comparisons for n and m lines and d added + removed
- * lines. Both bounds cap d so that whether a region falls back depends on its content alone (a few tens of ms at
+ * lines, counting only the lines found on both sides (see lineRuns). Both bounds cap d so that whether a region falls back depends on its content alone (a few tens of ms at
  * most); the timeout is only a backstop for a slow or busy machine.
  */
 const MAX_EDIT_LENGTH = 1_000;
