@@ -5,7 +5,9 @@ import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildApp, type BuildOptions } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
+import type { z } from 'zod';
 import type { Envelope } from '../src/envelope.js';
+import type { readFile } from '../src/tools/read-file.js';
 
 export interface TestApp {
   app: FastifyInstance;
@@ -15,6 +17,9 @@ export interface TestApp {
   call(tool: string, body: unknown, headers?: Record<string, string>): Promise<CallResult>;
   close(): Promise<void>;
 }
+
+/** `data` of a read_file answer, as its output schema declares it. */
+export type ReadFileData = z.output<(typeof readFile)['output']>;
 
 export interface CallResult {
   status: number;

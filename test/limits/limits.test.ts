@@ -2,18 +2,9 @@
 // sparse huge files read by range, the request body limit and path/segment lengths.
 import fs from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeApp, type TestApp } from '../helpers.js';
+import { makeApp, type ReadFileData as ReadData, type TestApp } from '../helpers.js';
 import { expectEnvelope } from '../security/envelope-checks.js';
 
-interface ReadData {
-  content: string;
-  total_lines: number | null;
-  start_line: number;
-  end_line: number;
-  truncated: boolean;
-  next_start_line: number | null;
-  version: { sha256: string | null; size_bytes: number };
-}
 
 const numbered = (from: number, to: number, width = 6) => {
   let s = '';

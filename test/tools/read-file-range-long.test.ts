@@ -4,14 +4,9 @@
 import fs from 'node:fs/promises';
 import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeApp, type TestApp } from '../helpers.js';
+import { makeApp, type ReadFileData as ReadData, type TestApp } from '../helpers.js';
 import { expectEnvelope } from '../security/envelope-checks.js';
 
-interface ReadData {
-  content: string;
-  total_lines: number | null;
-  end_line: number;
-}
 
 const MIB = 1024 * 1024;
 const BLOCKS = 64;

@@ -4,19 +4,10 @@
 import fs from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LINE_RANGE_CHUNK_BYTES as CHUNK } from '../../src/workspace/lines.js';
-import { makeApp, type TestApp } from '../helpers.js';
+import { makeApp, type ReadFileData as ReadData, type TestApp } from '../helpers.js';
 import { expectEnvelope } from '../security/envelope-checks.js';
 import { expectedRange, lineAtByte, splitLines } from '../workspace/line-range-reference.js';
 
-interface ReadData {
-  content: string;
-  total_lines: number | null;
-  start_line: number;
-  end_line: number;
-  truncated: boolean;
-  next_start_line: number | null;
-  bom: boolean;
-}
 
 const CAP = 4096;
 let t: TestApp;

@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import iconv from 'iconv-lite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeApp, type TestApp } from '../helpers.js';
+import { makeApp, type ReadFileData as ReadData, type TestApp } from '../helpers.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -11,17 +11,6 @@ afterAll(async () => {
   await t.close();
 });
 
-interface ReadData {
-  content: string;
-  encoding: string;
-  total_lines: number | null;
-  start_line: number;
-  end_line: number;
-  truncated: boolean;
-  next_start_line: number | null;
-  bom: boolean;
-  version: { sha256: string; size_bytes: number; mtime_ms: number };
-}
 
 const read = async (body: Record<string, unknown>) => {
   const r = await t.call('read_file', body);

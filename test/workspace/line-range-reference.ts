@@ -1,16 +1,9 @@
 // A plain reference for readLineRange: the file split into lines in memory, the selection and the output cap
 // applied line by line, and where the streamed scan stops worked out from the chunk size.
-import { LINE_RANGE_CHUNK_BYTES } from '../../src/workspace/lines.js';
+import { LINE_RANGE_CHUNK_BYTES, type LineRange } from '../../src/workspace/lines.js';
 
-export interface ExpectedRange {
-  bytes: Buffer;
-  endLine: number;
-  totalLines: number | null;
-  truncated: boolean;
-  nextStartLine: number | null;
-  partialLine: boolean;
-  bytesScanned: number;
-}
+/** What readLineRange should answer (its startLine is the caller's start). */
+export type ExpectedRange = Omit<LineRange, 'startLine'>;
 
 /** The file's lines, each with its '\n' (a CRLF line keeps its '\r'); a last line without newline counts. */
 export function splitLines(file: Buffer): Buffer[] {

@@ -33,6 +33,18 @@ function randomFile(size: number, rand: (n: number) => number): Buffer {
   return Buffer.from(s);
 }
 
+/** Writes `file` under `name` in the test directory and runs `fn` with it open for reading. */
+async function withOpenFile(name: string, file: Buffer, fn: (fd: number) => Promise<void>): Promise<void> {
+  const p = path.join(dir, name);
+  fs.writeFileSync(p, file);
+  const fd = fs.openSync(p, 'r');
+  try {
+    await fn(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
 /** readLineRange against the in-memory reference for one range of one file. */
 async function expectAsReference(fd: number, file: Buffer, label: string, start: number, end: number | undefined, cap: number, countAll: boolean, skipBom = false): Promise<void> {
   const got = await readLineRange(fd, { start, end, maxOutputBytes: cap, countAll, ...(skipBom && { skipBom }) });
@@ -50,10 +62,7 @@ describe('readLineRange', () => {
     for (let f = 0; f < 8; f++) {
       const file = randomFile([0, 10, 5000, CHUNK - 1, CHUNK, 3 * CHUNK + 77][f % 6] as number, rand);
       const total = splitLines(file).length;
-      const p = path.join(dir, `f${f}`);
-      fs.writeFileSync(p, file);
-      const fd = fs.openSync(p, 'r');
-      try {
+      await withOpenFile(`f${f}`, file, async (fd) => {
         for (let r = 0; r < 40; r++) {
           const start = 1 + rand(total + 3);
           const endKind = rand(5);
@@ -63,9 +72,7 @@ describe('readLineRange', () => {
             await expectAsReference(fd, file, String(f), start, end, cap, countAll);
           }
         }
-      } finally {
-        fs.closeSync(fd);
-      }
+      });
     }
   });
 
@@ -74,11 +81,8 @@ describe('readLineRange', () => {
     let s = '';
     for (let i = 1; s.length < 40 * CHUNK; i++) s += `${i}${i % 3 === 0 ? '\r\n' : '\n'}`;
     const file = Buffer.from(s);
-    const p = path.join(dir, 'many');
-    fs.writeFileSync(p, file);
     const total = splitLines(file).length;
-    const fd = fs.openSync(p, 'r');
-    try {
+    await withOpenFile('many', file, async (fd) => {
       for (const start of [total - 100, total, total + 1]) {
         const got = await readLineRange(fd, { start, end: start + 99, maxOutputBytes: 256 * 1024 });
         const want = expectedRange(file, start, start + 99, 256 * 1024);
@@ -86,9 +90,7 @@ describe('readLineRange', () => {
         expect(got).toMatchObject({ endLine: want.endLine, totalLines: want.totalLines, bytesScanned: want.bytesScanned });
       }
       expect((await readLineRange(fd, { start: total - 1, maxOutputBytes: 256 * 1024 })).bytes.toString()).toBe(Buffer.concat(splitLines(file).slice(-2)).toString());
-    } finally {
-      fs.closeSync(fd);
-    }
+    });
   });
 });
 
@@ -108,10 +110,7 @@ describe('readLineRange with skipBom', () => {
     ];
     for (const [f, file] of files.entries()) {
       const total = splitLines(file).length;
-      const p = path.join(dir, `bom${f}`);
-      fs.writeFileSync(p, file);
-      const fd = fs.openSync(p, 'r');
-      try {
+      await withOpenFile(`bom${f}`, file, async (fd) => {
         for (let r = 0; r < 30; r++) {
           const start = r < 3 ? 1 + r : 1 + rand(total + 2);
           const end = rand(3) === 0 ? undefined : start + rand(total + 2);
@@ -120,9 +119,7 @@ describe('readLineRange with skipBom', () => {
             await expectAsReference(fd, file, String(f), start, end, cap, countAll, true);
           }
         }
-      } finally {
-        fs.closeSync(fd);
-      }
+      });
     }
   });
 });
