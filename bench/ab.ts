@@ -41,7 +41,7 @@ try {
     await writeReadFile(ws, pool);
     const tg = await startToolgate(`toolgate ${build.commit}`, { root: ws, tokensFile, instanceId: `ab-${i}`, logLevel: options.toolgateLogLevel, extra: options.toolgateExtraEnv }, path.join(logDir, `toolgate-${i}.log`));
     servers.push(tg);
-    sides.push({ name: `${build.commit}${build.dirty ? '+dirty' : ''}`, t: { ws, auth, toolgate: tg, peer: null, bareConst: null, bareFile: null, bareFileSync: null } });
+    sides.push({ name: `${build.commit}${build.dirty ? '+dirty' : ''}`, t: { ws, auth, toolgate: tg, peer: null, bareConst: null, bareFile: null, bareFileSync: null, guardedRead: null } });
   }
   const make = async (w: string, t: Targets): Promise<Subject[]> => {
     if (w === 'read') return readWorkload(t).filter((s) => s.key === 'toolgate');

@@ -156,11 +156,20 @@ export async function startToolgate(name: string, e: ToolgateEnv, logFile: strin
 }
 
 export async function startCeiling(name: string, mode: 'const' | 'file' | 'file-sync', file: string | null, logFile: string, timeoutMs?: number): Promise<Server> {
+  return startCeilingWith(name, { CEILING_MODE: mode, ...(file && { CEILING_FILE: file }) }, logFile, timeoutMs);
+}
+
+/** The read floor (CEILING_MODE=guarded-read): the workspace, the sha256 of the bench's token, its own audit file. */
+export function startReadFloor(name: string, root: string, tokenSha256: string, auditFile: string, logFile: string): Promise<Server> {
+  return startCeilingWith(name, { CEILING_MODE: 'guarded-read', CEILING_ROOT: root, CEILING_TOKEN_SHA256: tokenSha256, CEILING_AUDIT_FILE: auditFile }, logFile);
+}
+
+async function startCeilingWith(name: string, env: Record<string, string>, logFile: string, timeoutMs?: number): Promise<Server> {
   const port = await freePort();
   return startServer({
     name,
     script: CEILING_SERVER,
-    env: { NODE_ENV: 'production', PORT: String(port), CEILING_MODE: mode, ...(file && { CEILING_FILE: file }) },
+    env: { NODE_ENV: 'production', PORT: String(port), ...env },
     logFile,
     timeoutMs,
   });

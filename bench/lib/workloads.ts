@@ -19,6 +19,8 @@ export interface Targets {
   bareConst: Server | null;
   bareFile: Server | null;
   bareFileSync: Server | null;
+  /** The read floor: the work the spec asks of a read, inline in a bare route (ceiling.mjs guarded-read). */
+  guardedRead: Server | null;
 }
 
 export const READ_REL = 'small/read-4k.txt';
@@ -60,6 +62,7 @@ export function readWorkload(t: Targets): Subject[] {
     ['bare_const', t.bareConst, 'bare Fastify, constant'],
     ['bare_file', t.bareFile, 'bare Fastify, fs.readFile 4 KiB'],
     ['bare_file_sync', t.bareFileSync, 'bare Fastify, readFileSync 4 KiB'],
+    ['guarded_read', t.guardedRead, 'guarded read: auth, sandbox walk, sha256, envelope, metrics, audit inline (bare Fastify)'],
   ] as const) {
     if (!server) continue;
     subjects.push({

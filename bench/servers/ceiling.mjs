@@ -1,20 +1,30 @@
 // Ceiling servers: the least a Fastify route can do for the bench's requests. CEILING_MODE=const
 // answers a constant; CEILING_MODE=file answers the 4 KiB file at CEILING_FILE, read with
 // fs.readFile on every request, and CEILING_MODE=file-sync the same read with readFileSync (as toolgate
-// reads small files). Both accept the same POST + JSON body the bench sends to toolgate,
-// and answer /readyz like toolgate, so start-up is measured the same way. No logger (bare).
-import { readFileSync } from 'node:fs';
+// reads small files). CEILING_MODE=guarded-read is the floor of a read that does what SPEC §2 and §8
+// ask of every call, inline and with nothing else (see guardedRead below). All accept the same POST +
+// JSON body the bench sends to toolgate, and answer /readyz like toolgate, so start-up is measured
+// the same way. No logger (bare).
+import { Buffer } from 'node:buffer';
+import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, readSync } from 'node:fs';
 import fs from 'node:fs/promises';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { TextDecoder } from 'node:util';
 import Fastify from 'fastify';
+import { Counter, Histogram, Registry } from 'prom-client';
 
 const mode = process.env.CEILING_MODE ?? 'const';
 const file = process.env.CEILING_FILE;
 if (mode.startsWith('file') && !file) throw new Error('CEILING_FILE is required with CEILING_MODE=file');
+const guarded = mode === 'guarded-read' ? guardedRead() : null;
 
 const app = Fastify({ logger: false });
 const CONSTANT = { status: 'success', data: { ok: true } };
 
-app.post('/v1/tools/:tool', async (_req, reply) => {
+app.post('/v1/tools/:tool', async (req, reply) => {
+  if (guarded) return guarded(req, reply);
   if (mode === 'file') return reply.type('text/plain; charset=utf-8').send(await fs.readFile(file));
   if (mode === 'file-sync') return reply.type('text/plain; charset=utf-8').send(readFileSync(file));
   return CONSTANT;
@@ -23,8 +33,125 @@ app.get('/readyz', async () => ({ status: 'ready' }));
 
 const shutdown = async () => {
   await app.close();
+  await guarded?.flush();
   process.exit(0);
 };
 process.once('SIGTERM', () => void shutdown());
 process.once('SIGINT', () => void shutdown());
 await app.listen({ host: '127.0.0.1', port: Number(process.env.PORT ?? 0) });
+
+/**
+ * The least a read_file of a small file can do and still meet the spec, written inline: bearer token
+ * (sha256, constant-time compare), a rate-limit count, the sandbox walk (lstat per path segment, no
+ * symlink, open with O_NOFOLLOW, fstat = the object checked), the whole read, sha256 version, strict
+ * utf-8 decode with a binary sniff, the envelope with request id and ETag, metrics (calls, duration,
+ * bytes) and the audit line (hash-chained, to the audit file and to stdout, both written in groups).
+ * No error paths beyond refusing, no options, no framework around the call.
+ * Env: CEILING_ROOT (the workspace), CEILING_TOKEN_SHA256 (hex), CEILING_AUDIT_FILE.
+ */
+function guardedRead() {
+  const root = process.env.CEILING_ROOT;
+  const tokenHash = Buffer.from(process.env.CEILING_TOKEN_SHA256 ?? '', 'hex');
+  const auditFile = process.env.CEILING_AUDIT_FILE;
+  if (!root || tokenHash.length !== 32 || !auditFile) throw new Error('guarded-read needs CEILING_ROOT, CEILING_TOKEN_SHA256 and CEILING_AUDIT_FILE');
+  const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+  const registers = [new Registry()];
+  const calls = new Counter({ name: 'calls_total', help: 'calls', labelNames: ['tool', 'status'], registers });
+  const duration = new Histogram({ name: 'duration_seconds', help: 'duration', labelNames: ['tool'], buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30], registers });
+  const bytesRead = new Counter({ name: 'bytes_read_total', help: 'bytes', labelNames: ['tool'], registers });
+  const budget = new Map();
+  let prev = null;
+  let pendingFile = '';
+  let pendingOut = '';
+  let writing = null;
+  const drain = async () => {
+    while (pendingFile !== '') {
+      const file = pendingFile;
+      const out = pendingOut;
+      pendingFile = '';
+      pendingOut = '';
+      process.stdout.write(out);
+      await fs.appendFile(auditFile, file);
+    }
+    writing = null;
+  };
+  const audit = (entry) => {
+    const body = JSON.stringify({ ...entry, prev });
+    const hash = createHash('sha256').update(body).digest('hex');
+    const line = `${body.slice(0, -1)},"hash":"${hash}"}\n`;
+    prev = hash;
+    pendingFile += line;
+    pendingOut += line;
+    writing ??= drain();
+  };
+  const refuse = (reply, status, code) => reply.code(status).send({ status: 'error', data: null, error: { code } });
+
+  const handler = (req, reply) => {
+    const started = performance.now();
+    const requestId = randomUUID();
+    const auth = req.headers.authorization;
+    if (typeof auth !== 'string' || !auth.startsWith('Bearer ')) return refuse(reply, 401, 'UNAUTHORIZED');
+    const given = createHash('sha256').update(auth.slice(7)).digest();
+    if (!timingSafeEqual(given, tokenHash)) return refuse(reply, 401, 'UNAUTHORIZED');
+    const window = Math.floor(Date.now() / 60_000);
+    const used = budget.get(auth);
+    if (used && used.window === window) used.count++;
+    else budget.set(auth, { window, count: 1 });
+    const rel = req.body?.path;
+    if (typeof rel !== 'string' || rel.includes('\0') || rel.startsWith('/')) return refuse(reply, 400, 'INVALID_PARAM');
+    const segments = rel.split('/').filter((x) => x !== '' && x !== '.');
+    if (segments.length === 0 || segments.includes('..') || segments[0] === '.toolgate') return refuse(reply, 403, 'ACCESS_DENIED');
+    let cur = root;
+    let st = null;
+    for (const seg of segments) {
+      cur = path.join(cur, seg);
+      st = lstatSync(cur, { throwIfNoEntry: false });
+      if (!st) return refuse(reply, 404, 'NOT_FOUND');
+      if (st.isSymbolicLink()) return refuse(reply, 403, 'ACCESS_DENIED');
+    }
+    if (!st.isFile()) return refuse(reply, 400, 'NOT_REGULAR_FILE');
+    const fd = openSync(cur, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    let buf;
+    let fst;
+    try {
+      fst = fstatSync(fd);
+      if (fst.ino !== st.ino || fst.dev !== st.dev) return refuse(reply, 409, 'CONFLICT');
+      buf = Buffer.allocUnsafe(fst.size);
+      let off = 0;
+      while (off < buf.length) {
+        const n = readSync(fd, buf, off, buf.length - off, off);
+        if (n === 0) break;
+        off += n;
+      }
+      buf = buf.subarray(0, off);
+    } finally {
+      closeSync(fd);
+    }
+    if (buf.subarray(0, 8192).includes(0)) return refuse(reply, 400, 'BINARY_FILE');
+    const sha256 = createHash('sha256').update(buf).digest('hex');
+    const content = utf8.decode(buf);
+    let lines = 0;
+    for (let i = content.indexOf('\n'); i !== -1; i = content.indexOf('\n', i + 1)) lines++;
+    if (content.length > 0 && !content.endsWith('\n')) lines++;
+    const version = { mtime_ms: Math.trunc(fst.mtimeMs), size_bytes: buf.length, sha256 };
+    const relOut = segments.join('/');
+    const ms = performance.now() - started;
+    const envelope = {
+      status: 'success',
+      data: { content, encoding: 'utf-8', total_lines: lines, start_line: 1, end_line: lines, truncated: false, next_start_line: null, bom: false, version },
+      text: `Read '${relOut}' (${lines} lines).`,
+      stats: { time_ms: Math.round(ms), bytes_read: buf.length, lines },
+      context: { cwd: '.', project: null, params_input: { path: rel }, path_resolved: relOut, risk: 'read', risk_level: 'low', request_id: requestId },
+    };
+    calls.inc({ tool: 'read_file', status: 'success' });
+    duration.observe({ tool: 'read_file' }, ms / 1000);
+    bytesRead.inc({ tool: 'read_file' }, buf.length);
+    audit({
+      time: new Date().toISOString(), request_id: requestId, actor: 'bench', client_ip: req.ip, project: null, tool: 'read_file', path: relOut, risk: 'read', risk_level: 'low',
+      outcome: 'success', error_code: null, http_status: 200, bytes_read: buf.length, bytes_written: null, sha256_before: sha256, sha256_after: null, duration_ms: Math.round(ms * 1000) / 1000,
+    });
+    return reply.header('x-request-id', requestId).header('etag', `"${sha256}"`).type('application/json; charset=utf-8').send(JSON.stringify(envelope));
+  };
+  handler.flush = () => writing ?? Promise.resolve();
+  return handler;
+}
