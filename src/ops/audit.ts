@@ -6,7 +6,6 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import pino from 'pino';
 import type { CallInfo, CallOutcome } from '../tools/execute.js';
 
 export interface AuditEntry {
@@ -69,9 +68,42 @@ export function auditEntryOf(call: CallInfo, toolName: string, outcome: CallOutc
 
 /** A chained line: the entry with `prev`, then `hash` over everything before it. */
 export function chainLine(entry: object, prev: string | null): { line: string; hash: string } {
-  const body = JSON.stringify({ ...entry, prev });
+  return hashed(JSON.stringify({ ...entry, prev }));
+}
+
+/** chainLine of an entry already serialized (one without `prev`): `prev` goes last, as the spread above puts it. */
+function chainJson(json: string, prev: string | null): { line: string; hash: string } {
+  return hashed(`${json.slice(0, -1)},"prev":${prev === null ? 'null' : `"${prev}"`}}`);
+}
+
+function hashed(body: string): { line: string; hash: string } {
   const hash = sha256Hex(body);
   return { line: `${body.slice(0, -1)},"hash":"${hash}"}`, hash };
+}
+
+/**
+ * Lines to a stream, written once per turn of the event loop: one write for all the calls that ended in
+ * that turn, instead of a write per call. flush() writes what is waiting at once (shutdown, tests).
+ */
+class GroupedLines {
+  private text = '';
+  private timer: NodeJS.Immediate | null = null;
+
+  constructor(private readonly stream: NodeJS.WritableStream) {}
+
+  push(line: string): void {
+    this.text += `${line}\n`;
+    this.timer ??= setImmediate(() => this.flush());
+  }
+
+  flush(): void {
+    if (this.timer) clearImmediate(this.timer);
+    this.timer = null;
+    if (this.text === '') return;
+    const text = this.text;
+    this.text = '';
+    this.stream.write(text);
+  }
 }
 
 /** The hash a line hands on to the next one: its `hash` field, or (for a damaged line) the sha256 of its text. */
@@ -87,7 +119,8 @@ export function hashOfLine(line: string): string {
 class AuditFile {
   private prev: string | null | undefined;
   private needsNewline = false;
-  private pending: AuditEntry[] = [];
+  /** Entries serialized (JSON without `prev`), waiting for the next append. */
+  private pending: string[] = [];
   private draining: Promise<void> | null = null;
 
   constructor(
@@ -95,8 +128,8 @@ class AuditFile {
     private readonly onError: (err: unknown) => void,
   ) {}
 
-  append(entry: AuditEntry): void {
-    this.pending.push(entry);
+  append(entryJson: string): void {
+    this.pending.push(entryJson);
     this.draining ??= this.drain();
   }
 
@@ -114,7 +147,7 @@ class AuditFile {
         let text = this.needsNewline ? '\n' : '';
         let prev = this.prev ?? null;
         for (const entry of group) {
-          const { line, hash } = chainLine(entry, prev);
+          const { line, hash } = chainJson(entry, prev);
           text += `${line}\n`;
           prev = hash;
         }
@@ -181,12 +214,13 @@ export async function readLastLine(file: string): Promise<{ line: string; termin
 
 export class AuditLog {
   private readonly files = new Map<string, AuditFile>();
-  private readonly stdout: pino.Logger | null;
+  /** Lines for the stream (stdout), as `{"level":30,"log":"audit",…}` like the service's other JSON logs. */
+  private readonly stdout: GroupedLines | null;
   /** Called when a line cannot be written (the call itself is already answered). */
   onError: (err: unknown) => void = () => undefined;
 
   constructor(private readonly opts: AuditOptions) {
-    this.stdout = opts.stream ? pino({ base: { log: 'audit' }, timestamp: false, level: 'info' }, opts.stream) : null;
+    this.stdout = opts.stream ? new GroupedLines(opts.stream) : null;
   }
 
   /** File of a state directory for a day: `<state>/audit/<instance>-<YYYY-MM-DD>.jsonl` (UTC). */
@@ -229,7 +263,8 @@ export class AuditLog {
   }
 
   private write(entry: AuditEntry, stateDir: string | null, now: Date): void {
-    this.stdout?.info(entry);
+    const json = JSON.stringify(entry);
+    this.stdout?.push(`{"level":30,"log":"audit",${json.slice(1)}`);
     if (!this.opts.file || stateDir === null) return;
     const file = this.fileFor(stateDir, now);
     let writer = this.files.get(file);
@@ -238,11 +273,12 @@ export class AuditLog {
       this.files.set(file, writer);
       this.forgetOldDays(file);
     }
-    writer.append(entry);
+    writer.append(json);
   }
 
-  /** Resolves when every line recorded so far is on disk (shutdown, tests). */
+  /** Resolves when every line recorded so far is on disk and handed to the stream (shutdown, tests). */
   async flush(): Promise<void> {
+    this.stdout?.flush();
     await Promise.all([...this.files.values()].map((f) => f.idle()));
   }
 

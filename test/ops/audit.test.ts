@@ -2,11 +2,12 @@
 // and on a stdout stream; facts only (never contents or secrets); `toolgate audit verify` finds edited,
 // removed and reordered lines; the chain survives a restart.
 import fs from 'node:fs/promises';
+import { Writable } from 'node:stream';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
-import { chainLine, readLastLine, verifyAuditFile, verifyAuditText } from '../../src/ops/audit.js';
+import { AuditLog, chainLine, readLastLine, verifyAuditFile, verifyAuditText } from '../../src/ops/audit.js';
 import { makeApp, makeTempDir, type TestApp } from '../helpers.js';
 import { captureStream, makeToken, request } from './ops-helpers.js';
 
@@ -69,9 +70,35 @@ describe('audit log', () => {
     const out = captureStream();
     t = await makeApp({ TOOLGATE_INSTANCE_ID: 'test-1' }, { auditStream: out.stream });
     await t.call('write_file', { path: 'a.txt', content: 'x' }, { 'x-request-id': 'to-stdout' });
+    await t.app.toolgate.audit.flush();
     const lines = out.text().trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatchObject({ log: 'audit', request_id: 'to-stdout', tool: 'write_file', path: 'a.txt', outcome: 'success' });
+  });
+
+  it('stdout gets one write per turn of the event loop for all the lines recorded in it', async () => {
+    const writes: string[] = [];
+    const stream = new Writable({
+      write(chunk: Buffer, _enc, cb) {
+        writes.push(chunk.toString());
+        cb();
+      },
+    });
+    const log = new AuditLog({ file: false, stream, instanceId: 'test-1' });
+    const refuse = (requestId: string) => log.recordRefusal({ requestId, clientIp: null, tool: 'read_file', code: 'UNAUTHORIZED', httpStatus: 401, durationMs: 1 }, null);
+    refuse('r1');
+    refuse('r2');
+    refuse('r3');
+    expect(writes).toEqual([]);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(writes).toHaveLength(1);
+    expect((writes[0] as string).split('\n')).toHaveLength(4);
+    refuse('r4');
+    await log.flush(); // flush() does not wait for the next turn
+    expect(writes).toHaveLength(2);
+    const lines = writes.join('').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines.map((l) => l.request_id)).toEqual(['r1', 'r2', 'r3', 'r4']);
+    expect(lines[0]).toMatchObject({ level: 30, log: 'audit', tool: 'read_file', outcome: 'error', error_code: 'UNAUTHORIZED', http_status: 401 });
   });
 
   it('TOOLGATE_AUDIT=false writes no file', async () => {
