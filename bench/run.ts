@@ -123,7 +123,17 @@ function buildTargets(r: Results, C: number): Target[] {
     goal: '≤ 64 MiB',
     pass: b ? b.head100ExtraRssMiB.median <= 64 : null,
   });
-  t.push(ratioTarget('edit50_vs_plain', 'one-line edit of 50 MiB vs plain durable write of the same bytes', '≤ 1.5×', b ? `${fmt(b.edit50Ms.median)} ms vs ${fmt(b.plainWrite50Ms.median)} ms` : 'n/a', b?.edit50Ratio ?? null, (x) => x <= 1.5));
+  t.push(
+    ratioTarget(
+      'edit50_vs_plain',
+      'one-line edit of 50 MiB vs plain durable write of the same bytes',
+      '≤ 1.5×',
+      b ? `${fmt(b.edit50Ms.median)} ms vs ${fmt(b.plainWrite50Ms.median)} ms` : 'n/a',
+      b?.edit50Ratio ?? null,
+      (x) => x <= 1.5,
+      b?.guardedEdit50Ms ? `the same edit's read, two sha256, backup copy and durable write alone (in the bench process) take ${fmt(b.guardedEdit50Ms.median)} ms, ${fmt(b.guardedEdit50Ratio)}× the plain write` : undefined,
+    ),
+  );
   const c = r.cold;
   t.push(ratioTarget('cold_vs_bare', 'cold start to first 200 from /readyz vs bare Fastify', '≤ 2.0×', c ? `${fmt(c.toolgateMs.median)} ms vs ${fmt(c.bareMs.median)} ms` : 'n/a', c?.ratio ?? null, (x) => x <= 2));
   const rss = r.rssUnderLoadMiB;

@@ -4,7 +4,7 @@
 // toolgate process over its RSS just before the call.
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { durableWrite } from './durable-write.js';
+import { durableWrite, guardedEdit } from './durable-write.js';
 import { editFor, EDIT_MARKER, EDIT_STATES, makeEditFile, sha256, slicePool, type BigFileInfo } from './fixtures.js';
 import { envelopeOf, post, type Answer } from './http-client.js';
 import { progress } from './log.js';
@@ -44,6 +44,9 @@ export interface BigResults {
   edit50PeakRssMiB: Figure;
   plainWrite50Ms: Figure;
   edit50Ratio: number;
+  /** The floor of the same edit (read, both hashes, backup copy, durable write; in the bench process) and its ratio to the plain write. */
+  guardedEdit50Ms: Figure;
+  guardedEdit50Ratio: number;
   overwrite5: { ms: Figure; extraRssMiB: Figure; peakRssMiB: Figure; plainWriteMs: Figure; ratio: number; linesAdded: number; linesRemoved: number; diffTruncated: boolean; status: string };
   rssMethod: string;
 }
@@ -68,6 +71,10 @@ export async function bigSection(tg: Server, auth: Record<string, string>, ws: s
   const s1 = Buffer.from(s0.toString('latin1').replace(`${EDIT_MARKER}${EDIT_STATES[0]}`, `${EDIT_MARKER}${EDIT_STATES[1]}`), 'latin1');
   await fs.writeFile(editFile, s0);
   let editState: 0 | 1 = 0;
+  const floorFile = path.join(dir, 'floor-50m.txt');
+  await fs.writeFile(floorFile, s0);
+  let floorState: 0 | 1 = 0;
+  let floorBackups = 0;
 
   // 5 MiB overwrite: B changes every line of A (a suffix per line), both under TOOLGATE_MAX_WRITE_BYTES.
   const overFile = path.join(dir, 'over-5m.txt');
@@ -115,6 +122,7 @@ export async function bigSection(tg: Server, auth: Record<string, string>, ws: s
   const rEdit: number[] = [];
   const rEditRss: number[] = [];
   const rPlain: number[] = [];
+  const rFloor: number[] = [];
   const rOver: number[] = [];
   const rOverRss: number[] = [];
   const rOverPlain: number[] = [];
@@ -173,13 +181,16 @@ export async function bigSection(tg: Server, auth: Record<string, string>, ws: s
       await durableWrite(plainFile, editState === 0 ? s1 : s0);
       rPlain.push(performance.now() - t0);
     };
-    if (r % 2 === 0) {
-      await doEdit();
-      await doPlain();
-    } else {
-      await doPlain();
-      await doEdit();
-    }
+    const doFloor = async () => {
+      const e = editFor(floorState);
+      const backup = path.join(dir, `floor-50m.bak.${floorBackups++}`);
+      const t0 = performance.now();
+      await guardedEdit(floorFile, backup, Buffer.from(e.old), Buffer.from(e.new));
+      rFloor.push(performance.now() - t0);
+      floorState = floorState === 0 ? 1 : 0;
+      await fs.rm(backup);
+    };
+    for (const step of r % 2 === 0 ? [doEdit, doPlain, doFloor] : [doFloor, doPlain, doEdit]) await step();
 
     // 5 MiB overwrite with every line changed, against a plain durable write of the same 5 MiB.
     const doOver = async () => {
@@ -209,10 +220,11 @@ export async function bigSection(tg: Server, auth: Record<string, string>, ws: s
     }
     progress(
       `  big files round ${r + 1}/${options.bigRounds}: 4KiB ${fmt(r4k[r])} ms, 1GiB lines 1-100 ${fmt(rHead[r])} ms (+${fmt(rHeadRss[r])} MiB), last 100 ${r < 3 ? `${fmt(rTail[r])} ms (+${fmt(rTailRss[r])} MiB)` : 'skipped'}, ` +
-        `edit 50MiB ${fmt(rEdit[r])} ms (+${fmt(rEditRss[r])} MiB, peak ${fmt(rEditPeak[r])} MiB) vs plain ${fmt(rPlain[r])} ms, overwrite 5MiB ${fmt(rOver[r])} ms (+${fmt(rOverRss[r])} MiB) vs plain ${fmt(rOverPlain[r])} ms`,
+        `edit 50MiB ${fmt(rEdit[r])} ms (+${fmt(rEditRss[r])} MiB, peak ${fmt(rEditPeak[r])} MiB) vs plain ${fmt(rPlain[r])} ms (floor ${fmt(rFloor[r])} ms), overwrite 5MiB ${fmt(rOver[r])} ms (+${fmt(rOverRss[r])} MiB) vs plain ${fmt(rOverPlain[r])} ms`,
     );
   }
   await fs.rm(plainFile, { force: true });
+  await fs.rm(floorFile, { force: true });
   await fs.rm(overPlain, { force: true });
   return {
     file: { bytes: big.bytes, lines: big.lines },
@@ -231,6 +243,8 @@ export async function bigSection(tg: Server, auth: Record<string, string>, ws: s
     edit50PeakRssMiB: fig(rEditPeak),
     plainWrite50Ms: fig(rPlain),
     edit50Ratio: pairedRatio(rEdit, rPlain),
+    guardedEdit50Ms: fig(rFloor),
+    guardedEdit50Ratio: pairedRatio(rFloor, rPlain),
     overwrite5: { ms: fig(rOver), extraRssMiB: fig(rOverRss), peakRssMiB: fig(rOverPeak), plainWriteMs: fig(rOverPlain), ratio: pairedRatio(rOver, rOverPlain), ...overFacts },
     rssMethod,
   };

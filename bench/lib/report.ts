@@ -166,6 +166,9 @@ export function markdown(r: Results): string {
     }
     rowsB.push(['edit_file one line of 50 MiB', fmt(b.edit50Ms.median), fmt(b.edit50ExtraRssMiB.median), fmt(b.edit50PeakRssMiB.median), `${fmt(b.edit50Ratio)}× the plain durable write`]);
     rowsB.push(['plain durable write of the same 50 MiB (in-bench)', fmt(b.plainWrite50Ms.median), '', '', 'temp + write + fsync + rename + dir fsync']);
+    if (b.guardedEdit50Ms) {
+      rowsB.push(['the edit\'s own work alone (in-bench)', fmt(b.guardedEdit50Ms.median), '', '', `${fmt(b.guardedEdit50Ratio)}× the plain write: read + sha256 of old and new + backup copy + the durable write`]);
+    }
     rowsB.push([
       'write_file 4.8 MiB, every line changed',
       fmt(b.overwrite5.ms.median),
