@@ -122,8 +122,9 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     },
   });
 
-  app.addHook('onRequest', async (req, reply) => {
+  app.addHook('onRequest', (req, reply, done) => {
     void reply.header('x-request-id', String(req.id));
+    done();
   });
 
   app.setErrorHandler((err: FastifyError, req, reply) => {

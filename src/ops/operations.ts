@@ -75,22 +75,25 @@ export async function registerOperations(app: FastifyInstance, ops: Operations, 
   const { auth, projects, audit, metrics } = ops;
 
   app.decorateRequest('principal', null);
-  app.addHook('onRequest', async (req, reply) => {
-    if (!auth.enabled || !isV1(req)) return;
+  // The per-request hooks take Fastify's `done` callback instead of being async: no promise per hook and request.
+  app.addHook('onRequest', (req, reply, done) => {
+    if (!auth.enabled || !isV1(req)) return done();
     try {
       req.principal = auth.authenticate(req.headers.authorization);
     } catch (err) {
       void reply.header('www-authenticate', 'Bearer realm="toolgate"');
       req.log.info({ reason: (err as Error).message }, 'authentication failed');
-      throw err;
+      return done(err as Error);
     }
+    done();
   });
-  app.addHook('onSend', async (req, reply) => {
+  app.addHook('onSend', (req, reply, payload, done) => {
     // Headers the executor hooks asked for (rate-limit budget), on whatever the door answers.
     const headers = responseHeaders.get(req);
     if (headers) for (const [k, v] of Object.entries(headers)) void reply.header(k, v);
     // While shutting down, an answer ends its keep-alive connection, so close() need not wait for it to idle out.
     if (app.toolgate.shuttingDown) void reply.header('connection', 'close');
+    done(null, payload);
   });
 
   audit.onError = (err) => app.log.error({ err }, 'audit line could not be written');
@@ -99,8 +102,9 @@ export async function registerOperations(app: FastifyInstance, ops: Operations, 
   });
 
   if (metrics) {
-    app.addHook('onResponse', async (req, reply) => {
+    app.addHook('onResponse', (req, reply, done) => {
       metrics.recordHttp(req.method, req.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
+      done();
     });
     app.get('/metrics', { schema: { hide: true } }, async (_req, reply) => {
       return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics());
