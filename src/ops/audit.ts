@@ -146,8 +146,8 @@ class AuditFile {
         this.pending = [];
         let text = this.needsNewline ? '\n' : '';
         let prev = this.prev ?? null;
-        for (const entry of group) {
-          const { line, hash } = chainJson(entry, prev);
+        for (const json of group) {
+          const { line, hash } = chainJson(json, prev);
           text += `${line}\n`;
           prev = hash;
         }
