@@ -20,7 +20,7 @@ import { startPeer, type Peer } from './lib/peer.js';
 import { targetLines, writeJson, writeReadme, type Results, type Target } from './lib/report.js';
 import { searchSection } from './lib/search.js';
 import { buildToolgate } from './lib/build.js';
-import { CEILING_SERVER, getStatus, startCeiling, startReadFloor, startToolgate, useToolgateMain, type Server, type ToolgateEnv } from './lib/servers.js';
+import { CEILING_SERVER, getStatus, startCeiling, startReadFloor, startToolgate, toolgateNodeArgs, useToolgateMain, type Server, type ToolgateEnv } from './lib/servers.js';
 import { fmt, MiB } from './lib/stats.js';
 import { editWorkload, READ_REL, readWorkload, writeReadFile, writeWorkload, type Targets } from './lib/workloads.js';
 
@@ -166,7 +166,7 @@ async function main(): Promise<void> {
       settings: { rounds: options.rounds, durationS: options.durationS, rampS: options.rampS, pairs: options.pairs, bigRounds: options.bigRounds, searchRounds: options.searchRounds, coldRounds: options.coldRounds, concurrency: C },
       machine: describeMachine(path.dirname(options.cacheDir)),
       loadAvg: { start: os.loadavg()[0] ?? 0, end: 0 },
-      toolgate: { tools: [], ops: {}, logLevel: options.toolgateLogLevel, extraEnv: options.toolgateExtraEnv },
+      toolgate: { tools: [], ops: {}, logLevel: options.toolgateLogLevel, extraEnv: options.toolgateExtraEnv, nodeArgs: toolgateNodeArgs() },
       peer: null,
       rg: rg?.version ?? null,
     },

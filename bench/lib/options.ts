@@ -52,6 +52,13 @@ export const options = {
   ref: process.env.BENCH_REF || null,
   /** Start the load instance of toolgate with --cpu-prof (profiles land in <cache>/prof). */
   cpuProf: process.env.BENCH_CPU_PROF === '1',
+  /**
+   * V8's old-generation limit for toolgate (`--max-old-space-size`), as it gets it in production: in the chart's pod
+   * (memory limit 512Mi) Node sizes the heap from the cgroup limit, 256 MiB (`heap_size_limit` 259 MiB in a 512m
+   * container). Left to the host's 24 GiB, Node would size 4 GiB and let the old generation grow 4× between
+   * collections. 0 = the host's default.
+   */
+  toolgateHeapMiB: num('BENCH_TOOLGATE_HEAP_MB', 256),
   /** toolgate's log level under load: production default `info` unless overridden. */
   toolgateLogLevel: process.env.BENCH_TOOLGATE_LOG_LEVEL ?? 'info',
   /** Extra TOOLGATE_* settings for experiments (`K=V,K=V`), e.g. TOOLGATE_AUDIT_STDOUT=false; recorded in the results. */

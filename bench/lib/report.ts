@@ -34,7 +34,7 @@ export interface Results {
     machine: Machine;
     /** 1-minute load average at the start and the end (other work on the machine skews absolute figures). */
     loadAvg: { start: number; end: number };
-    toolgate: { tools: string[]; ops: Record<string, boolean>; logLevel: string; extraEnv: Record<string, string> };
+    toolgate: { tools: string[]; ops: Record<string, boolean>; logLevel: string; extraEnv: Record<string, string>; nodeArgs: string[] };
     peer: string | null;
     rg: string | null;
   };
@@ -96,7 +96,7 @@ export function markdown(r: Results): string {
   );
   out.push('');
   out.push(
-    `toolgate: \`node dist/main.js\`, auth ${m.toolgate.ops.auth ? 'on (tokens file + bearer token)' : '**off**'}, audit ${m.toolgate.ops.audit ? 'on' : '**off**'}, metrics ${m.toolgate.ops.metrics ? 'on' : '**off**'}, ` +
+    `toolgate: ${m.toolgate.nodeArgs.length > 0 ? `\`node ${m.toolgate.nodeArgs.join(' ')} dist/main.js\` (the heap limit Node sets in the chart's 512Mi pod)` : '`node dist/main.js`'}, auth ${m.toolgate.ops.auth ? 'on (tokens file + bearer token)' : '**off**'}, audit ${m.toolgate.ops.audit ? 'on' : '**off**'}, metrics ${m.toolgate.ops.metrics ? 'on' : '**off**'}, ` +
       `rate limit 10^9/min, log level ${m.toolgate.logLevel}. Peer: ${m.peer ?? 'n/a'}. ripgrep: ${m.rg ?? 'not installed'}.`,
   );
   out.push('');

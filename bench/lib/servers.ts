@@ -6,7 +6,7 @@ import fs from 'node:fs/promises';
 import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
-import { BENCH_DIR, REPO_DIR } from './options.js';
+import { BENCH_DIR, options, REPO_DIR } from './options.js';
 import { progress, sleep } from './log.js';
 
 export async function freePort(): Promise<number> {
@@ -150,9 +150,14 @@ export function toolgateEnv(port: number, e: ToolgateEnv): Record<string, string
   };
 }
 
+/** Node flags of every toolgate the bench starts: the heap limit of the chart's pod (options.toolgateHeapMiB). */
+export function toolgateNodeArgs(): string[] {
+  return options.toolgateHeapMiB > 0 ? [`--max-old-space-size=${options.toolgateHeapMiB}`] : [];
+}
+
 export async function startToolgate(name: string, e: ToolgateEnv, logFile: string, nodeArgs: string[] = [], timeoutMs?: number): Promise<Server> {
   const port = await freePort();
-  return startServer({ name, script: toolgateMain, env: toolgateEnv(port, e), logFile, nodeArgs, timeoutMs });
+  return startServer({ name, script: toolgateMain, env: toolgateEnv(port, e), logFile, nodeArgs: [...toolgateNodeArgs(), ...nodeArgs], timeoutMs });
 }
 
 export async function startCeiling(name: string, mode: 'const' | 'file' | 'file-sync', file: string | null, logFile: string, timeoutMs?: number): Promise<Server> {
