@@ -232,7 +232,10 @@ async function main(): Promise<void> {
       t.bareConst = await startCeiling('bare const', 'const', null, path.join(logDir, 'bare-const.log'));
       t.bareFile = await startCeiling('bare file', 'file', readFile, path.join(logDir, 'bare-file.log'));
       t.bareFileSync = await startCeiling('bare file sync', 'file-sync', readFile, path.join(logDir, 'bare-file-sync.log'));
-      t.guardedRead = await startReadFloor('guarded read', ws, tokenSha256, path.join(options.cacheDir, 'floor-audit.jsonl'), path.join(logDir, 'guarded-read.log'));
+      // The floor's audit file starts empty each run (its chain starts at null like a fresh toolgate's).
+      const floorAudit = path.join(options.cacheDir, 'floor-audit.jsonl');
+      await fs.rm(floorAudit, { force: true });
+      t.guardedRead = await startReadFloor('guarded read', ws, tokenSha256, floorAudit, path.join(logDir, 'guarded-read.log'));
       servers.push(t.bareConst, t.bareFile, t.bareFileSync, t.guardedRead);
       try {
         peer = await startPeer(ws);
