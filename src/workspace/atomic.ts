@@ -5,7 +5,7 @@ import fsCallbacks, { closeSync, constants, fchmodSync, lstatSync, mkdirSync, op
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { TEMP_MARKER } from './sandbox.js';
-import { byteLength, fsyncFd, openForWrite, renameFile, writeAll } from './small-io.js';
+import { fsyncFd, openForWrite, renameFile, writeAll } from './small-io.js';
 import type { Workspace } from './workspace.js';
 
 const STALE_TEMP_MS = 10 * 60 * 1000;
@@ -28,7 +28,8 @@ export type FileContent = Buffer | readonly Buffer[];
 
 /** Writes and fsyncs a new temp file; on any failure (a full disk above all) nothing of it is left. */
 async function writeTemp(tempPath: string, data: FileContent, mode: number): Promise<void> {
-  const fd = await openForWrite(tempPath, 'wx', mode, byteLength(data));
+  const opened = openForWrite(tempPath, 'wx', mode);
+  const fd = typeof opened === 'number' ? opened : await opened;
   try {
     await writeAll(fd, data);
     fchmodSync(fd, mode);

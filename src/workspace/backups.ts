@@ -67,7 +67,8 @@ export async function createBackup(ws: Workspace, input: BackupInput, content: B
 
 /** Creates a backup file (see openForWrite); a large one is written in one call in the thread pool (fs.writeFile would make a round trip per 512 KiB). */
 async function writeNew(file: string, content: Buffer): Promise<void> {
-  const fd = await openForWrite(file, 'w', 0o600, content.length);
+  const opened = openForWrite(file, 'w', 0o600);
+  const fd = typeof opened === 'number' ? opened : await opened;
   try {
     await writeAll(fd, content);
   } finally {
