@@ -4,7 +4,7 @@
 // toolgate process over its RSS just before the call.
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { durableWrite, guardedEdit } from './durable-write.js';
+import { BACKUP_KEEP, durableWrite, guardedEdit } from './durable-write.js';
 import { editFor, EDIT_MARKER, EDIT_STATES, makeEditFile, sha256, slicePool, type BigFileInfo } from './fixtures.js';
 import { envelopeOf, post, type Answer } from './http-client.js';
 import { progress } from './log.js';
@@ -75,6 +75,9 @@ export async function bigSection(tg: Server, auth: Record<string, string>, ws: s
   await fs.writeFile(floorFile, s0);
   let floorState: 0 | 1 = 0;
   let floorBackups = 0;
+  // The floor keeps its backups as toolgate does (the newest BACKUP_KEEP, the oldest removed in the timed part):
+  // 50 MiB backups left dirty in the page cache are written back while later edits fsync.
+  const floorBackup = (n: number) => path.join(dir, `floor-50m.bak.${n}`);
 
   // 5 MiB overwrite: B changes every line of A (a suffix per line), both under TOOLGATE_MAX_WRITE_BYTES.
   const overFile = path.join(dir, 'over-5m.txt');
@@ -183,12 +186,12 @@ export async function bigSection(tg: Server, auth: Record<string, string>, ws: s
     };
     const doFloor = async () => {
       const e = editFor(floorState);
-      const backup = path.join(dir, `floor-50m.bak.${floorBackups++}`);
+      const n = floorBackups++;
       const t0 = performance.now();
-      await guardedEdit(floorFile, backup, Buffer.from(e.old), Buffer.from(e.new));
+      await guardedEdit(floorFile, floorBackup(n), Buffer.from(e.old), Buffer.from(e.new));
+      if (n >= BACKUP_KEEP) await fs.rm(floorBackup(n - BACKUP_KEEP));
       rFloor.push(performance.now() - t0);
       floorState = floorState === 0 ? 1 : 0;
-      await fs.rm(backup);
     };
     for (const step of r % 2 === 0 ? [doEdit, doPlain, doFloor] : [doFloor, doPlain, doEdit]) await step();
 
@@ -225,6 +228,7 @@ export async function bigSection(tg: Server, auth: Record<string, string>, ws: s
   }
   await fs.rm(plainFile, { force: true });
   await fs.rm(floorFile, { force: true });
+  for (let n = Math.max(0, floorBackups - BACKUP_KEEP); n < floorBackups; n++) await fs.rm(floorBackup(n), { force: true });
   await fs.rm(overPlain, { force: true });
   return {
     file: { bytes: big.bytes, lines: big.lines },

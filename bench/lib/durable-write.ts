@@ -37,7 +37,7 @@ export async function durableWrite(target: string, data: Buffer | Buffer[]): Pro
 }
 
 /** Backups kept per file by toolgate's default (TOOLGATE_BACKUP_KEEP). */
-const BACKUP_KEEP = 10;
+export const BACKUP_KEEP = 10;
 let backupSeq = 0;
 let fsyncsRunning = 0;
 
