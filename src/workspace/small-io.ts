@@ -32,7 +32,6 @@ export function openForWrite(file: string, flags: string | number, mode: number)
   return syncsInFlight === 0 ? fs.openSync(file, flags, mode) : openAsync(file, flags, mode);
 }
 
-
 /** Renames a file: on the event loop when no fsync is running, in the thread pool otherwise (see openForWrite). */
 export function renameFile(from: string, to: string): void | Promise<void> {
   if (syncsInFlight === 0) return fs.renameSync(from, to);
