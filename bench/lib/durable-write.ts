@@ -2,11 +2,13 @@
 // asks of every write (temp file in the same directory, write, fsync, rename, fsync of the directory),
 // with nothing else: no read, no hashing, no backup, no diff. And the floors of write_file (its file-system
 // calls) and of a big edit (read, hashes, backup and durable write).
-import { createHash, randomBytes, type Hash } from 'node:crypto';
-import { closeSync, constants as fsConstants, fsync, mkdirSync, open, openSync, readFileSync, readdirSync, renameSync, rmdirSync, writeSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { closeSync, constants as fsConstants, fstatSync, fsync, mkdirSync, open, openSync, readFileSync, readdirSync, renameSync, rmdirSync, writeSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { readAll } from '../../src/workspace/small-io.js';
+import { Sha256Snapshots } from '../../src/workspace/versions.js';
 
 const fsyncAsync = promisify(fsync);
 const openAsync = promisify(open);
@@ -108,47 +110,31 @@ let editBuffer: Buffer | null = null;
 
 /**
  * The least a one-line edit of a big file must do, with the overlap toolgate uses: read the old content in
- * 1 MiB chunks while hashing each chunk on the main thread (its sha256 is the version the edit replaces and
- * the audit's sha256_before), keeping the hash state every 256 KiB; find the old text; then write the old
- * content as the backup (not fsynced) and the new content (old head, new text, old tail: one writev, no
- * copy) durably in the thread pool while the main thread hashes the new content from the last state before
- * the change. No lock, no HTTP, no diff, no audit: the floor of a backed-up, versioned durable edit.
+ * chunks while hashing each chunk on the main thread (its sha256 is the version the edit replaces and the
+ * audit's sha256_before), keeping the hash state every 256 KiB (toolgate's readAll and Sha256Snapshots); find
+ * the old text; then write the old content as the backup (not fsynced) and the new content (old head, new
+ * text, old tail: one writev, no copy) durably in the thread pool while the main thread hashes the new content
+ * from the last state before the change. No lock, no HTTP, no diff, no audit: the floor of a backed-up,
+ * versioned durable edit.
  */
 export async function guardedEdit(target: string, backup: string, from: Buffer, to: Buffer): Promise<void> {
-  const SNAPSHOT = 256 * 1024;
-  const fh = await fs.open(target, 'r');
+  const hash = new Sha256Snapshots();
+  const fd = openSync(target, 'r');
   let old: Buffer;
-  const hash = createHash('sha256');
-  const snapshots: Hash[] = [];
   try {
-    const { size } = await fh.stat();
-    if (!editBuffer || editBuffer.length < size) editBuffer = Buffer.allocUnsafe(size);
-    old = editBuffer.subarray(0, size);
-    const chunk = 1024 * 1024;
-    let next = fh.read(old, 0, Math.min(chunk, size), 0);
-    for (let off = 0; off < size; ) {
-      const { bytesRead } = await next;
-      if (bytesRead === 0) throw new Error(`${target}: shorter than its size`);
-      const end = off + bytesRead;
-      if (end < size) next = fh.read(old, end, Math.min(chunk, size - end), end);
-      for (let at = off; at < end; ) {
-        const stop = Math.min(end, (Math.floor(at / SNAPSHOT) + 1) * SNAPSHOT);
-        hash.update(old.subarray(at, stop));
-        if (stop % SNAPSHOT === 0) snapshots.push(hash.copy());
-        at = stop;
-      }
-      off = end;
-    }
+    const { size } = fstatSync(fd);
+    old = await readAll(fd, size, (chunk) => hash.update(chunk), (n) => {
+      if (!editBuffer || editBuffer.length < n) editBuffer = Buffer.allocUnsafe(n);
+      return editBuffer.subarray(0, n);
+    });
   } finally {
-    await fh.close();
+    closeSync(fd);
   }
-  hash.digest('hex');
+  hash.digest();
   const at = old.indexOf(from);
   if (at < 0) throw new Error(`${target}: the old text is not in the file`);
-  const parts = [old.subarray(0, at), to, old.subarray(at + from.length)];
-  const writes = Promise.all([fs.writeFile(backup, old), durableWrite(target, parts)]);
-  const k = Math.floor(at / SNAPSHOT);
-  const head = k > 0 ? (snapshots[k - 1] as Hash).copy() : createHash('sha256');
-  head.update(old.subarray(k * SNAPSHOT, at)).update(to).update(parts[2] as Buffer).digest('hex');
+  const tail = old.subarray(at + from.length);
+  const writes = Promise.all([fs.writeFile(backup, old), durableWrite(target, [old.subarray(0, at), to, tail])]);
+  hash.hashOfHead(old, at).update(to).update(tail).digest('hex');
   await writes;
 }

@@ -96,7 +96,7 @@ export function markdown(r: Results): string {
   );
   out.push('');
   out.push(
-    `toolgate: ${m.toolgate.nodeArgs.length > 0 ? `\`node ${m.toolgate.nodeArgs.join(' ')} dist/main.js\` (the heap limit Node sets in the chart's 512Mi pod)` : '`node dist/main.js`'}, auth ${m.toolgate.ops.auth ? 'on (tokens file + bearer token)' : '**off**'}, audit ${m.toolgate.ops.audit ? 'on' : '**off**'}, metrics ${m.toolgate.ops.metrics ? 'on' : '**off**'}, ` +
+    `toolgate: ${m.toolgate.nodeArgs.length > 0 ? `\`node ${m.toolgate.nodeArgs.join(' ')} dist/main.js\` (BENCH_TOOLGATE_HEAP_MB; 256 MiB is the heap Node sets in the chart's 512Mi pod)` : '`node dist/main.js`'}, auth ${m.toolgate.ops.auth ? 'on (tokens file + bearer token)' : '**off**'}, audit ${m.toolgate.ops.audit ? 'on' : '**off**'}, metrics ${m.toolgate.ops.metrics ? 'on' : '**off**'}, ` +
       `rate limit 10^9/min, log level ${m.toolgate.logLevel}. Peer: ${m.peer ?? 'n/a'}. ripgrep: ${m.rg ?? 'not installed'}.`,
   );
   out.push('');

@@ -263,9 +263,11 @@ export class AuditLog {
   }
 
   private write(entry: AuditEntry, stateDir: string | null, now: Date): void {
+    const toFile = this.opts.file && stateDir !== null;
+    if (!this.stdout && !toFile) return;
     const json = JSON.stringify(entry);
     this.stdout?.push(`{"level":30,"log":"audit",${json.slice(1)}`);
-    if (!this.opts.file || stateDir === null) return;
+    if (!toFile) return;
     const file = this.fileFor(stateDir, now);
     let writer = this.files.get(file);
     if (!writer) {

@@ -168,7 +168,7 @@ export async function runWithTimeout(tool: ToolDefinition, call: CallInfo, input
   // The tool's signal is made when the tool first asks for it: most calls (a small read) never do, and an
   // AbortController per call was 2% of a small read's time. Aborts that come before are remembered.
   let controller: AbortController | null = null;
-  let aborted = false;
+  let aborted = call.signal?.aborted ?? false;
   const abort = () => {
     aborted = true;
     controller?.abort();
@@ -180,7 +180,7 @@ export async function runWithTimeout(tool: ToolDefinition, call: CallInfo, input
     get signal() {
       if (!controller) {
         controller = new AbortController();
-        if (aborted || call.signal?.aborted) controller.abort();
+        if (aborted) controller.abort();
       }
       return controller.signal;
     },
