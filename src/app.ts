@@ -4,7 +4,8 @@ import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import { jsonSchemaTransform, jsonSchemaTransformObject, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
-import type { Config } from './config.js';
+import { ConfigError, type Config } from './config.js';
+import { probeFdDir, useFdDir } from './workspace/sandbox.js';
 import { ToolError, type Envelope } from './envelope.js';
 import type { AuditLog } from './ops/audit.js';
 import type { Authenticator, TokenEntry } from './ops/auth.js';
@@ -48,6 +49,8 @@ export interface BuildOptions {
   auditStream?: NodeJS.WritableStream | null;
   /** Bearer tokens given directly (tests); TOOLGATE_TOKENS_FILE wins. */
   tokens?: readonly TokenEntry[];
+  /** Where open descriptors are named (tests of a machine without /proc); default /proc/self/fd. */
+  fdDir?: string;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -101,10 +104,29 @@ function toEnvelopeError(err: FastifyError): ToolError {
   return new ToolError('EXECUTION_ERROR', 'Internal error; the request was not completed.');
 }
 
+/**
+ * The sandbox acts through directory handles named in /proc/self/fd; where there is none the service refuses
+ * to start unless TOOLGATE_ALLOW_WEAK_SANDBOX accepts the weaker check. Returns true in the weaker mode.
+ */
+function chooseSandbox(config: Config, fdDir: string): boolean {
+  if (probeFdDir(fdDir)) {
+    useFdDir(fdDir);
+    return false;
+  }
+  if (!config.allowWeakSandbox) {
+    throw new ConfigError(
+      `${fdDir} is missing or does not name open descriptors (not Linux, or /proc is not mounted): the sandbox cannot act through directory handles, so a directory swapped for a symlink during a call could redirect it. Mount /proc, or set TOOLGATE_ALLOW_WEAK_SANDBOX=true to accept the weaker check.`,
+    );
+  }
+  useFdDir(null);
+  return true;
+}
+
 type CompilersFactory = NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>;
 const zodCompilers = { buildValidator: () => validatorCompiler, buildSerializer: () => serializerCompiler } as unknown as CompilersFactory;
 
 export async function buildApp(config: Config, opts: BuildOptions = {}): Promise<FastifyInstance> {
+  const weakSandbox = chooseSandbox(config, opts.fdDir ?? '/proc/self/fd');
   const instanceId = config.instanceId ?? os.hostname().replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 64);
   const ops = await prepareOperations(config, { version: VERSION, instanceId, limits: limitsOf(config), auditStream: opts.auditStream, tokens: opts.tokens });
 
@@ -121,6 +143,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
   });
+
+  if (weakSandbox) app.log.warn('/proc/self/fd is missing: TOOLGATE_ALLOW_WEAK_SANDBOX accepts the weaker path-string check (a directory swapped for a symlink during a call can redirect it)');
 
   app.addHook('onRequest', (req, reply, done) => {
     void reply.header('x-request-id', String(req.id));

@@ -19,6 +19,7 @@ export const SETTINGS = {
   root: { env: 'TOOLGATE_ROOT', schema: z.string().min(1), default: './workspace', doc: 'Workspace directory (created when missing).' },
   projectsRoot: { env: 'TOOLGATE_PROJECTS_ROOT', schema: z.string().min(1).optional(), default: undefined, doc: 'Multi-project mode: one sub-directory per project id.' },
   stateDir: { env: 'TOOLGATE_STATE_DIR', schema: z.string().min(1).optional(), default: undefined, doc: 'State directory (locks, backups, audit); default `<root>/.toolgate`.' },
+  allowWeakSandbox: { env: 'TOOLGATE_ALLOW_WEAK_SANDBOX', schema: bool, default: 'false', doc: 'Start even where `/proc/self/fd` is missing (not Linux, /proc not mounted): paths are then checked by path string, and a directory swapped for a symlink during a call can redirect it. Without this setting the service refuses to start there.' },
   allowAbsolute: { env: 'TOOLGATE_ALLOW_ABSOLUTE', schema: bool, default: 'false', doc: 'Accept absolute paths that lie inside the root.' },
   requireVersion: { env: 'TOOLGATE_REQUIRE_VERSION', schema: z.enum(['overwrite', 'always', 'never']), default: 'overwrite', doc: '`overwrite`: write_file over an existing file needs a version; `always`: every mutation does; `never`.' },
   maxReadBytes: { env: 'TOOLGATE_MAX_READ_BYTES', schema: int(1), default: String(10 * 1024 * 1024), doc: 'Largest file read whole; larger files are read by line range.' },

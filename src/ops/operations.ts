@@ -99,6 +99,7 @@ export async function registerOperations(app: FastifyInstance, ops: Operations, 
   audit.onError = (err) => app.log.error({ err }, 'audit line could not be written');
   app.addHook('onClose', async () => {
     await audit.flush();
+    await projects.close();
   });
 
   if (metrics) {

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { ConfigError, type Config } from '../config.js';
 import { ToolError } from '../envelope.js';
 import { sweepTempFiles } from '../workspace/atomic.js';
-import { openWorkspace, type Workspace, type WorkspaceLimits, type WorkspaceObserver } from '../workspace/workspace.js';
+import { closeWorkspace, openWorkspace, type Workspace, type WorkspaceLimits, type WorkspaceObserver } from '../workspace/workspace.js';
 import { allowsProject, type Principal } from './auth.js';
 
 export const PROJECT_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
@@ -55,6 +55,11 @@ export class Projects {
 
   get multi(): boolean {
     return this.single === null;
+  }
+
+  /** Releases the workspaces' root handles (app shutdown, after the calls in flight have ended). */
+  async close(): Promise<void> {
+    for (const ws of await this.openedWorkspaces()) closeWorkspace(ws);
   }
 
   /** Every workspace opened so far (for health probes). */

@@ -89,7 +89,7 @@ export const appendToFile = defineTool({
       const mode = current.stat.mode & 0o7777;
       const backupId = await createBackup(p.ws, { rel: p.realRel, operation: 'append_to_file', mode, sha256: current.version.sha256 }, current.content);
       const bytes = Buffer.concat([current.content, addedBytes]);
-      const st = await writeFileAtomic(p.ws, p.real, bytes, { mode });
+      const st = await writeFileAtomic(p.ws, p.at, bytes, { mode });
       const version = versionOf(st, sha256Hex(bytes));
       const addedLines = countLines(added);
       let text = `Appended ${chars} chars (${addedLines} line${addedLines === 1 ? '' : 's'}) to '${p.rel}' (now ${bytes.length} bytes).`;

@@ -1,11 +1,10 @@
 // Schemas and steps shared by several tools: path and version arguments, reading the current
 // state of a file under its lock, and the version rules of SPEC §4.
-import { closeSync, fstatSync, lstatSync, statSync, type Stats } from 'node:fs';
-import fs from 'node:fs/promises';
+import { closeSync, fstatSync, lstatSync, type Stats } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { ToolError, type VersionStamp } from '../envelope.js';
-import { describeKind, type ResolvedPath } from '../workspace/sandbox.js';
+import { createMissingParents, describeKind, type ResolvedPath } from '../workspace/sandbox.js';
 import { openNoFollow, readAll } from '../workspace/small-io.js';
 import { checkExpectations, hasExpectation, sha256Hex, versionOf, type Expectations } from '../workspace/versions.js';
 import type { ToolContext } from './define.js';
@@ -67,9 +66,11 @@ export interface ReadBytesOptions {
  */
 export async function readCurrentBytes(p: ResolvedPath, maxBytes: number, opts: ReadBytesOptions = {}): Promise<CurrentBytes | null> {
   const limitName = opts.limitName ?? 'TOOLGATE_MAX_EDIT_BYTES';
+  // A missing parent means no file (and its name through the missing segments must not be looked up).
+  if (p.missing.length > 0) return null;
   let st: Stats;
   try {
-    st = lstatSync(p.real);
+    st = lstatSync(p.at);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw err;
@@ -82,7 +83,7 @@ export async function readCurrentBytes(p: ResolvedPath, maxBytes: number, opts: 
   }
   let fd: number;
   try {
-    fd = openNoFollow(p.real);
+    fd = openNoFollow(p.at);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return null;
@@ -125,27 +126,13 @@ export function enforceVersion(ctx: ToolContext, p: ResolvedPath, current: Curre
 }
 
 /**
- * Creates the missing parent directories of a resolved path (or, on a dry run, only checks they
- * could be); returns the first one created (relative, with '/'), or null.
+ * Creates the missing parent directories of a resolved path through the verified parent's handle (or, on a
+ * dry run, only checks they could be); returns the first one created (relative, with '/'), or null.
  */
-export async function ensureParent(p: ResolvedPath, createDirs: boolean, dryRun = false): Promise<string | null> {
-  const parent = path.dirname(p.real);
-  try {
-    const st = statSync(parent);
-    if (!st.isDirectory()) throw new ToolError('NOT_A_DIRECTORY', `Parent of '${p.rel}' is not a directory.`);
-    return null;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-  }
+export function ensureParent(ctx: ToolContext, p: ResolvedPath, createDirs: boolean, dryRun = false): string | null {
+  if (p.missing.length === 0) return null;
   const relParent = path.posix.dirname(p.realRel);
   if (!createDirs) throw new ToolError('PARENT_NOT_FOUND', `Parent directory does not exist: ${relParent}`);
   if (dryRun) return null;
-  const first = await fs.mkdir(parent, { recursive: true });
-  return first ? `${path.relative(p.ws.root, first).split(path.sep).join('/')}/` : null;
-}
-
-/** Re-resolves after directories were created, so a symlink planted meanwhile cannot redirect the write. */
-export async function confirmSameTarget(ctx: ToolContext, p: ResolvedPath, input: string): Promise<void> {
-  const again = await ctx.resolve(input);
-  if (again.real !== p.real) throw new ToolError('CONFLICT', `Path '${p.rel}' changed while it was being written; retry.`);
+  return createMissingParents(p, ctx.handles);
 }

@@ -1,11 +1,11 @@
-import fs from 'node:fs/promises';
+import { lstatSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { ToolError } from '../envelope.js';
 import { fsyncDirectory } from '../workspace/atomic.js';
-import { describeKind, toPosixRel } from '../workspace/sandbox.js';
+import { createMissingParents, describeKind, entryOf } from '../workspace/sandbox.js';
 import { defineTool } from './define.js';
-import { PathArg, confirmSameTarget } from './common.js';
+import { PathArg } from './common.js';
 
 const Input = z.strictObject({
   path: PathArg,
@@ -36,28 +36,17 @@ export const createDirectory = defineTool({
       };
     };
     if (p.stat) return exists(p.stat);
-    const parent = path.dirname(p.real);
-    if (!input.parents) {
-      const pst = await fs.stat(parent).catch((err: NodeJS.ErrnoException) => {
-        if (err.code === 'ENOENT') throw new ToolError('PARENT_NOT_FOUND', `Parent directory does not exist: ${path.posix.dirname(p.realRel)}`);
-        throw err;
-      });
-      if (!pst.isDirectory()) throw new ToolError('NOT_A_DIRECTORY', `Parent of '${p.rel}' is not a directory.`);
-    }
-    let first: string | undefined;
+    if (p.missing.length > 0 && !input.parents) throw new ToolError('PARENT_NOT_FOUND', `Parent directory does not exist: ${path.posix.dirname(p.realRel)}`);
+    // Each directory is made through its verified parent's handle (createMissingParents checks every one it makes).
+    const firstParent = createMissingParents(p, ctx.handles);
     try {
-      first = input.parents ? await fs.mkdir(p.real, { recursive: true }) : (await fs.mkdir(p.real), p.real);
+      mkdirSync(p.at);
     } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      if (code === 'EEXIST') return exists(await fs.lstat(p.real));
-      if (code === 'ENOTDIR') throw new ToolError('NOT_A_DIRECTORY', `A parent of '${p.rel}' is not a directory.`);
+      if ((err as NodeJS.ErrnoException).code === 'EEXIST') return exists(lstatSync(p.at)); // made concurrently by someone else
       throw err;
     }
-    if (first === undefined) return exists(await fs.lstat(p.real)); // made concurrently by someone else
-    // A symlink planted while the parents were created must not have redirected them.
-    await confirmSameTarget(ctx, p, input.path);
-    await fsyncDirectory(path.dirname(first));
-    const createdPath = toPosixRel(p.ws.root, first);
+    await fsyncDirectory(entryOf(p.dir, '.'));
+    const createdPath = firstParent ? firstParent.slice(0, -1) : p.realRel;
     const text = createdPath === p.realRel ? `Created directory '${p.rel}'.` : `Created directory '${p.rel}' (and parents from '${createdPath}').`;
     return {
       data: { created: true, created_path: createdPath },

@@ -1,7 +1,7 @@
 // The shape of a tool: defined once (schemas, description, risk) and run by executeTool for every transport.
 import type { z } from 'zod';
 import type { Risk, RiskLevel, VersionStamp } from '../envelope.js';
-import type { ResolvedPath, ResolveOptions } from '../workspace/sandbox.js';
+import type { HandleScope, ResolvedPath, ResolveOptions } from '../workspace/sandbox.js';
 import type { Workspace } from '../workspace/workspace.js';
 
 export interface ToolContext {
@@ -12,6 +12,8 @@ export interface ToolContext {
   readonly signal: AbortSignal;
   /** A version the transport received out of band (REST `If-Match`), checked like `expected_sha256`. */
   readonly ifMatch: string | undefined;
+  /** Holds the directory handles of this call's paths until the call has settled. */
+  readonly handles: HandleScope;
   /** Resolves a tool path in the sandbox, including `[otherId]/path` when the caller may use that project. */
   resolve(input: string, opts?: ResolveOptions): Promise<ResolvedPath>;
 }

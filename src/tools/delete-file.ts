@@ -1,10 +1,10 @@
 import fs from 'node:fs/promises';
-import path from 'node:path';
 import { z } from 'zod';
 import { ToolError } from '../envelope.js';
 import { fsyncDirectory } from '../workspace/atomic.js';
 import { moveToBackup } from '../workspace/backups.js';
-import { fileState, leafIsSymlink } from '../workspace/file-state.js';
+import { fileState } from '../workspace/file-state.js';
+import { entryOf } from '../workspace/sandbox.js';
 import { withFileLock } from '../workspace/locks.js';
 import { formatBytes } from '../workspace/text.js';
 import { defineTool } from './define.js';
@@ -33,9 +33,11 @@ export const deleteFile = defineTool({
   input: Input,
   output: Output,
   async run(ctx, input) {
-    const p = await ctx.resolve(input.path);
-    if (await leafIsSymlink(ctx.resolve, input.path)) {
-      throw new ToolError('NOT_REGULAR_FILE', `'${p.rel}' is a symbolic link; delete_file removes regular files only (its target is '${p.realRel}').`);
+    // The name itself is deleted, so a symlink there is the object (never its target).
+    const p = await ctx.resolve(input.path, { noFollowLeaf: true });
+    if (p.leafIsLink) {
+      const target = await ctx.resolve(input.path); // a link leading outside is refused as such
+      throw new ToolError('NOT_REGULAR_FILE', `'${p.rel}' is a symbolic link; delete_file removes regular files only (its target is '${target.realRel}').`);
     }
     if (p.stat?.isDirectory()) throw new ToolError('IS_DIRECTORY', `Path is a directory: ${p.rel}; delete_file removes files only.`);
 
@@ -55,9 +57,9 @@ export const deleteFile = defineTool({
       }
       const mode = current.stat.mode & 0o7777;
       // The rename into the backups is the delete; without backups the file is unlinked.
-      const backupId = await moveToBackup(p.ws, p.real, { rel: p.realRel, operation: 'delete_file', mode, sha256: current.version.sha256 }, size);
-      if (backupId === null) await fs.unlink(p.real);
-      await fsyncDirectory(path.dirname(p.real));
+      const backupId = await moveToBackup(p.ws, p.at, { rel: p.realRel, operation: 'delete_file', mode, sha256: current.version.sha256 }, size, current.stat);
+      if (backupId === null) await fs.unlink(p.at);
+      await fsyncDirectory(entryOf(p.dir, '.'));
       return {
         data: { deleted: true, backup_id: backupId, version: current.version },
         text: `Deleted '${p.rel}' (${formatBytes(size)})${backupId ? `; restore_backup with backup_id '${backupId}' undoes it` : ''}.`,

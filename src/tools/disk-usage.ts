@@ -2,13 +2,13 @@ import fs from 'node:fs/promises';
 import { z } from 'zod';
 import { ToolError } from '../envelope.js';
 import { formatBytes } from '../workspace/text.js';
+import { entryOf } from '../workspace/sandbox.js';
 import { walkTree, type WalkEntry } from '../workspace/walk.js';
 import { defineTool } from './define.js';
 import { OptionalDirArg } from './common.js';
 
 const SKIP_NOTHING: ReadonlySet<string> = new Set();
 const MAX_DEPTH = 64;
-const STAT_CONCURRENCY = 32;
 
 const Input = z.strictObject({
   path: OptionalDirArg,
@@ -44,8 +44,9 @@ export const diskUsage = defineTool({
     let truncated = false;
     if (p.stat.isDirectory()) {
       const found: WalkEntry[] = [];
-      const walk = await walkTree(p.ws, p.real, {
+      const walk = await walkTree(p.ws, p, {
         maxDepth: MAX_DEPTH,
+        stats: true,
         maxEntries: searchMaxFiles,
         deadline,
         signal: ctx.signal,
@@ -56,25 +57,19 @@ export const diskUsage = defineTool({
         },
       });
       truncated = walk.truncated;
-      for (let i = 0; i < found.length; i += STAT_CONCURRENCY) {
-        if (Date.now() > deadline || ctx.signal.aborted) {
-          truncated = true;
-          break;
-        }
-        const stats = await Promise.all(found.slice(i, i + STAT_CONCURRENCY).map((e) => fs.lstat(e.abs).catch(() => null)));
-        for (const st of stats) {
-          if (!st?.isFile()) continue;
-          files++;
-          bytes += st.size;
-          diskBytes += st.blocks * 512;
-        }
+      for (const e of found) {
+        const st = e.stat;
+        if (!st?.isFile()) continue;
+        files++;
+        bytes += st.size;
+        diskBytes += st.blocks * 512;
       }
     } else if (p.stat.isFile()) {
       files = 1;
       bytes = p.stat.size;
       diskBytes = p.stat.blocks * 512;
     }
-    const fsStat = await fs.statfs(p.real);
+    const fsStat = await fs.statfs(entryOf(p.dir, '.'));
     const volume = { free_bytes: fsStat.bavail * fsStat.bsize, total_bytes: fsStat.blocks * fsStat.bsize };
     let text = `'${p.rel}' holds ${formatBytes(bytes)} in ${files} files${p.stat.isDirectory() ? ` and ${directories} directories` : ''}; ${formatBytes(volume.free_bytes)} free of ${formatBytes(volume.total_bytes)} on its volume.`;
     if (truncated) text += ' The walk stopped early (entry or time limit): the totals are lower bounds.';

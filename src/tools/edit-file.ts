@@ -219,7 +219,7 @@ function dryRun(p: ResolvedPath, change: Change): ToolResult<EditData> {
 async function commit(p: ResolvedPath, backupId: string | null, temp: TempFile, sha: string, change: Change): Promise<ToolResult<EditData>> {
   const { replacements, note, stats } = summary(change);
   const { outcome, diff, before } = change;
-  const st = await commitTempFile(temp, p.real, { releaseLater: change.originalSize > SMALL_IO_BYTES });
+  const st = await commitTempFile(temp, p.at, { releaseLater: change.originalSize > SMALL_IO_BYTES });
   const version = versionOf(st, sha);
   let text = `Edited '${p.rel}' (${replacements} replacement(s), +${diff.lines_added}/-${diff.lines_removed} lines, ${change.newSize} bytes)${note}.`;
   if (diff.diff_truncated) text += '\n(Diff preview truncated. Use read_file to verify full content.)';

@@ -3,7 +3,7 @@
 // limit, policy, audit, metrics) plug in as hooks around it, so no transport can skip them.
 import { z } from 'zod';
 import { shortenParams, toToolError, ToolError, type Envelope, type Risk, type RiskLevel, type VersionStamp } from '../envelope.js';
-import { resolveInWorkspace, type ResolveOptions } from '../workspace/sandbox.js';
+import { HandleScope, resolveInWorkspace, type ResolveOptions } from '../workspace/sandbox.js';
 import type { Workspace } from '../workspace/workspace.js';
 import type { ToolContext, ToolDefinition, ToolResult } from './define.js';
 import { findTool } from './registry.js';
@@ -174,6 +174,7 @@ export async function runWithTimeout(tool: ToolDefinition, call: CallInfo, input
     controller?.abort();
   };
   call.signal?.addEventListener('abort', abort, { once: true });
+  const scope = new HandleScope();
   const ctx: ToolContext = {
     ws: call.ws,
     requestId: call.requestId,
@@ -185,7 +186,8 @@ export async function runWithTimeout(tool: ToolDefinition, call: CallInfo, input
       return controller.signal;
     },
     ifMatch: call.ifMatch,
-    resolve: (p: string, o?: ResolveOptions) => resolveToolPath(call, p, o),
+    handles: scope,
+    resolve: (p: string, o?: ResolveOptions) => resolveToolPath(call, p, o, scope),
   };
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
@@ -194,20 +196,27 @@ export async function runWithTimeout(tool: ToolDefinition, call: CallInfo, input
       reject(new ToolError('TIMEOUT', `Tool '${tool.name}' ran longer than ${timeoutMs} ms; narrow the request (path, line range, limit) and retry.`));
     }, timeoutMs);
   });
+  const run = tool.run(ctx, input);
+  // The directory handles go when the tool has settled, not when the answer leaves (see HandleScope).
+  run.then(
+    () => scope.close(),
+    () => scope.close(),
+  );
   try {
-    return await Promise.race([tool.run(ctx, input), timeout]);
+    return await Promise.race([run, timeout]);
   } finally {
     clearTimeout(timer);
     call.signal?.removeEventListener('abort', abort);
   }
 }
 
-async function resolveToolPath(call: CallInfo, input: string, opts?: ResolveOptions) {
+async function resolveToolPath(call: CallInfo, input: string, opts: ResolveOptions | undefined, scope: HandleScope) {
   const m = CROSS_PROJECT.exec(input);
-  if (!m) return resolveInWorkspace(call.ws, input, opts);
+  if (!m) return resolveInWorkspace(call.ws, input, opts, scope);
   const projectId = m[1] as string;
   if (!call.workspaceFor) throw new ToolError('ACCESS_DENIED', 'Cross-project paths ([projectId]/path) need multi-project mode.');
   const other = await call.workspaceFor(projectId);
-  const resolved = await resolveInWorkspace(other, m[2] === '' ? '.' : (m[2] as string), opts);
-  return { ...resolved, rel: `[${projectId}]/${resolved.rel}` };
+  const resolved = await resolveInWorkspace(other, m[2] === '' ? '.' : (m[2] as string), opts, scope);
+  resolved.rel = `[${projectId}]/${resolved.rel}`;
+  return resolved;
 }

@@ -1,4 +1,3 @@
-import fs from 'node:fs/promises';
 import { z } from 'zod';
 import { requireDirectory } from '../workspace/sandbox.js';
 import { formatBytes } from '../workspace/text.js';
@@ -9,7 +8,6 @@ import { OptionalDirArg } from './common.js';
 /** Size tools look everywhere (also .git and node_modules), except the state directory. */
 const SKIP_NOTHING: ReadonlySet<string> = new Set();
 const MAX_DEPTH = 64;
-const STAT_CONCURRENCY = 32;
 
 const Input = z.strictObject({
   path: OptionalDirArg,
@@ -43,8 +41,9 @@ export const findLargeFiles = defineTool({
     const { searchMaxFiles, searchTimeoutMs } = ctx.ws.limits;
     const deadline = Date.now() + searchTimeoutMs;
     const files: WalkEntry[] = [];
-    const walk = await walkTree(p.ws, p.real, {
+    const walk = await walkTree(p.ws, p, {
       maxDepth: MAX_DEPTH,
+      stats: true,
       maxEntries: searchMaxFiles,
       deadline,
       signal: ctx.signal,
@@ -56,18 +55,12 @@ export const findLargeFiles = defineTool({
     let truncated = walk.truncated;
     const found: z.output<typeof LargeFile>[] = [];
     let scanned = 0;
-    for (let i = 0; i < files.length; i += STAT_CONCURRENCY) {
-      if (Date.now() > deadline || ctx.signal.aborted) {
-        truncated = true;
-        break;
-      }
-      const batch = files.slice(i, i + STAT_CONCURRENCY);
-      const stats = await Promise.all(batch.map((e) => fs.lstat(e.abs).catch(() => null)));
-      stats.forEach((st, j) => {
-        if (!st?.isFile()) return;
-        scanned++;
-        if (st.size >= input.min_size_bytes) found.push({ path: joinRel(p.rel, (batch[j] as WalkEntry).relFromStart), size: st.size, mtime_ms: Math.trunc(st.mtimeMs) });
-      });
+    if (ctx.signal.aborted) truncated = true;
+    for (const e of files) {
+      const st = e.stat;
+      if (!st?.isFile()) continue;
+      scanned++;
+      if (st.size >= input.min_size_bytes) found.push({ path: joinRel(p.rel, e.relFromStart), size: st.size, mtime_ms: Math.trunc(st.mtimeMs) });
     }
     found.sort((a, b) => b.size - a.size || (a.path < b.path ? -1 : 1));
     const top = found.slice(0, input.limit);

@@ -1,4 +1,3 @@
-import fs from 'node:fs/promises';
 import { z } from 'zod';
 import { requireDirectory } from '../workspace/sandbox.js';
 import { joinRel, walkTree, type EntryKind, type WalkEntry } from '../workspace/walk.js';
@@ -6,7 +5,6 @@ import { defineTool } from './define.js';
 import { OptionalDirArg } from './common.js';
 
 const MAX_DEPTH = 10;
-const STAT_CONCURRENCY = 32;
 
 const Input = z.strictObject({
   path: OptionalDirArg,
@@ -45,8 +43,9 @@ export const listDirectory = defineTool({
     requireDirectory(p);
     const { searchMaxFiles, searchTimeoutMs } = ctx.ws.limits;
     const found: WalkEntry[] = [];
-    const walk = await walkTree(p.ws, p.real, {
+    const walk = await walkTree(p.ws, p, {
       maxDepth: input.depth,
+      stats: true,
       maxEntries: Math.min(input.limit, searchMaxFiles),
       deadline: Date.now() + searchTimeoutMs,
       signal: ctx.signal,
@@ -57,13 +56,10 @@ export const listDirectory = defineTool({
       },
     });
     const entries: EntryOut[] = [];
-    for (let i = 0; i < found.length; i += STAT_CONCURRENCY) {
-      const stats = await Promise.all(found.slice(i, i + STAT_CONCURRENCY).map((e) => fs.lstat(e.abs).catch(() => null)));
-      stats.forEach((st, j) => {
-        const e = found[i + j] as WalkEntry;
-        if (!st) return; // vanished meanwhile
-        entries.push({ name: e.name, path: joinRel(p.rel, e.relFromStart), type: e.kind satisfies EntryKind, size: st.size, mtime_ms: Math.trunc(st.mtimeMs) });
-      });
+    for (const e of found) {
+      const st = e.stat;
+      if (!st) continue; // vanished meanwhile
+      entries.push({ name: e.name, path: joinRel(p.rel, e.relFromStart), type: e.kind satisfies EntryKind, size: st.size, mtime_ms: Math.trunc(st.mtimeMs) });
     }
     entries.sort((a, b) => {
       const da = a.type === 'directory' ? 0 : 1;

@@ -1,17 +1,16 @@
 import type { Stats } from 'node:fs';
 import fs from 'node:fs/promises';
-import path from 'node:path';
 import { z } from 'zod';
 import { ToolError } from '../envelope.js';
 import { fsyncDirectory, writeFileAtomic } from '../workspace/atomic.js';
 import { createBackup } from '../workspace/backups.js';
-import { fileState, leafIsSymlink, type FileState } from '../workspace/file-state.js';
+import { fileState, type FileState } from '../workspace/file-state.js';
 import { withFileLock } from '../workspace/locks.js';
-import { describeKind, type ResolvedPath } from '../workspace/sandbox.js';
+import { describeKind, entryOf, type ResolvedPath } from '../workspace/sandbox.js';
 import { hasExpectation, versionOf } from '../workspace/versions.js';
 import { isInside } from '../workspace/workspace.js';
 import { defineTool } from './define.js';
-import { PathArg, VersionArgs, VersionSchema, confirmSameTarget, enforceVersion, ensureParent, expectationsOf, readCurrent } from './common.js';
+import { PathArg, VersionArgs, VersionSchema, enforceVersion, ensureParent, expectationsOf, readCurrent } from './common.js';
 
 const Input = z.strictObject({
   path: PathArg.describe('File or directory to move (relative to the workspace root).'),
@@ -63,9 +62,11 @@ export const moveFile = defineTool({
   input: Input,
   output: Output,
   async run(ctx, input) {
-    const src = await ctx.resolve(input.path);
-    const dst = await ctx.resolve(input.destination);
-    if (await leafIsSymlink(ctx.resolve, input.path)) {
+    // Both names are acted on as they are: a symlink there is the object, never followed.
+    const src = await ctx.resolve(input.path, { noFollowLeaf: true });
+    const dst = await ctx.resolve(input.destination, { noFollowLeaf: true });
+    if (src.leafIsLink) {
+      await ctx.resolve(input.path); // a link leading outside is refused as such
       throw new ToolError('NOT_REGULAR_FILE', `'${src.rel}' is a symbolic link; move_file moves files and directories only.`);
     }
     if (!src.stat) throw new ToolError('NOT_FOUND', `File not found: ${src.rel}`);
@@ -75,7 +76,8 @@ export const moveFile = defineTool({
     if (isDir && isInside(src.real, dst.real)) throw new ToolError('INVALID_PARAM', `Cannot move directory '${src.rel}' into itself ('${dst.rel}').`);
     if (isDir && isInside(src.real, src.ws.stateDir)) throw new ToolError('ACCESS_DENIED', `Directory '${src.rel}' holds the service's state directory and cannot be moved.`);
     if (isDir && hasExpectation(expectationsOf(ctx, input))) throw new ToolError('INVALID_PARAM', 'Versions (expected_*, If-Match) apply to files; a directory has none.');
-    if (await leafIsSymlink(ctx.resolve, input.destination)) {
+    if (dst.leafIsLink) {
+      await ctx.resolve(input.destination);
       throw input.overwrite
         ? new ToolError('NOT_REGULAR_FILE', `Destination '${dst.rel}' is a symbolic link; move_file does not replace links.`)
         : new ToolError('ALREADY_EXISTS', `Destination already exists: ${dst.rel}; it is a symbolic link.`);
@@ -84,8 +86,7 @@ export const moveFile = defineTool({
       const refusal = destinationRefusal(dst, dst.stat, isDir, input.overwrite);
       if (refusal) throw refusal;
     }
-    const createdDir = await ensureParent(dst, true);
-    if (createdDir) await confirmSameTarget(ctx, dst, input.destination);
+    const createdDir = ensureParent(ctx, dst, true);
 
     // Both names are locked, always in the same order, so two opposite moves cannot deadlock.
     const [first, second] = src.real < dst.real ? [src, dst] : [dst, src];
@@ -93,7 +94,7 @@ export const moveFile = defineTool({
       withFileLock(second.ws, second.real, second.rel, async () => {
         let current: FileState | null = null;
         if (isDir) {
-          const st = await lstatOrNull(src.real);
+          const st = await lstatOrNull(src.at);
           if (!st) throw new ToolError('NOT_FOUND', `File not found: ${src.rel}`);
           if (!st.isDirectory()) throw new ToolError('CONFLICT', `'${src.rel}' changed while it was being moved; retry.`);
         } else {
@@ -102,7 +103,7 @@ export const moveFile = defineTool({
           enforceVersion(ctx, src, { content: Buffer.alloc(0), ...current }, input, 'mutation');
         }
         let backupId: string | null = null;
-        const dstStat = await lstatOrNull(dst.real);
+        const dstStat = await lstatOrNull(dst.at);
         if (dstStat) {
           const refusal = destinationRefusal(dst, dstStat, isDir, input.overwrite);
           if (refusal) throw refusal;
@@ -112,14 +113,14 @@ export const moveFile = defineTool({
           }
         }
         try {
-          await fs.rename(src.real, dst.real);
+          await fs.rename(src.at, dst.at);
         } catch (err) {
           if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
           await moveAcrossVolumes(src, dst, isDir, current);
         }
-        await fsyncDirectory(path.dirname(dst.real));
-        if (path.dirname(src.real) !== path.dirname(dst.real)) await fsyncDirectory(path.dirname(src.real));
-        const version = current ? versionOf(await fs.lstat(dst.real), current.version.sha256) : null;
+        await fsyncDirectory(entryOf(dst.dir, '.'));
+        if (src.dir.real !== dst.dir.real) await fsyncDirectory(entryOf(src.dir, '.'));
+        const version = current ? versionOf(await fs.lstat(dst.at), current.version.sha256) : null;
         let text = `Moved ${isDir ? 'directory' : 'file'} '${src.rel}' to '${dst.rel}'.`;
         if (dstStat) text += ` Overwrote the old '${dst.rel}'${backupId ? ` (backup_id '${backupId}')` : ''}.`;
         if (createdDir) text += `\n(Created directory: ${createdDir})`;
@@ -151,6 +152,6 @@ async function moveAcrossVolumes(src: ResolvedPath, dst: ResolvedPath, isDir: bo
   if (isDir || !current) throw new ToolError('EXECUTION_ERROR', `'${src.rel}' and '${dst.rel}' are on different volumes; directories cannot be moved across volumes.`);
   const copy = await readCurrent(src, limit);
   if (!copy || copy.version.sha256 !== current.version.sha256) throw new ToolError('CONFLICT', `'${src.rel}' changed while it was being moved; retry.`);
-  await writeFileAtomic(dst.ws, dst.real, copy.content, { mode: copy.stat.mode & 0o7777 });
-  await fs.unlink(src.real);
+  await writeFileAtomic(dst.ws, dst.at, copy.content, { mode: copy.stat.mode & 0o7777 });
+  await fs.unlink(src.at);
 }

@@ -150,7 +150,7 @@ export const replaceInFile = defineTool({
       }
       const mode = current.stat.mode & 0o7777;
       const backupId = await createBackup(p.ws, { rel: p.realRel, operation: 'replace_in_file', mode, sha256: current.version.sha256 }, current.content);
-      const st = await writeFileAtomic(p.ws, p.real, bytes, { mode });
+      const st = await writeFileAtomic(p.ws, p.at, bytes, { mode });
       const version = versionOf(st, sha256Hex(bytes));
       let text = `Replaced ${plural(n, 'match')} in '${p.rel}' (+${diff.lines_added}/-${diff.lines_removed} lines, ${bytes.length} bytes).`;
       if (diff.diff_truncated) text += '\n(Diff preview truncated. Use read_file to verify full content.)';

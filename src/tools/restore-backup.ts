@@ -38,7 +38,7 @@ export const restoreBackupTool = defineTool({
     const { meta, content } = await readBackup(ctx.ws, input.backup_id);
     const p = await ctx.resolve(meta.path);
     if (p.stat?.isDirectory()) throw new ToolError('IS_DIRECTORY', `Path is a directory now: ${p.rel}`);
-    await ensureParent(p, true, input.dry_run);
+    ensureParent(ctx, p, true, input.dry_run);
     return withFileLock(p.ws, p.real, p.rel, async () => {
       const current = await readCurrent(p, Math.max(p.ws.limits.maxEditBytes, content.length));
       enforceVersion(ctx, p, current, input, 'mutation');
@@ -57,7 +57,7 @@ export const restoreBackupTool = defineTool({
       const backupId = current
         ? await createBackup(p.ws, { rel: p.realRel, operation: 'restore_backup', mode: current.stat.mode & 0o7777, sha256: current.version.sha256 }, current.content)
         : null;
-      const st = await writeFileAtomic(p.ws, p.real, content, { mode: meta.mode });
+      const st = await writeFileAtomic(p.ws, p.at, content, { mode: meta.mode });
       const version = versionOf(st, sha256Hex(content));
       return {
         data: { applied: true, path: p.rel, ...diff, backup_id: backupId, version },

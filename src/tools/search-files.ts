@@ -254,7 +254,7 @@ async function search(ctx: ToolContext, input: z.output<typeof Input>, p: Resolv
       const name = path.posix.basename(p.realRel);
       consider(name, name, () => p.rel, p.real, 'file');
     } else {
-      const walk = await walkTree(p.ws, p.real, {
+      const walk = await walkTree(p.ws, p, {
         maxDepth: input.max_depth,
         maxEntries: searchMaxFiles,
         deadline,

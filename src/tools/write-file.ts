@@ -7,7 +7,7 @@ import { withFileLock } from '../workspace/locks.js';
 import { checkEncoding, countLines, decodeText, encodeText } from '../workspace/text.js';
 import { sha256Hex, versionOf } from '../workspace/versions.js';
 import { defineTool } from './define.js';
-import { DiffFields, DryRunArg, PathArg, VersionArgs, VersionSchema, confirmSameTarget, enforceVersion, ensureParent, readCurrent } from './common.js';
+import { DiffFields, DryRunArg, PathArg, VersionArgs, VersionSchema, enforceVersion, ensureParent, readCurrent } from './common.js';
 
 const Input = z.strictObject({
   path: PathArg,
@@ -51,8 +51,7 @@ export const writeFile = defineTool({
         limit_bytes: maxWriteBytes,
       });
     }
-    const createdDir = await ensureParent(p, input.create_dirs, input.dry_run);
-    if (createdDir) await confirmSameTarget(ctx, p, input.path);
+    const createdDir = ensureParent(ctx, p, input.create_dirs, input.dry_run);
 
     return withFileLock(p.ws, p.real, p.rel, async () => {
       const current = await readCurrent(p, maxEditBytes);
@@ -85,7 +84,7 @@ export const writeFile = defineTool({
       }
       const backupId =
         current && input.backup ? await createBackup(p.ws, { rel: p.realRel, operation: 'write_file', mode: current.stat.mode & 0o7777, sha256: current.version.sha256 }, current.content) : null;
-      const st = await writeFileAtomic(p.ws, p.real, bytes, { mode: current ? current.stat.mode & 0o7777 : undefined });
+      const st = await writeFileAtomic(p.ws, p.at, bytes, { mode: current ? current.stat.mode & 0o7777 : undefined });
       const version = versionOf(st, sha256Hex(bytes));
       const lines = textual ? countLines(input.content) : 0;
       let text =

@@ -1,7 +1,7 @@
 // Durable writes (SPEC §3): temp file, fsync, rename over the target, fsync of the directory.
 // Temp files live in the state directory (same volume), so a crash never leaves one beside the user's files.
 import { randomBytes } from 'node:crypto';
-import fsCallbacks, { closeSync, constants, fchmodSync, lstatSync, mkdirSync, openSync, rmSync, type Stats } from 'node:fs';
+import fsCallbacks, { accessSync, closeSync, constants, fchmodSync, lstatSync, mkdirSync, openSync, rmSync, type Stats } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { TEMP_MARKER } from './sandbox.js';
@@ -82,7 +82,7 @@ export interface CommitOptions {
   releaseLater?: boolean;
 }
 
-/** Second half of writeFileAtomic: renames the temp file over `target` and fsyncs the directory; returns the target's stat. */
+/** Second half of writeFileAtomic: renames the temp file over `target` (a handle name, ResolvedPath.at) and fsyncs the directory; returns the target's stat. */
 export async function commitTempFile(temp: TempFile, target: string, opts: CommitOptions = {}): Promise<Stats> {
   const held = opts.releaseLater ? holdOpen(target) : null;
   try {
@@ -102,6 +102,7 @@ function holdOpen(target: string): number | null {
 }
 
 async function renameInto(temp: TempFile, target: string): Promise<Stats> {
+  requireWritable(target);
   let tempPath = temp.path;
   try {
     try {
@@ -122,12 +123,36 @@ async function renameInto(temp: TempFile, target: string): Promise<Stats> {
   return lstatSync(target);
 }
 
+/**
+ * A rename replaces a file its mode or owner protects from writing: refuse as a plain write would (for root,
+ * which writes anything, a file with no write bit at all is protected).
+ */
+function requireWritable(target: string): void {
+  let st: Stats;
+  try {
+    st = lstatSync(target);
+  } catch {
+    return; // a new file: the directory's permissions decide, at the rename
+  }
+  if (!st.isFile()) return;
+  const root = process.getuid?.() === 0;
+  let writable = !root || (st.mode & 0o222) !== 0;
+  if (writable && !root) {
+    try {
+      accessSync(target, constants.W_OK);
+    } catch {
+      writable = false;
+    }
+  }
+  if (!writable) throw Object.assign(new Error('file is read-only'), { code: 'EACCES' });
+}
+
 /** Removes a temp file that will not be committed (the change was refused after it was written). */
 export function discardTempFile(temp: TempFile): void {
   rmSync(temp.path, { force: true });
 }
 
-/** Replaces `target` (a real path checked by the sandbox) with `data` atomically and durably; returns its stat. */
+/** Replaces `target` (a handle name from the sandbox, ResolvedPath.at) with `data` atomically and durably; returns its stat. */
 export async function writeFileAtomic(ws: Workspace, target: string, data: FileContent, opts: AtomicWriteOptions = {}): Promise<Stats> {
   return commitTempFile(await writeTempFile(ws, data, opts), target);
 }

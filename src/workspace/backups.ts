@@ -1,7 +1,7 @@
 // Backups (SPEC §3): the old content of a file before it is overwritten, edited, replaced or deleted,
 // kept under <state>/backups/<file key>/ with bounded retention (count per file, total bytes).
 import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { closeSync, constants as fsConstants, mkdirSync, readdirSync, statSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { ToolError } from '../envelope.js';
@@ -76,26 +76,42 @@ async function writeNew(file: string, content: Buffer): Promise<void> {
   }
 }
 
-/** Moves a file into the backups (delete_file): a rename on the same volume, a copy otherwise. */
-export async function moveToBackup(ws: Workspace, real: string, input: BackupInput, size: number): Promise<string | null> {
+/**
+ * Moves a file into the backups (delete_file): a rename on the same volume, a copy otherwise. `at` is the
+ * file's handle name (ResolvedPath.at) and `expected` the inode that was checked: anything swapped in under
+ * the name meanwhile is put back and refused, so no other object (a symlink's target) ends up in a backup.
+ */
+export async function moveToBackup(ws: Workspace, at: string, input: BackupInput, size: number, expected: { dev: number; ino: number }): Promise<string | null> {
   if (ws.limits.backupKeep === 0) return null;
   const id = newId(input.rel);
   const loc = locate(ws, id);
   await fs.mkdir(loc.dir, { recursive: true, mode: 0o700 });
   await writeMeta(loc.meta, id, input, size);
   try {
-    await fs.rename(real, loc.data);
+    await fs.rename(at, loc.data);
+    const moved = await fs.lstat(loc.data);
+    if (moved.dev !== expected.dev || moved.ino !== expected.ino) {
+      await fs.rename(loc.data, at);
+      throw new ToolError('CONFLICT', `File '${input.rel}' was replaced while it was being deleted; nothing was deleted. Read it again.`);
+    }
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EXDEV') {
       await fs.rm(loc.meta, { force: true });
       throw err;
     }
     // Copied under another name and renamed, so the backup's data appears complete or not at all (scanSizes
-    // remembers the size it sees).
+    // remembers the size it sees). The copy is read from a descriptor checked to be the expected file.
     const part = `${loc.data}.part`;
-    await fs.copyFile(real, part);
+    const src = await fs.open(at, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK);
+    try {
+      const st = await src.stat();
+      if (st.dev !== expected.dev || st.ino !== expected.ino) throw new ToolError('CONFLICT', `File '${input.rel}' was replaced while it was being deleted; nothing was deleted. Read it again.`);
+      await fs.writeFile(part, await src.readFile());
+    } finally {
+      await src.close();
+    }
     await fs.rename(part, loc.data);
-    await fs.unlink(real);
+    await fs.unlink(at);
   }
   await prune(ws, loc.dir, size);
   return id;

@@ -1,11 +1,10 @@
 // The state of a file that is deleted or moved rather than rewritten: its version (hashed as a stream, so
-// no size limit applies) and whether the name the caller gave is itself a symbolic link.
+// no size limit applies).
 import { createHash } from 'node:crypto';
 import { constants as C, type Stats } from 'node:fs';
 import fs from 'node:fs/promises';
-import path from 'node:path';
 import { ToolError, type VersionStamp } from '../envelope.js';
-import { describeKind, type ResolvedPath, type ResolveOptions } from './sandbox.js';
+import { describeKind, type ResolvedPath } from './sandbox.js';
 import { versionOf } from './versions.js';
 
 const CHUNK = 1024 * 1024;
@@ -20,8 +19,9 @@ export interface FileState {
  * it does not exist. Refuses a leaf that turned into a symlink, a directory or a special file.
  */
 export async function fileState(p: ResolvedPath, signal?: AbortSignal): Promise<FileState | null> {
+  if (p.missing.length > 0) return null;
   // Special files are refused before any open: a socket cannot be opened (ENXIO), a device open may act.
-  const pre = await fs.lstat(p.real).catch((err: NodeJS.ErrnoException) => {
+  const pre = await fs.lstat(p.at).catch((err: NodeJS.ErrnoException) => {
     if (err.code === 'ENOENT') return null;
     throw err;
   });
@@ -29,7 +29,7 @@ export async function fileState(p: ResolvedPath, signal?: AbortSignal): Promise<
   if (!pre.isFile() && !pre.isDirectory() && !pre.isSymbolicLink()) throw new ToolError('NOT_REGULAR_FILE', `Not a regular file (${describeKind(pre)}): ${p.rel}`);
   let fh: fs.FileHandle;
   try {
-    fh = await fs.open(p.real, C.O_RDONLY | C.O_NOFOLLOW | C.O_NONBLOCK);
+    fh = await fs.open(p.at, C.O_RDONLY | C.O_NOFOLLOW | C.O_NONBLOCK);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return null;
@@ -55,32 +55,5 @@ export async function fileState(p: ResolvedPath, signal?: AbortSignal): Promise<
     return { stat: st, version: versionOf(st, hash.digest('hex')) };
   } finally {
     await fh.close();
-  }
-}
-
-type Resolver = (input: string, opts?: ResolveOptions) => Promise<ResolvedPath>;
-
-/** Splits a tool path into its parent (as a tool path, keeping a `[project]/` prefix) and its last segment. */
-export function splitToolPath(input: string): { parent: string; name: string } {
-  const trimmed = input.replace(/\/+$/, '');
-  const name = path.posix.basename(trimmed);
-  let parent = path.posix.dirname(trimmed);
-  if (/^\[[^\]]*\]$/.test(parent)) parent += '/';
-  return { parent, name };
-}
-
-/**
- * True when the last segment of the caller's path is a symbolic link (resolving would act on its target).
- * Only the checked parent directory is touched: the link itself is lstat'ed, never followed.
- */
-export async function leafIsSymlink(resolve: Resolver, input: string): Promise<boolean> {
-  const { parent, name } = splitToolPath(input);
-  if (name === '' || name === '.' || name === '..') return false;
-  const dir = await resolve(parent, { allowRoot: true });
-  if (!dir.stat?.isDirectory()) return false;
-  try {
-    return (await fs.lstat(path.join(dir.real, name))).isSymbolicLink();
-  } catch {
-    return false;
   }
 }

@@ -1,9 +1,9 @@
 // The workspace sandbox (SPEC §2): every tool path is checked lexically, then walked segment by segment
 // on the real file system, so no symlink, `..` or swap can lead a tool outside the workspace root.
-import { closeSync, fstatSync, lstatSync, readlinkSync, type Stats } from 'node:fs';
+import { closeSync, fstatSync, lstatSync, mkdirSync, readlinkSync, type Stats } from 'node:fs';
 import path from 'node:path';
 import { ToolError } from '../envelope.js';
-import { openNoFollow } from './small-io.js';
+import { openDirHandle, openNoFollow } from './small-io.js';
 import { isInside, type Workspace } from './workspace.js';
 
 export const MAX_PATH_BYTES = 4096;
@@ -12,25 +12,7 @@ const MAX_SYMLINK_HOPS = 40;
 /** Temp files of atomic writes carry this marker; tools never see them. */
 export const TEMP_MARKER = '.toolgate-tmp-';
 
-export interface ResolveOptions {
-  /** The path may be the workspace root itself ('.'). */
-  allowRoot?: boolean;
-}
-
-export interface ResolvedPath {
-  ws: Workspace;
-  /** Normalized relative POSIX path as the caller named it ('.' for the root). */
-  rel: string;
-  /** Real absolute path the operation acts on (symlinks inside the workspace followed). */
-  real: string;
-  /** Relative POSIX path of `real` from the root. */
-  realRel: string;
-  /** lstat of `real` when it exists (never a symlink), otherwise null. */
-  stat: Stats | null;
-  /** The name the caller gave was a symlink (inside the workspace). */
-  viaSymlink: boolean;
-}
-
+const URL_LIKE = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/|^file:\//i;
 const outside = () => new ToolError('ACCESS_DENIED', 'Path must be within project root.');
 const reserved = () => new ToolError('ACCESS_DENIED', 'Path is reserved for the service and cannot be accessed.');
 
@@ -40,6 +22,8 @@ export function normalizeToolPath(ws: Workspace, input: string): string[] {
   if (input.length === 0) throw new ToolError('INVALID_PARAM', 'Path must not be empty; use "." for the workspace root.');
   if (input.includes('\0')) throw new ToolError('INVALID_PARAM', 'Path must not contain NUL bytes.');
   if (input.includes('\\')) throw new ToolError('INVALID_PARAM', 'Path must use forward slashes (/); backslashes are not allowed.');
+  // A URL is not a path: 'file:///etc/passwd' would otherwise create 'file:/etc/passwd' inside the workspace.
+  if (URL_LIKE.test(input)) throw new ToolError('INVALID_PARAM', `Path '${input.slice(0, 100)}' looks like a URL; paths are relative to the workspace root (e.g. "src/main.py").`);
   if (Buffer.byteLength(input) > MAX_PATH_BYTES) throw new ToolError('INVALID_PARAM', `Path is longer than ${MAX_PATH_BYTES} bytes.`);
   let rest = input;
   if (input.startsWith('/')) {
@@ -67,81 +51,300 @@ export function relOf(segments: string[]): string {
   return segments.length === 0 ? '.' : segments.join('/');
 }
 
-/** True when a relative path names the state directory, something inside it, or a temp file. */
+/** True when a real path is the state directory, something inside it, or a temp file. */
 function isReservedReal(ws: Workspace, real: string): boolean {
   if (isInside(ws.stateDir, real)) return true;
   return path.basename(real).includes(TEMP_MARKER);
 }
 
+export interface ResolveOptions {
+  /** The path may be the workspace root itself ('.'). */
+  allowRoot?: boolean;
+  /** A symlink as the last segment is the result itself (delete_file, move_file act on the name, not the target). */
+  noFollowLeaf?: boolean;
+}
+
 /**
- * Resolves a tool path inside the workspace. Follows symlinks one segment at a time
- * (like realpath), refusing any that end outside the root; a path that does not exist
- * resolves to its deepest existing real ancestor plus the missing segments.
+ * Descriptors opened while resolving the paths of one call. They are closed only when the call has settled
+ * (even after its answer went out on a timeout): a descriptor number reused while a late operation still
+ * names it through /proc would point that operation at another directory.
  */
-export async function resolveInWorkspace(ws: Workspace, input: string, opts: ResolveOptions = {}): Promise<ResolvedPath> {
+export class HandleScope {
+  private fds: number[] = [];
+  track(fd: number): number {
+    this.fds.push(fd);
+    return fd;
+  }
+  close(): void {
+    for (const fd of this.fds) {
+      try {
+        closeSync(fd);
+      } catch {
+        // Already closed: nothing to release.
+      }
+    }
+    this.fds = [];
+  }
+}
+
+export interface ResolvedPath {
+  ws: Workspace;
+  /** Normalized relative POSIX path as the caller named it ('.' for the root). */
+  rel: string;
+  /** Real absolute path the operation acts on; for messages, lock keys and prefix checks, never for an operation. */
+  real: string;
+  /** Relative POSIX path of `real` from the root. */
+  realRel: string;
+  /** lstat of the object when it exists (a symlink only with noFollowLeaf), otherwise null. */
+  stat: Stats | null;
+  /** The name the caller gave was a symlink (inside the workspace). */
+  viaSymlink: boolean;
+  /** The last segment is itself a symlink (only set with noFollowLeaf). */
+  leafIsLink: boolean;
+  /** Verified directory the object lies in (or, for a directory reached as '.', the directory itself). */
+  dir: DirHandle;
+  /** Name of the object in `dir` ('.' when the object is `dir` itself). */
+  name: string;
+  /** Segments between `dir` and `name` that do not exist yet (a new file's missing parents). */
+  missing: string[];
+  /** The object named through `dir`'s handle: every operation of a call uses this, never `real`. */
+  at: string;
+}
+
+/** A directory held open (O_PATH) after it was checked, with the real path it had then. */
+export interface DirHandle {
+  fd: number;
+  real: string;
+}
+
+/** Swaps seen while one path is resolved before the call gives up (each retry re-reads a changed entry). */
+const MAX_RACE_RETRIES = 16;
+
+/**
+ * Where the kernel names a process's open descriptors; null when the weaker check was accepted because
+ * there is none (entries are then named by their real path string, so a concurrent swap can redirect them).
+ */
+let fdDir: string | null = '/proc/self/fd';
+
+/** True when `dir` names open descriptors the way Linux's /proc/self/fd does (an entry of a directory held open). */
+export function probeFdDir(dir = '/proc/self/fd'): boolean {
+  let fd: number | undefined;
+  try {
+    fd = openDirHandle('/');
+    return readlinkSync(`${dir}/${fd}`) === '/' && lstatSync(`${dir}/${fd}/.`).isDirectory();
+  } catch {
+    return false;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
+/** Sets how entries are named: through `dir` (handles), or, with null, by path string (the weaker check). */
+export function useFdDir(dir: string | null): void {
+  fdDir = dir;
+}
+
+/** The directory that names open descriptors, or null in the weaker mode. */
+export function fdDirOrNull(): string | null {
+  return fdDir;
+}
+
+/** The name of `name` inside a held directory: resolved by the kernel through the handle, not by path string. */
+export function entryOf(dir: DirHandle, name: string): string {
+  return fdDir === null ? `${dir.real}/${name}` : `${fdDir}/${dir.fd}/${name}`;
+}
+
+/** Where a held directory really is now (it may have been renamed since it was opened). */
+function whereNow(dir: DirHandle): string {
+  if (fdDir === null) return dir.real;
+  const now = readlinkSync(`${fdDir}/${dir.fd}`);
+  return now.endsWith(' (deleted)') ? `${dir.real}\0gone` : now;
+}
+
+/** Opens a verified subdirectory of `dir`, refusing anything but a real directory (no symlink is followed). */
+export function openSubdir(scope: HandleScope, dir: DirHandle, name: string): DirHandle {
+  return { fd: scope.track(openDirHandle(entryOf(dir, name))), real: `${dir.real === '/' ? '' : dir.real}/${name}` };
+}
+
+const changing = (rel: string) => new ToolError('CONFLICT', `Path '${rel}' changed while it was being resolved (a directory or link on the way was replaced); retry.`);
+
+/**
+ * Resolves a tool path inside the workspace from the root's open handle, one segment at a time: every
+ * directory is opened without following links, and an in-workspace symlink is followed by resolving its
+ * target again from the directory it lies in (or the root). The result names the object through the last
+ * verified directory's handle, so a later swap of any directory on the way cannot redirect the call.
+ * A path that does not exist resolves to its deepest existing directory plus the missing segments.
+ */
+export async function resolveInWorkspace(ws: Workspace, input: string, opts: ResolveOptions = {}, scope: HandleScope): Promise<ResolvedPath> {
   const segments = normalizeToolPath(ws, input);
   const rel = relOf(segments);
   if (segments.length === 0 && !opts.allowRoot) throw new ToolError('INVALID_PARAM', 'Path must name a file inside the workspace, not the root itself.');
+  if (segments.length > 0 && isReservedName(ws, segments)) throw reserved();
 
-  let cur = ws.root;
+  const rootDir: DirHandle = { fd: ws.rootFd, real: ws.root };
+  let stack: DirHandle[] = [rootDir];
   const pending = [...segments];
   let hops = 0;
-  let stat: Stats | null = null;
+  let retries = 0;
   let viaSymlink = false;
-  let missing: string[] | null = null;
-  if (segments.length === 0) stat = lstatSync(cur);
+  let leafIsLink = false;
+  let stat: Stats | null = null;
+  let name = '.';
+  let missing: string[] = [];
+  const top = () => stack[stack.length - 1] as DirHandle;
+
+  /** Follows the symlink `seg` of the top directory: its target's segments replace it. */
+  const follow = (seg: string): void => {
+    if (++hops > MAX_SYMLINK_HOPS) throw new ToolError('ACCESS_DENIED', 'Too many levels of symbolic links.');
+    let target: string;
+    try {
+      target = readlinkSync(entryOf(top(), seg));
+    } catch (err) {
+      // Swapped for something else since the lstat (EINVAL: no longer a link): look at the entry again.
+      const code = (err as NodeJS.ErrnoException).code;
+      if ((code === 'EINVAL' || code === 'ENOENT') && ++retries <= MAX_RACE_RETRIES) {
+        pending.unshift(seg);
+        return;
+      }
+      if (code === 'EINVAL' || code === 'ENOENT') throw changing(rel);
+      throw err;
+    }
+    viaSymlink = true;
+    if (path.isAbsolute(target)) {
+      const abs = path.posix.normalize(target);
+      if (!isInside(ws.root, abs)) throw outside();
+      stack = [rootDir];
+      pending.unshift(...abs.slice(ws.root.length).split('/'));
+    } else {
+      pending.unshift(...target.split('/'));
+    }
+  };
+
   while (pending.length > 0) {
     const seg = pending.shift() as string;
     if (seg === '' || seg === '.') continue;
     if (seg === '..') {
-      cur = path.dirname(cur);
-      stat = null; // the stat of the directory left behind; looked up again below
+      // Only a symlink's target brings '..' here (the caller's own were resolved lexically); it may not leave the root.
+      if (stack.length === 1) throw outside();
+      stack = stack.slice(0, -1);
+      stat = null;
       continue;
     }
-    const next = path.join(cur, seg);
-    let st: Stats;
-    try {
-      st = lstatSync(next);
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT') {
-        // The kernel fails `missing/..` with ENOENT, but resolving the rest lexically would skip the
-        // missing segment and could end on a symlink below an existing directory (a symlink target
-        // like 'ghost/../linkdir/x' where linkdir leads outside): refuse instead of guessing.
-        if (pending.includes('..')) throw new ToolError('NOT_FOUND', `File not found: ${rel} (a symbolic link on the way names a missing directory).`);
-        missing = [seg, ...pending];
-        cur = next;
-        break;
+    if (Buffer.byteLength(seg) > MAX_SEGMENT_BYTES) throw new ToolError('INVALID_PARAM', 'Path is too long.');
+    const last = pending.every((p) => p === '' || p === '.');
+    if (!last) {
+      try {
+        stack = [...stack, openSubdir(scope, top(), seg)];
+        stat = null;
+        continue;
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        if (code === 'ENOENT') {
+          // The kernel fails `missing/..` with ENOENT; resolving the rest lexically could end on a symlink below
+          // an existing directory (a target like 'ghost/../linkdir/x' where linkdir leads outside): refuse.
+          if (pending.includes('..')) throw new ToolError('NOT_FOUND', `File not found: ${rel} (a symbolic link on the way names a missing directory).`);
+          const rest = pending.filter((p) => p !== '' && p !== '.');
+          missing = [seg, ...rest.slice(0, -1)];
+          name = rest[rest.length - 1] as string;
+          break;
+        }
+        if (code !== 'ENOTDIR' && code !== 'ELOOP') throw mapWalkError(err, rel);
       }
-      if (code === 'ENOTDIR') throw new ToolError('NOT_A_DIRECTORY', `A parent of '${rel}' is not a directory.`);
-      if (code === 'EACCES' || code === 'EPERM') throw new ToolError('PERMISSION_DENIED', `Permission denied: ${rel}`);
-      if (code === 'ENAMETOOLONG') throw new ToolError('INVALID_PARAM', 'Path is too long.');
-      throw err;
-    }
-    if (st.isSymbolicLink()) {
-      if (++hops > MAX_SYMLINK_HOPS) throw new ToolError('ACCESS_DENIED', 'Too many levels of symbolic links.');
-      viaSymlink = true;
-      const target = readlinkSync(next);
-      if (path.isAbsolute(target)) cur = path.parse(target).root;
-      pending.unshift(...target.split('/'));
-      continue;
-    }
-    if (pending.some((p) => p !== '' && p !== '.') && !st.isDirectory()) {
-      // A later segment would need this one to be a directory; '..' after a file is also refused.
+      // Not a directory: a symlink to follow, or a file where a directory was needed.
+      const st = lstatOrNull(entryOf(top(), seg));
+      if (st?.isSymbolicLink()) {
+        follow(seg);
+        continue;
+      }
+      if (st === null || st.isDirectory()) {
+        // Gone or turned into a directory between the open and the lstat: look again.
+        if (++retries > MAX_RACE_RETRIES) throw changing(rel);
+        pending.unshift(seg);
+        continue;
+      }
       throw new ToolError('NOT_A_DIRECTORY', `A parent of '${rel}' is not a directory.`);
     }
-    cur = next;
+    let st: Stats | null;
+    try {
+      st = lstatOrNull(entryOf(top(), seg));
+    } catch (err) {
+      throw mapWalkError(err, rel);
+    }
+    if (st?.isSymbolicLink() && !opts.noFollowLeaf) {
+      follow(seg);
+      continue;
+    }
+    if (st?.isSymbolicLink()) leafIsLink = true;
+    name = seg;
     stat = st;
+    break;
   }
-  // Intermediate '..' from symlink targets may have walked anywhere; only the end result counts,
-  // and it must be inside the real root on whole segments.
-  const real = missing ? path.resolve(cur, ...missing.slice(1)) : cur;
+  const dir = top();
+  let dirReal: string;
+  try {
+    dirReal = whereNow(dir);
+  } catch (err) {
+    throw mapWalkError(err, rel);
+  }
+  // The directory may have been moved since it was opened: only where it is now counts.
+  if (!isInside(ws.root, dirReal)) throw outside();
+  const real = name === '.' ? dirReal : path.join(dirReal, ...missing, name);
   if (!isInside(ws.root, real)) throw outside();
-  if (isReservedReal(ws, real) || (segments.length > 0 && isReservedName(ws, segments))) throw reserved();
-  if (missing) stat = null;
-  // A symlink ending in '.' or '..' (e.g. one to the root) leaves no stat of the final directory: take it now.
-  else if (stat === null) stat = lstatSync(real);
-  return { ws, rel, real, realRel: toPosixRel(ws.root, real), stat, viaSymlink };
+  if (isReservedReal(ws, real)) throw reserved();
+  // Handles would let the service make paths longer than the system's limit, which nothing else could then reach.
+  if (Buffer.byteLength(real) >= MAX_PATH_BYTES) throw new ToolError('INVALID_PARAM', 'Path is too long.');
+  // A symlink ending in '.' or '..' (e.g. one to the root) leaves the directory itself as the result.
+  if (name === '.' && stat === null) stat = lstatSync(entryOf(dir, '.'));
+  const at = missing.length > 0 ? entryOf(dir, [...missing, name].join('/')) : entryOf(dir, name);
+  return { ws, rel, real, realRel: toPosixRel(ws.root, real), stat, viaSymlink, leafIsLink, dir: { fd: dir.fd, real: dirReal }, name, missing, at };
+}
+
+function lstatOrNull(p: string): Stats | null {
+  try {
+    return lstatSync(p);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
+  }
+}
+
+function mapWalkError(err: unknown, rel: string): unknown {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === 'ENOTDIR') return new ToolError('NOT_A_DIRECTORY', `A parent of '${rel}' is not a directory.`);
+  if (code === 'EACCES' || code === 'EPERM') return new ToolError('PERMISSION_DENIED', `Permission denied: ${rel}`);
+  if (code === 'ENAMETOOLONG') return new ToolError('INVALID_PARAM', 'Path is too long.');
+  if (code === 'ELOOP') return new ToolError('ACCESS_DENIED', 'Path changed to a symbolic link while it was being resolved; retry.');
+  return err;
+}
+
+/**
+ * Creates the missing directories of a resolved path one at a time through the verified parent's handle,
+ * each checked to be a real directory after it was made; afterwards the path names its object through the
+ * new parent's handle. Returns the first directory created (relative, with '/'), or null.
+ */
+export function createMissingParents(p: ResolvedPath, scope: HandleScope): string | null {
+  let dir = p.dir;
+  let first: string | null = null;
+  for (const seg of p.missing) {
+    try {
+      mkdirSync(entryOf(dir, seg));
+      first ??= `${toPosixRel(p.ws.root, path.join(dir.real, seg))}/`;
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code !== 'EEXIST') throw mapWalkError(err, p.rel);
+    }
+    try {
+      dir = openSubdir(scope, dir, seg);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOTDIR' || code === 'ELOOP') throw new ToolError('CONFLICT', `A parent of '${p.rel}' was replaced while it was being created; retry.`);
+      throw mapWalkError(err, p.rel);
+    }
+  }
+  p.dir = dir;
+  p.missing = [];
+  p.at = entryOf(dir, p.name);
+  return first;
 }
 
 function isReservedName(ws: Workspace, segments: string[]): boolean {
@@ -193,7 +396,7 @@ export function openVerified(p: ResolvedPath): VerifiedFile {
   const expected = requireFile(p);
   let fd: number;
   try {
-    fd = openNoFollow(p.real);
+    fd = openNoFollow(p.at);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ELOOP') throw new ToolError('ACCESS_DENIED', 'Path changed to a symbolic link while it was being opened; retry.');

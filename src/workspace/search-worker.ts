@@ -233,12 +233,29 @@ export function searchWorkerMain(): void {
     return hits;
   };
 
+  /**
+   * The path was opened by string, so a directory on the way may have been swapped for a symlink since the
+   * walk checked it: the descriptor must be the file at `path`. Without /proc the service only runs when the
+   * weaker check was accepted at start, and then there is nothing to compare with.
+   */
+  const isWhere = (fd: number, path: string): boolean => {
+    try {
+      return fs.readlinkSync(`/proc/self/fd/${fd}`) === path;
+    } catch (err) {
+      return (err as NodeJS.ErrnoException).code === 'ENOENT';
+    }
+  };
+
   const searchFile = (path: string, spec: SearchSpec, m: Matcher): FileOutcome => {
     let fd: number;
     try {
       fd = fs.openSync(path, OPEN_FLAGS);
     } catch {
       return { status: 3, bytes: 0, hits: [] }; // vanished, became a link, unreadable: not an error for a search
+    }
+    if (!isWhere(fd, path)) {
+      fs.closeSync(fd);
+      return { status: 3, bytes: 0, hits: [] }; // a directory on the way was swapped for a link: not this file
     }
     let buf: Buffer;
     try {

@@ -38,6 +38,16 @@ export function renameFile(from: string, to: string): void | Promise<void> {
   return renameAsync(from, to);
 }
 
+/** Linux's O_PATH (not in Node's constants): a handle to walk from and name entries through, needing no read permission. */
+const O_PATH = 0o10000000;
+/** A directory handle: a real directory only, never through a symlink at the leaf. */
+export const DIR_HANDLE_FLAGS = O_PATH | C.O_DIRECTORY | C.O_NOFOLLOW;
+
+/** Opens a handle (O_PATH) of the directory at `dir`, not following a symlink at the leaf. */
+export function openDirHandle(dir: string): number {
+  return fs.openSync(dir, DIR_HANDLE_FLAGS);
+}
+
 /** Opens a file for reading without following a symlink at the leaf and without blocking on a FIFO. */
 export function openNoFollow(real: string): number {
   return fs.openSync(real, C.O_RDONLY | C.O_NOFOLLOW | C.O_NONBLOCK);

@@ -2,12 +2,13 @@
 // followed, the state directory and temp files are never shown, and a walk stops at an entry count or a
 // deadline. Directories are read a few at a time ahead of the one being processed, so the walk is not
 // one file-system round trip per directory.
-import { constants as C, type Dirent } from 'node:fs';
+import { closeSync, constants as C, fstatSync, lstatSync, openSync, readFileSync, readlinkSync, type Dirent, type Stats } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import ignore, { type Ignore } from 'ignore';
-import { TEMP_MARKER } from './sandbox.js';
+import { entryOf, fdDirOrNull, TEMP_MARKER, toPosixRel } from './sandbox.js';
 import { isInside, type Workspace } from './workspace.js';
+import { ToolError } from '../envelope.js';
 
 export type EntryKind = 'file' | 'directory' | 'symlink' | 'other';
 
@@ -20,6 +21,8 @@ export interface WalkEntry {
   /** 1 for the start directory's children. */
   depth: number;
   kind: EntryKind;
+  /** lstat of the entry, taken through its directory's checked descriptor (with `stats`); null when it vanished. */
+  stat?: Stats | null;
 }
 
 /** Directories that tree walks list but never enter (SPEC §2, seed 004). */
@@ -39,6 +42,8 @@ export interface WalkOptions {
   skipDirs?: ReadonlySet<string>;
   /** Report the skipped directories themselves as entries (default false: they are invisible). */
   reportSkipped?: boolean;
+  /** lstat every reported entry through its directory's descriptor (list, sizes): never by path string. */
+  stats?: boolean;
   /** Honour .gitignore files from the workspace root down (default false). */
   respectGitignore?: boolean;
   /** Called for every entry, breadth-first, sorted by name within a directory; return false to stop. */
@@ -67,7 +72,18 @@ interface PendingDir {
   relFromStart: string;
   depth: number;
   rules: IgnoreRules[];
-  listing?: Promise<Dirent[] | null>;
+  listing?: Promise<Listing | null>;
+}
+
+interface Listing {
+  entries: Dirent[];
+  stats: Array<Stats | null> | null;
+}
+
+/** The start of a walk: a directory the sandbox resolved (its handle name and real path). */
+export interface WalkStart {
+  at: string;
+  real: string;
 }
 
 const PREFETCH = 8;
@@ -80,28 +96,81 @@ function kindOf(d: Dirent): EntryKind {
   return 'other';
 }
 
-/** Entries a directory holds, or null when it cannot be read (vanished, permissions): walks skip it. */
-async function listDir(abs: string): Promise<Dirent[] | null> {
+const DIR_READ = C.O_RDONLY | C.O_DIRECTORY | C.O_NOFOLLOW | C.O_NONBLOCK;
+
+/**
+ * Opens a directory below the walk's start by its path and checks, through the descriptor, that it is where
+ * that path says: a directory on the way swapped for a symlink leads elsewhere, and is then skipped. Null
+ * when it cannot be opened (vanished, a link now, unreadable) or is not where it should be.
+ */
+export function openCheckedAt(abs: string, flags: number): number | null {
+  let fd: number;
   try {
-    const entries = await fs.readdir(abs, { withFileTypes: true });
-    return entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    fd = openSync(abs, flags);
+  } catch {
+    return null;
+  }
+  if (!isWhereExpected(fd, abs)) {
+    closeSync(fd);
+    return null;
+  }
+  return fd;
+}
+
+/** True when the open descriptor `fd` really is the object at `abs` (always true where no /proc names descriptors). */
+export function isWhereExpected(fd: number, abs: string): boolean {
+  const dir = fdDirOrNull();
+  if (dir === null) return true;
+  try {
+    return readlinkSync(`${dir}/${fd}`) === abs;
+  } catch {
+    return false;
+  }
+}
+
+/** Entries (and their lstat, with `withStats`) a directory holds through the descriptor `fd`, which it closes. */
+async function listFd(fd: number, real: string, withStats: boolean): Promise<Listing> {
+  try {
+    const handle = { fd, real };
+    const entries = await fs.readdir(entryOf(handle, '.'), { withFileTypes: true });
+    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const stats = withStats ? entries.map((e) => lstatOrNull(entryOf(handle, e.name))) : null;
+    return { entries, stats };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function lstatOrNull(p: string): Stats | null {
+  try {
+    return lstatSync(p);
+  } catch {
+    return null;
+  }
+}
+
+/** Entries of a directory below the start, or null when it cannot be read or was swapped: walks skip it. */
+async function listDir(abs: string, withStats: boolean): Promise<Listing | null> {
+  const fd = openCheckedAt(abs, DIR_READ);
+  if (fd === null) return null;
+  try {
+    return await listFd(fd, abs, withStats);
   } catch {
     return null;
   }
 }
 
 async function readGitignore(dir: string): Promise<IgnoreRules | null> {
-  let fh: fs.FileHandle | undefined;
+  const fd = openCheckedAt(path.join(dir, '.gitignore'), C.O_RDONLY | C.O_NOFOLLOW | C.O_NONBLOCK);
+  if (fd === null) return null;
   try {
-    fh = await fs.open(path.join(dir, '.gitignore'), C.O_RDONLY | C.O_NOFOLLOW | C.O_NONBLOCK);
-    const st = await fh.stat();
+    const st = fstatSync(fd);
     if (!st.isFile() || st.size > GITIGNORE_MAX_BYTES) return null;
-    const text = await fh.readFile('utf8');
-    return { base: dir, ig: ignore({ allowRelativePaths: true }).add(text) };
+    return { base: dir, ig: ignore({ allowRelativePaths: true }).add(readFileSync(fd, 'utf8')) };
   } catch {
     return null;
   } finally {
-    await fh?.close();
+    closeSync(fd);
   }
 }
 
@@ -119,10 +188,23 @@ export function isHiddenFromTools(name: string): boolean {
 }
 
 /**
- * Walks the directory `startAbs` (a real path checked by the sandbox) breadth-first. Only the start is
- * trusted; below it nothing is followed: a symlink is an entry of kind 'symlink', never a directory.
+ * Walks the directory `start` (resolved by the sandbox) breadth-first. Only the start is trusted; below it
+ * nothing is followed: a symlink is an entry of kind 'symlink', never a directory, and each directory is
+ * checked through its descriptor to be where its path says before its entries are read.
  */
-export async function walkTree(ws: Workspace, startAbs: string, opts: WalkOptions): Promise<WalkResult> {
+export async function walkTree(ws: Workspace, start: WalkStart, opts: WalkOptions): Promise<WalkResult> {
+  const startAbs = start.real;
+  const withStats = opts.stats ?? false;
+  let startFd: number;
+  try {
+    startFd = openSync(start.at, DIR_READ);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EACCES' || code === 'EPERM') throw new ToolError('PERMISSION_DENIED', `Permission denied: cannot read directory '${toPosixRel(ws.root, startAbs)}'.`);
+    if (code === 'ELOOP' || code === 'ENOTDIR') throw new ToolError('CONFLICT', `Directory '${toPosixRel(ws.root, startAbs)}' was replaced while it was being opened; retry.`);
+    throw err;
+  }
+  const startListing = listFd(startFd, startAbs, withStats);
   const skipDirs = opts.skipDirs ?? DEFAULT_SKIP_DIRS;
   const includeHidden = opts.includeHidden ?? true;
   let rootRules: IgnoreRules[] = [];
@@ -135,7 +217,7 @@ export async function walkTree(ws: Workspace, startAbs: string, opts: WalkOption
     }
     rootRules = (await Promise.all(ancestors.map(readGitignore))).filter((r): r is IgnoreRules => r !== null);
   }
-  const queue: PendingDir[] = [{ abs: startAbs, relFromStart: '', depth: 0, rules: rootRules }];
+  const queue: PendingDir[] = [{ abs: startAbs, relFromStart: '', depth: 0, rules: rootRules, listing: startListing }];
   let head = 0;
   let visited = 0;
   const result = (truncated: boolean, reason: WalkResult['reason']): WalkResult => ({ visited, truncated, reason });
@@ -143,14 +225,15 @@ export async function walkTree(ws: Workspace, startAbs: string, opts: WalkOption
   while (head < queue.length) {
     for (let i = head; i < Math.min(queue.length, head + PREFETCH); i++) {
       const q = queue[i] as PendingDir;
-      q.listing ??= listDir(q.abs);
+      q.listing ??= listDir(q.abs, withStats);
     }
     const held = opts.pace?.();
     if (held) await held;
     const dir = queue[head] as PendingDir;
     queue[head++] = undefined as unknown as PendingDir; // let finished directories be collected
-    const entries = await (dir.listing as Promise<Dirent[] | null>);
-    if (!entries) continue;
+    const listing = await (dir.listing as Promise<Listing | null>);
+    if (!listing) continue;
+    const entries = listing.entries;
     if (opts.signal?.aborted) return result(true, 'time');
     if (opts.deadline !== undefined && Date.now() > opts.deadline) return result(true, 'time');
 
@@ -162,7 +245,8 @@ export async function walkTree(ws: Workspace, startAbs: string, opts: WalkOption
     const depth = dir.depth + 1;
     // A directory entry name holds no separator, so concatenation is enough (no path.join per entry).
     const prefix = dir.abs.endsWith(path.sep) ? dir.abs : dir.abs + path.sep;
-    for (const d of entries) {
+    for (let i = 0; i < entries.length; i++) {
+      const d = entries[i] as Dirent;
       const name = d.name;
       if (isHiddenFromTools(name)) continue;
       if (!includeHidden && name.startsWith('.')) continue;
@@ -175,7 +259,9 @@ export async function walkTree(ws: Workspace, startAbs: string, opts: WalkOption
       if (visited >= opts.maxEntries) return result(true, 'entries');
       visited++;
       const relFromStart = dir.relFromStart === '' ? name : `${dir.relFromStart}/${name}`;
-      if (opts.onEntry({ name, relFromStart, abs, depth, kind }) === false) return result(true, 'stopped');
+      const entry: WalkEntry = { name, relFromStart, abs, depth, kind };
+      if (listing.stats) entry.stat = listing.stats[i] ?? null;
+      if (opts.onEntry(entry) === false) return result(true, 'stopped');
       if (kind === 'directory' && !skipped && depth < opts.maxDepth) queue.push({ abs, relFromStart, depth, rules });
     }
   }

@@ -1,6 +1,8 @@
 // One workspace root with its state directory and limits; everything in workspace/ takes it as the first argument.
 import fs from 'node:fs/promises';
+import { closeSync } from 'node:fs';
 import path from 'node:path';
+import { openDirHandle } from './small-io.js';
 
 export interface WorkspaceLimits {
   maxReadBytes: number;
@@ -27,6 +29,8 @@ export interface Workspace {
   readonly id: string | null;
   /** Real (symlink-free) absolute path of the root. */
   readonly root: string;
+  /** The root held open: every path is resolved from this handle, never from the root's path string. */
+  readonly rootFd: number;
   /** Real absolute path of the state directory (locks, backups, audit). */
   readonly stateDir: string;
   readonly allowAbsolute: boolean;
@@ -59,6 +63,7 @@ export async function openWorkspace(opts: OpenWorkspaceOptions): Promise<Workspa
   return {
     id: opts.id ?? null,
     root,
+    rootFd: openDirHandle(root),
     stateDir,
     allowAbsolute: opts.allowAbsolute,
     requireVersion: opts.requireVersion,
@@ -66,6 +71,15 @@ export async function openWorkspace(opts: OpenWorkspaceOptions): Promise<Workspa
     instanceId: opts.instanceId,
     observer: opts.observer,
   };
+}
+
+/** Releases the root's handle (app shutdown). */
+export function closeWorkspace(ws: Workspace): void {
+  try {
+    closeSync(ws.rootFd);
+  } catch {
+    // Already closed.
+  }
 }
 
 /** True when `child` is `parent` or lies below it, compared on whole path segments. */
