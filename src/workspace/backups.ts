@@ -1,7 +1,7 @@
 // Backups (SPEC §3): the old content of a file before it is overwritten, edited, replaced or deleted,
 // kept under <state>/backups/<file key>/ with bounded retention (count per file, total bytes).
 import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { closeSync, mkdirSync, readdirSync, statSync, unlinkSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { ToolError } from '../envelope.js';
@@ -211,6 +211,7 @@ function scanSizes(ws: Workspace): Array<{ id: string; size: number }> {
     } catch {
       continue;
     }
+    removeOrphans(path.join(root, d), names);
     for (const n of names) {
       if (!n.endsWith('.json')) continue;
       const id = n.slice(0, -5);
@@ -233,6 +234,31 @@ function scanSizes(ws: Workspace): Array<{ id: string; size: number }> {
   for (const data of knownSizes.keys()) if (data.startsWith(root + path.sep) && !seen.has(data)) knownSizes.delete(data);
   // The part after the file key is the creation time (base 36, fixed width) and a random tail.
   return all.sort((a, b) => (a.id.slice(17) < b.id.slice(17) ? -1 : 1));
+}
+
+/**
+ * A backup half made by a process killed with -9 is never listed nor pruned by count (both go by the meta):
+ * data without its meta (createBackup writes the data first), a meta without data (moveToBackup writes the
+ * meta first), a `.part` copy. They go once older than this, so that one a live writer is making stays.
+ */
+const ORPHAN_GRACE_MS = 10 * 60 * 1000;
+
+/** Removes the orphans among one file key's backup directory entries (see ORPHAN_GRACE_MS). */
+function removeOrphans(dir: string, names: string[]): void {
+  const present = new Set(names);
+  const now = Date.now();
+  for (const n of names) {
+    const orphan = n.endsWith('.bak') ? !present.has(`${n.slice(0, -4)}.json`) : n.endsWith('.json') ? !present.has(`${n.slice(0, -5)}.bak`) : n.endsWith('.bak.part');
+    if (!orphan) continue;
+    const file = path.join(dir, n);
+    try {
+      if (now - statSync(file).mtimeMs < ORPHAN_GRACE_MS) continue;
+      unlinkSync(file);
+      knownSizes.delete(file);
+    } catch {
+      // Gone meanwhile (completed or removed by another replica).
+    }
+  }
 }
 
 /** All backups (newest first), or those of one relative path. */
