@@ -12,7 +12,7 @@ export interface ToolContext {
   readonly signal: AbortSignal;
   /** A version the transport received out of band (REST `If-Match`), checked like `expected_sha256`. */
   readonly ifMatch: string | undefined;
-  /** Resolves a tool path in the sandbox, including `[otherId]/path` when the caller may use that project. */
+  /** Resolves a tool path in the sandbox, including `[otherId]/path` (multi-project mode, when the caller may use that project; `./[x]/path` is local). */
   resolve(input: string, opts?: ResolveOptions): Promise<ResolvedPath>;
 }
 

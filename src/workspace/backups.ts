@@ -10,6 +10,11 @@ import type { Workspace } from './workspace.js';
 
 export interface BackupMeta {
   backup_id: string;
+  /**
+   * The file's project (null in single-project mode) and its real path relative to that project's root: what a
+   * restore acts on, never parsed as a tool path (a local directory may be called `[B]`). Absent in old metas.
+   */
+  project?: string | null;
   path: string;
   operation: string;
   created_at: string;
@@ -60,7 +65,7 @@ export async function createBackup(ws: Workspace, input: BackupInput, content: B
   // copies: the service never creates hard links (SPEC §2), which would also tie a backup to a user's inode.
   await writeNew(loc.data, content);
   knownSizes.set(loc.data, content.length);
-  await writeMeta(loc.meta, id, input, content.length);
+  await writeMeta(loc.meta, id, ws.id, input, content.length);
   await prune(ws, loc.dir, content.length);
   return id;
 }
@@ -82,7 +87,7 @@ export async function moveToBackup(ws: Workspace, real: string, input: BackupInp
   const id = newId(input.rel);
   const loc = locate(ws, id);
   await fs.mkdir(loc.dir, { recursive: true, mode: 0o700 });
-  await writeMeta(loc.meta, id, input, size);
+  await writeMeta(loc.meta, id, ws.id, input, size);
   try {
     await fs.rename(real, loc.data);
   } catch (err) {
@@ -101,9 +106,10 @@ export async function moveToBackup(ws: Workspace, real: string, input: BackupInp
   return id;
 }
 
-async function writeMeta(file: string, id: string, input: BackupInput, size: number): Promise<void> {
+async function writeMeta(file: string, id: string, project: string | null, input: BackupInput, size: number): Promise<void> {
   const meta: BackupMeta = {
     backup_id: id,
+    project,
     path: input.rel,
     operation: input.operation,
     created_at: new Date().toISOString(),
