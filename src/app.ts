@@ -4,7 +4,7 @@ import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import { jsonSchemaTransform, jsonSchemaTransformObject, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
-import { ConfigError, type Config } from './config.js';
+import { ConfigError, defaultInstanceId, type Config } from './config.js';
 import { probeFdDir, useFdDir } from './workspace/sandbox.js';
 import { ToolError, type Envelope } from './envelope.js';
 import type { AuditLog } from './ops/audit.js';
@@ -15,7 +15,6 @@ import type { Projects } from './ops/projects.js';
 import { createExecutor, type AfterHook, type BeforeHook, type Executor } from './tools/execute.js';
 import { registerRest, sendEnvelope } from './transports/rest.js';
 import type { Workspace, WorkspaceLimits } from './workspace/workspace.js';
-import os from 'node:os';
 
 export const VERSION = '0.1.0';
 
@@ -127,7 +126,7 @@ const zodCompilers = { buildValidator: () => validatorCompiler, buildSerializer:
 
 export async function buildApp(config: Config, opts: BuildOptions = {}): Promise<FastifyInstance> {
   const weakSandbox = chooseSandbox(config, opts.fdDir ?? '/proc/self/fd');
-  const instanceId = config.instanceId ?? os.hostname().replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 64);
+  const instanceId = config.instanceId ?? defaultInstanceId();
   const ops = await prepareOperations(config, { version: VERSION, instanceId, limits: limitsOf(config), auditStream: opts.auditStream, tokens: opts.tokens });
 
   const app = Fastify({

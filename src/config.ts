@@ -1,4 +1,6 @@
 // Environment -> typed, validated configuration. Every setting is a TOOLGATE_* variable (README table).
+import { randomBytes } from 'node:crypto';
+import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 
@@ -48,8 +50,17 @@ export const SETTINGS = {
   shutdownTimeoutMs: { env: 'TOOLGATE_SHUTDOWN_TIMEOUT_MS', schema: int(0), default: '30000', doc: 'On SIGTERM, how long in-flight calls may finish before the process exits anyway.' },
   logLevel: { env: 'TOOLGATE_LOG_LEVEL', schema: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), default: 'info', doc: 'Log level: `fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent` (JSON lines; readable when stdout is a terminal; Authorization headers redacted).' },
   logRequests: { env: 'TOOLGATE_LOG_REQUESTS', schema: bool, default: 'false', doc: 'Also log every HTTP request (Fastify\'s "incoming request"/"request completed" lines); off by default because the audit log already has one line per tool call.' },
-  instanceId: { env: 'TOOLGATE_INSTANCE_ID', schema: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'letters, digits, dot, dash, underscore').optional(), default: undefined, doc: 'Name of this replica in audit file names (default: host name).' },
+  instanceId: { env: 'TOOLGATE_INSTANCE_ID', schema: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'letters, digits, dot, dash, underscore').optional(), default: undefined, doc: 'Name of this replica in audit file names (default: host name, process id and a random suffix, so unique per process; a set name is used as is, so give each process its own).' },
 } as const;
+
+/**
+ * The instance id when none is set: the host name alone was shared by two processes on one host (or two apps in
+ * one process), which then wrote one audit file and broke its chain. The pid and a random suffix make it unique.
+ */
+export function defaultInstanceId(): string {
+  const host = os.hostname().replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 40);
+  return `${host}-${process.pid}-${randomBytes(3).toString('hex')}`;
+}
 
 type Settings = typeof SETTINGS;
 export type SettingKey = keyof Settings;

@@ -14,7 +14,7 @@ export interface ToolContext {
   readonly ifMatch: string | undefined;
   /** Holds the directory handles of this call's paths until the call has settled. */
   readonly handles: HandleScope;
-  /** Resolves a tool path in the sandbox, including `[otherId]/path` when the caller may use that project. */
+  /** Resolves a tool path in the sandbox, including `[otherId]/path` (multi-project mode, when the caller may use that project; `./[x]/path` is local). */
   resolve(input: string, opts?: ResolveOptions): Promise<ResolvedPath>;
 }
 

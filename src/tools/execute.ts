@@ -3,6 +3,7 @@
 // limit, policy, audit, metrics) plug in as hooks around it, so no transport can skip them.
 import { z } from 'zod';
 import { shortenParams, toToolError, ToolError, type Envelope, type Risk, type RiskLevel, type VersionStamp } from '../envelope.js';
+import { asLocalToolPath } from '../workspace/path-syntax.js';
 import { HandleScope, resolveInWorkspace, type ResolveOptions } from '../workspace/sandbox.js';
 import type { Workspace } from '../workspace/workspace.js';
 import type { ToolContext, ToolDefinition, ToolResult } from './define.js';
@@ -210,11 +211,18 @@ export async function runWithTimeout(tool: ToolDefinition, call: CallInfo, input
   }
 }
 
+/**
+ * `[id]/path` names another project in multi-project mode only (single-project mode has no projects, so there it
+ * is a directory); `./[id]/path` is always local. A local path reported back is written so that it reads back.
+ */
 async function resolveToolPath(call: CallInfo, input: string, opts: ResolveOptions | undefined, scope: HandleScope) {
-  const m = CROSS_PROJECT.exec(input);
-  if (!m) return resolveInWorkspace(call.ws, input, opts, scope);
+  const m = call.workspaceFor ? CROSS_PROJECT.exec(input) : null;
+  if (!m || !call.workspaceFor) {
+    const local = await resolveInWorkspace(call.ws, input, opts, scope);
+    if (local.rel.startsWith('[')) local.rel = asLocalToolPath(local.rel);
+    return local;
+  }
   const projectId = m[1] as string;
-  if (!call.workspaceFor) throw new ToolError('ACCESS_DENIED', 'Cross-project paths ([projectId]/path) need multi-project mode.');
   const other = await call.workspaceFor(projectId);
   const resolved = await resolveInWorkspace(other, m[2] === '' ? '.' : (m[2] as string), opts, scope);
   resolved.rel = `[${projectId}]/${resolved.rel}`;

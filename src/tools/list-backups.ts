@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { listBackups } from '../workspace/backups.js';
+import { asLocalToolPath } from '../workspace/path-syntax.js';
 import { defineTool } from './define.js';
 
 const Input = z.strictObject({
@@ -33,14 +34,17 @@ export const listBackupsTool = defineTool({
       ws = p.ws; // `[otherId]/path` lists the other project's backups
     }
     const all = await listBackups(ws, rel);
-    const backups = all.slice(0, input.limit).map(({ backup_id, path, operation, created_at, size_bytes, sha256 }) => ({ backup_id, path, operation, created_at, size_bytes, sha256 }));
+    // Paths as a call from this project names them: `[other]/x` for another project's, `./[B]/x` for a local `[B]`.
+    const shown = (stored: string) => (ws === ctx.ws ? asLocalToolPath(stored) : `[${ws.id}]/${stored}`);
+    const backups = all.slice(0, input.limit).map(({ backup_id, path, operation, created_at, size_bytes, sha256 }) => ({ backup_id, path: shown(path), operation, created_at, size_bytes, sha256 }));
     const truncated = all.length > backups.length;
+    const of = rel === undefined ? '' : ` of '${shown(rel)}'`;
     return {
       data: { backups, truncated },
-      text: backups.length === 0 ? `No backups${rel ? ` of '${rel}'` : ''}.` : `${all.length} backup(s)${rel ? ` of '${rel}'` : ''}; newest ${backups[0]?.backup_id}.`,
+      text: backups.length === 0 ? `No backups${of}.` : `${all.length} backup(s)${of}; newest ${backups[0]?.backup_id}.`,
       stats: { matches: backups.length },
       partial: truncated,
-      pathResolved: rel ?? null,
+      pathResolved: rel === undefined ? null : shown(rel),
     };
   },
 });

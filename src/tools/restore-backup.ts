@@ -3,6 +3,8 @@ import { writeFileAtomic } from '../workspace/atomic.js';
 import { createBackup, readBackup } from '../workspace/backups.js';
 import { diffWhole } from '../workspace/diff.js';
 import { withFileLock } from '../workspace/locks.js';
+import { asLocalToolPath } from '../workspace/path-syntax.js';
+import { resolveInWorkspace } from '../workspace/sandbox.js';
 import { sha256Hex, versionOf } from '../workspace/versions.js';
 import { defineTool } from './define.js';
 import { DiffFields, DryRunArg, VersionArgs, VersionSchema, enforceVersion, ensureParent, readCurrent } from './common.js';
@@ -36,7 +38,11 @@ export const restoreBackupTool = defineTool({
   output: Output,
   async run(ctx, input) {
     const { meta, content } = await readBackup(ctx.ws, input.backup_id);
-    const p = await ctx.resolve(meta.path);
+    if (typeof meta.project === 'string' && ctx.ws.id !== null && meta.project !== ctx.ws.id) throw new ToolError('NOT_FOUND', `Backup not found in this project: ${input.backup_id}`);
+    // Into the backup's own project, at its stored real path: not ctx.resolve, which would read `[B]/x` as
+    // project B's file and let a restore cross projects.
+    const p = await resolveInWorkspace(ctx.ws, meta.path, {}, ctx.handles);
+    p.rel = asLocalToolPath(p.rel);
     if (p.stat?.isDirectory()) throw new ToolError('IS_DIRECTORY', `Path is a directory now: ${p.rel}`);
     ensureParent(ctx, p, true, input.dry_run);
     return withFileLock(p.ws, p.real, p.rel, async () => {

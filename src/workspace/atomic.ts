@@ -1,9 +1,10 @@
 // Durable writes (SPEC §3): temp file, fsync, rename over the target, fsync of the directory.
 // Temp files live in the state directory (same volume), so a crash never leaves one beside the user's files.
 import { randomBytes } from 'node:crypto';
-import fsCallbacks, { accessSync, closeSync, constants, fchmodSync, lstatSync, mkdirSync, openSync, rmSync, type Stats } from 'node:fs';
+import fsCallbacks, { accessSync, closeSync, constants, fchmodSync, lstatSync, mkdirSync, openSync, rmdirSync, rmSync, type Stats } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { ownerState, readOwnerRecord, writeOwnerRecord } from './process-owner.js';
 import { TEMP_MARKER } from './sandbox.js';
 import { fsyncFd, openForWrite, renameFile, writeAll } from './small-io.js';
 import type { Workspace } from './workspace.js';
@@ -12,6 +13,19 @@ const STALE_TEMP_MS = 10 * 60 * 1000;
 
 function tempDirOf(ws: Workspace): string {
   return path.join(ws.stateDir, 'tmp', ws.instanceId);
+}
+/** In each temp directory: the process that made it, so that a sweep spares the temp files of a live writer. */
+const OWNER = '.owner';
+
+function makeTempDir(ws: Workspace): void {
+  const dir = tempDirOf(ws);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  try {
+    writeOwnerRecord(path.join(dir, OWNER));
+  } catch (err) {
+    // EEXIST: another live process with the same (explicitly set) instance id made it first.
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  }
 }
 
 export async function fsyncDirectory(dir: string): Promise<void> {
@@ -67,7 +81,7 @@ export async function writeTempFile(ws: Workspace, data: FileContent, opts: Atom
     await writeTemp(tempPath, data, mode);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-    mkdirSync(tempDirOf(ws), { recursive: true, mode: 0o700 });
+    makeTempDir(ws);
     await writeTemp(tempPath, data, mode);
   }
   return { path: tempPath, name, data, mode };
@@ -158,8 +172,10 @@ export async function writeFileAtomic(ws: Workspace, target: string, data: FileC
 }
 
 /**
- * Removes temp files left by a crash: everything of this instance, and anything older than ten
- * minutes of other replicas (theirs may still be in flight). Returns how many were removed.
+ * Removes temp files left by a crash: all of a temp directory whose owner on this host is gone, and files
+ * older than ten minutes where the owner lives elsewhere (only age can tell there). A live owner's files may
+ * be in flight and stay. A directory without an owner record (made before records were kept) is treated as
+ * before: this instance's is a crashed earlier run's. Returns how many files were removed.
  */
 export async function sweepTempFiles(ws: Workspace): Promise<number> {
   const base = path.join(ws.stateDir, 'tmp');
@@ -173,14 +189,28 @@ export async function sweepTempFiles(ws: Workspace): Promise<number> {
   const now = Date.now();
   for (const owner of owners) {
     const dir = path.join(base, owner);
+    const record = readOwnerRecord(path.join(dir, OWNER));
+    const state = record === null ? null : ownerState(record);
+    if (state === 'alive') continue;
+    const all = state === 'dead' || (state === null && owner === ws.instanceId);
     const entries = await fs.readdir(dir).catch(() => [] as string[]);
     for (const entry of entries) {
+      if (entry === OWNER) continue;
       const file = path.join(dir, entry);
       const st = await fs.lstat(file).catch(() => null);
       if (!st) continue;
-      if (owner === ws.instanceId || now - st.mtimeMs > STALE_TEMP_MS) {
+      if (all || now - st.mtimeMs > STALE_TEMP_MS) {
         await fs.rm(file, { force: true });
         removed++;
+      }
+    }
+    if (state === 'dead') {
+      // One directory per process start would pile up otherwise.
+      try {
+        rmSync(path.join(dir, OWNER), { force: true });
+        rmdirSync(dir);
+      } catch {
+        // Not empty after all: left for a later sweep.
       }
     }
   }

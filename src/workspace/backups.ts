@@ -1,7 +1,7 @@
 // Backups (SPEC §3): the old content of a file before it is overwritten, edited, replaced or deleted,
 // kept under <state>/backups/<file key>/ with bounded retention (count per file, total bytes).
 import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, constants as fsConstants, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { closeSync, constants as fsConstants, mkdirSync, readdirSync, statSync, unlinkSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { ToolError } from '../envelope.js';
@@ -10,6 +10,11 @@ import type { Workspace } from './workspace.js';
 
 export interface BackupMeta {
   backup_id: string;
+  /**
+   * The file's project (null in single-project mode) and its real path relative to that project's root: what a
+   * restore acts on, never parsed as a tool path (a local directory may be called `[B]`). Absent in old metas.
+   */
+  project?: string | null;
   path: string;
   operation: string;
   created_at: string;
@@ -60,7 +65,7 @@ export async function createBackup(ws: Workspace, input: BackupInput, content: B
   // copies: the service never creates hard links (SPEC §2), which would also tie a backup to a user's inode.
   await writeNew(loc.data, content);
   knownSizes.set(loc.data, content.length);
-  await writeMeta(loc.meta, id, input, content.length);
+  await writeMeta(loc.meta, id, ws.id, input, content.length);
   await prune(ws, loc.dir, content.length);
   return id;
 }
@@ -86,7 +91,7 @@ export async function moveToBackup(ws: Workspace, at: string, input: BackupInput
   const id = newId(input.rel);
   const loc = locate(ws, id);
   await fs.mkdir(loc.dir, { recursive: true, mode: 0o700 });
-  await writeMeta(loc.meta, id, input, size);
+  await writeMeta(loc.meta, id, ws.id, input, size);
   try {
     await fs.rename(at, loc.data);
     const moved = await fs.lstat(loc.data);
@@ -117,9 +122,10 @@ export async function moveToBackup(ws: Workspace, at: string, input: BackupInput
   return id;
 }
 
-async function writeMeta(file: string, id: string, input: BackupInput, size: number): Promise<void> {
+async function writeMeta(file: string, id: string, project: string | null, input: BackupInput, size: number): Promise<void> {
   const meta: BackupMeta = {
     backup_id: id,
+    project,
     path: input.rel,
     operation: input.operation,
     created_at: new Date().toISOString(),
@@ -227,6 +233,7 @@ function scanSizes(ws: Workspace): Array<{ id: string; size: number }> {
     } catch {
       continue;
     }
+    removeOrphans(path.join(root, d), names);
     for (const n of names) {
       if (!n.endsWith('.json')) continue;
       const id = n.slice(0, -5);
@@ -249,6 +256,31 @@ function scanSizes(ws: Workspace): Array<{ id: string; size: number }> {
   for (const data of knownSizes.keys()) if (data.startsWith(root + path.sep) && !seen.has(data)) knownSizes.delete(data);
   // The part after the file key is the creation time (base 36, fixed width) and a random tail.
   return all.sort((a, b) => (a.id.slice(17) < b.id.slice(17) ? -1 : 1));
+}
+
+/**
+ * A backup half made by a process killed with -9 is never listed nor pruned by count (both go by the meta):
+ * data without its meta (createBackup writes the data first), a meta without data (moveToBackup writes the
+ * meta first), a `.part` copy. They go once older than this, so that one a live writer is making stays.
+ */
+const ORPHAN_GRACE_MS = 10 * 60 * 1000;
+
+/** Removes the orphans among one file key's backup directory entries (see ORPHAN_GRACE_MS). */
+function removeOrphans(dir: string, names: string[]): void {
+  const present = new Set(names);
+  const now = Date.now();
+  for (const n of names) {
+    const orphan = n.endsWith('.bak') ? !present.has(`${n.slice(0, -4)}.json`) : n.endsWith('.json') ? !present.has(`${n.slice(0, -5)}.bak`) : n.endsWith('.bak.part');
+    if (!orphan) continue;
+    const file = path.join(dir, n);
+    try {
+      if (now - statSync(file).mtimeMs < ORPHAN_GRACE_MS) continue;
+      unlinkSync(file);
+      knownSizes.delete(file);
+    } catch {
+      // Gone meanwhile (completed or removed by another replica).
+    }
+  }
 }
 
 /** All backups (newest first), or those of one relative path. */

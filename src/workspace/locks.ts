@@ -1,11 +1,12 @@
 // Per-file write locks: an in-process queue first (cheap, fair), then a proper-lockfile lock in the
 // state directory so that other processes and replicas on the same volume are serialized too.
 import { createHash } from 'node:crypto';
-import { mkdirSync, realpathSync, rmdirSync, statSync, utimesSync } from 'node:fs';
+import { mkdirSync, realpathSync, rmdirSync, statSync, unlinkSync, utimesSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import lockfile from 'proper-lockfile';
 import { ToolError } from '../envelope.js';
+import { ownerState, readOwnerRecord, writeOwnerRecord } from './process-owner.js';
 import type { Workspace } from './workspace.js';
 
 const queues = new Map<string, Promise<void>>();
@@ -14,7 +15,29 @@ const STALE_MS = 10_000;
  * The file-system calls proper-lockfile makes with lockSync (and rmdirSync when the process exits). It copies the
  * object it is given on every lock: its default, all of graceful-fs, cost about 40 µs per write.
  */
-const LOCK_FS = { mkdirSync, realpathSync, rmdirSync, statSync, utimesSync };
+const LOCK_FS = { mkdirSync: makeLockDir, realpathSync, rmdirSync: removeLockDir, statSync, utimesSync };
+/** Inside a lock directory: who holds it, so that a waiter on this host sees a holder killed with -9 at once. */
+const OWNER = 'owner';
+
+/** The lock directory with its owner record, made before proper-lockfile reads the directory's mtime (which the record changes). */
+function makeLockDir(dir: string): void {
+  mkdirSync(dir);
+  try {
+    writeOwnerRecord(path.join(dir, OWNER));
+  } catch (err) {
+    rmdirSync(dir);
+    throw err;
+  }
+}
+
+function removeLockDir(dir: string): void {
+  try {
+    unlinkSync(path.join(dir, OWNER));
+  } catch {
+    // None (a lock of an earlier version, or its holder died before writing it).
+  }
+  rmdirSync(dir);
+}
 
 /** Where the cross-process lock of one file lives (exported for tests that hold it from outside). */
 export function lockPathFor(ws: Workspace, real: string): string {
@@ -76,9 +99,40 @@ async function acquireFileLock(ws: Workspace, real: string, rel: string, deadlin
         continue;
       }
       if (code !== 'ELOCKED') throw err;
+      if (takeOverFromDeadHolder(lockfilePath)) continue;
       if (Date.now() + delay > deadline) throw lockedError(rel, ws.limits.lockTimeoutMs);
       await sleep(delay);
       delay = Math.min(delay * 2, 50);
+    }
+  }
+}
+
+/**
+ * Removes a lock whose holder on this host no longer exists (killed with -9: its exit handler never ran), so
+ * the caller need not wait for the 10 s stale time. Serialized by a second lock and checked again under it:
+ * two waiters that both saw the dead holder must not both remove the lock (the second would remove the one
+ * the first has taken since). Holders on other hosts are left to the stale time.
+ */
+function takeOverFromDeadHolder(lockfilePath: string): boolean {
+  const record = readOwnerRecord(path.join(lockfilePath, OWNER));
+  if (record === null || ownerState(record) !== 'dead') return false;
+  let release: () => void;
+  try {
+    release = lockfile.lockSync(lockfilePath, { lockfilePath: `${lockfilePath}.takeover`, realpath: false, stale: STALE_MS, onCompromised: () => undefined, fs: LOCK_FS });
+  } catch {
+    return false; // another waiter is taking it over
+  }
+  try {
+    if (readOwnerRecord(path.join(lockfilePath, OWNER)) !== record) return false;
+    removeLockDir(lockfilePath);
+    return true;
+  } catch {
+    return false;
+  } finally {
+    try {
+      release();
+    } catch {
+      // Already removed as stale by another waiter: nothing to release.
     }
   }
 }

@@ -6,6 +6,7 @@ import { closeSync, constants as C, fstatSync, lstatSync, openSync, readFileSync
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import ignore, { type Ignore } from 'ignore';
+import { asLocalToolPath } from './path-syntax.js';
 import { entryOf, fdDirOrNull, TEMP_MARKER, toPosixRel } from './sandbox.js';
 import { isInside, type Workspace } from './workspace.js';
 import { ToolError } from '../envelope.js';
@@ -270,7 +271,7 @@ export async function walkTree(ws: Workspace, start: WalkStart, opts: WalkOption
 
 /** Joins a tool-relative directory ('.' or '[project]/.' for a root) and a path below it. */
 export function joinRel(dirRel: string, below: string): string {
-  if (dirRel === '.') return below;
+  if (dirRel === '.') return asLocalToolPath(below);
   if (dirRel.endsWith('/.')) return `${dirRel.slice(0, -1)}${below}`;
   return `${dirRel}/${below}`;
 }

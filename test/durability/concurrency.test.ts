@@ -255,6 +255,34 @@ describe('concurrency: LOCKED', () => {
     await expect(fs.stat(lockfilePath)).rejects.toMatchObject({ code: 'ENOENT' });
   });
 
+  it('a lock whose holder on this host was killed with -9 is taken over at once, not LOCKED (issue 12)', async () => {
+    await fs.writeFile(locked.file('killed.txt'), 'before\n');
+    const ws = workspaceOf(locked);
+    const real = await fs.realpath(locked.file('killed.txt'));
+    const holder = spawn(process.execPath, ['--import', 'tsx', path.join(here, 'fixtures', 'lock-holder.ts'), ws.stateDir, real], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+    const exited = new Promise<NodeJS.Signals | null>((resolve) => holder.once('exit', (_code, signal) => resolve(signal)));
+    let out = '';
+    await new Promise<void>((resolve, reject) => {
+      holder.stdout.on('data', (d: Buffer) => {
+        out += d.toString();
+        if (out.includes('@@LOCKED')) resolve();
+      });
+      holder.stderr.on('data', (d: Buffer) => (out += d.toString()));
+      void exited.then(() => reject(new Error(`lock holder exited early: ${out}`)));
+    });
+    // While the holder lives its lock is respected.
+    const whileHeld = await locked.call('write_file', { path: 'killed.txt', content: 'after\n', expected_sha256: sha256('before\n') });
+    expect(whileHeld.body.error?.code).toBe('LOCKED');
+    holder.kill('SIGKILL');
+    expect(await exited).toBe('SIGKILL');
+    // The lock directory is still there (no exit handler ran) and younger than the stale time.
+    await expect(fs.stat(lockPathFor(ws, real))).resolves.toBeTruthy();
+    const res = await locked.call('write_file', { path: 'killed.txt', content: 'after\n', expected_sha256: sha256('before\n') });
+    expect(res.body.status, JSON.stringify(res.body.error)).toBe('success');
+    expect(await fs.readFile(locked.file('killed.txt'), 'utf8')).toBe('after\n');
+    await expect(fs.stat(lockPathFor(ws, real))).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
   it('a lock path stays in the state directory, never beside the file', async () => {
     const ws = workspaceOf(locked);
     const lockfilePath = lockPathFor(ws, path.join(ws.root, 'a', 'b.txt'));

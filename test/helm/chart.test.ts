@@ -337,7 +337,7 @@ describe('yamllint', () => {
       encoding: 'utf8',
     });
     if (res.error && (res.error as NodeJS.ErrnoException).code === 'ENOENT') {
-      throw new Error('yamllint is not installed: install the Debian package (apt-get install -y yamllint)');
+      throw new Error('yamllint is not installed: install the Debian package (apt-get install -y yamllint; `npm test` does this as root: scripts/test-deps.mjs)');
     }
     expect(res.error).toBeUndefined();
     expect(`${res.stdout}${res.stderr}`.trim()).toBe('');

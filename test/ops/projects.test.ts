@@ -136,6 +136,45 @@ describe('multi-project mode', () => {
     expect(await fs.readFile(path.join(projectsRoot, 'b', 'hello.txt'), 'utf8')).toBe('from b');
   });
 
+  it('a local directory named [b] is reached as ./[b]/…, reported so, and its backup restores in this project only (issue 12)', async () => {
+    await fs.writeFile(path.join(projectsRoot, 'b', 'b.txt'), 'project b\n');
+    const call = (tool: string, body: unknown) => read(`/v1/projects/a/tools/${tool}`, body, aAndB.header);
+    const created = await call('write_file', { path: './[b]/b.txt', content: 'local v1\n', create_dirs: true });
+    expect(created.body.status, JSON.stringify(created.body.error)).toBe('success');
+    expect(await fs.readFile(path.join(projectsRoot, 'a', '[b]', 'b.txt'), 'utf8')).toBe('local v1\n');
+    const sha = (created.body.data as { version: { sha256: string } }).version.sha256;
+    const updated = await call('write_file', { path: './[b]/b.txt', content: 'local v2\n', expected_sha256: sha });
+    expect(updated.body.data).toMatchObject({ applied: true });
+    const backupId = (updated.body.data as { backup_id: string }).backup_id;
+    // Every tool that reports the path writes it so that it reads back as the local file.
+    const listed = (await call('list_directory', { path: '.', depth: 3 })).body.data as { entries: { path: string }[] };
+    expect(listed.entries.map((e) => e.path)).toEqual(expect.arrayContaining(['./[b]', './[b]/b.txt']));
+    const found = (await call('search_files', { path: '.', query: 'local', mode: 'content' })).body.data as { results: { path: string }[] };
+    expect(found.results.map((r) => r.path)).toEqual(['./[b]/b.txt']);
+    const large = (await call('find_large_files', { path: '.', min_size_bytes: 1 })).body.data as { files: { path: string }[] };
+    expect(large.files.map((f) => f.path)).toContain('./[b]/b.txt');
+    const backups = (await call('list_backups', {})).body.data as { backups: { backup_id: string; path: string }[] };
+    expect(backups.backups).toEqual([expect.objectContaining({ backup_id: backupId, path: './[b]/b.txt' })]);
+    const back = await call('read_file', { path: './[b]/b.txt' });
+    expect((back.body.data as { content: string }).content).toBe('local v2\n');
+    // The backup stores project a and the real path, and restores there, never into project b.
+    const meta = JSON.parse(await fs.readFile(path.join(projectsRoot, 'a', '.toolgate', 'backups', backupId.slice(0, 16), `${backupId}.json`), 'utf8')) as { project: string; path: string };
+    expect(meta).toMatchObject({ project: 'a', path: '[b]/b.txt' });
+    const restored = await call('restore_backup', { backup_id: backupId });
+    expect(restored.body.status, JSON.stringify(restored.body.error)).toBe('success');
+    expect((restored.body.data as { path: string }).path).toBe('./[b]/b.txt');
+    expect(await fs.readFile(path.join(projectsRoot, 'a', '[b]', 'b.txt'), 'utf8')).toBe('local v1\n');
+    expect(await fs.readFile(path.join(projectsRoot, 'b', 'b.txt'), 'utf8')).toBe('project b\n');
+    // Without the escape, [b]/ still names project b.
+    expect(((await call('read_file', { path: '[b]/b.txt' })).body.data as { content: string }).content).toBe('project b\n');
+    // A backup id of another project does not restore from here.
+    const bVersion = ((await read('/v1/projects/b/tools/read_file', { path: 'b.txt' }, aAndB.header)).body.data as { version: { sha256: string } }).version;
+    const bWrite = await read('/v1/projects/b/tools/write_file', { path: 'b.txt', content: 'b v2\n', expected_sha256: bVersion.sha256 }, aAndB.header);
+    const bBackup = (bWrite.body.data as { backup_id: string }).backup_id;
+    expect((await call('restore_backup', { backup_id: bBackup })).body.error?.code).toBe('NOT_FOUND');
+    expect(await fs.readFile(path.join(projectsRoot, 'b', 'b.txt'), 'utf8')).toBe('b v2\n');
+  });
+
   it('[otherId]/.. cannot climb out of the other project', async () => {
     const res = await read('/v1/projects/a/tools/read_file', { path: '[b]/../a/hello.txt' }, aAndB.header);
     expect(res.body.status).toBe('error');
@@ -178,7 +217,23 @@ describe('single-workspace mode', () => {
       const byUrl = await request(single.app, 'POST', '/v1/projects/a/tools/read_file', { path: 'x' });
       expect(byUrl.body.error?.code).toBe('NOT_FOUND');
       const cross = await single.call('read_file', { path: '[a]/x' });
-      expect(cross.body.error?.code).toBe('ACCESS_DENIED');
+      expect(cross.body.error?.code).toBe('NOT_FOUND'); // a local path: there is no file x in a directory [a]
+    } finally {
+      await single.close();
+    }
+  });
+
+  it('[x]/ is a directory, never a project prefix: a file search_files reports reads back by that path (issue 12)', async () => {
+    const single = await makeApp();
+    try {
+      await fs.mkdir(single.file('[B]'));
+      await fs.writeFile(single.file('[B]/b.txt'), 'in a directory named [B]\n');
+      const found = (await single.call('search_files', { path: '.', query: 'named', mode: 'content' })).body.data as { results: { path: string }[] };
+      expect(found.results).toHaveLength(1);
+      for (const p of [found.results[0]!.path, '[B]/b.txt', './[B]/b.txt']) {
+        const res = await single.call('read_file', { path: p });
+        expect((res.body.data as { content: string } | null)?.content, p).toBe('in a directory named [B]\n');
+      }
     } finally {
       await single.close();
     }

@@ -1,5 +1,6 @@
 // A throw-away redis-server on a free loopback port for the shared-budget tests. The binary comes from
-// Debian's `redis-server` package (.ci/run installs it); without it the tests fail and say so.
+// Debian's `redis-server` package (`npm test` installs it first: scripts/test-deps.mjs); without it the tests
+// fail and say so.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -16,7 +17,7 @@ export function assertRedisInstalled(): void {
   if (probe.error || probe.status !== 0) {
     throw new Error(
       'redis-server is not installed, so the shared rate-limit tests cannot run. Install it with ' +
-        '`apt-get update && apt-get install -y redis-server` (.ci/run does this).',
+        '`apt-get update && apt-get install -y redis-server` (`npm test` does this as root: scripts/test-deps.mjs).',
     );
   }
 }

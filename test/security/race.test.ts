@@ -251,6 +251,9 @@ function isServiceStatePath(rel: string): boolean {
     /^backups\/[0-9a-f]{16}\/[0-9a-f]{16}-[0-9a-z]{8,}-[0-9a-f]{6}\.(bak|json)$/,
     /^locks\/[0-9a-f]{32}\.lock$/,
     new RegExp(`^tmp/${INSTANCE}$`),
+    // The temp directory's owner record (a regular file; "state symlinks" would catch a link).
+    new RegExp(`^tmp/${INSTANCE}/\\.owner$`),
+    /^locks\/[0-9a-f]{32}\.lock\/owner$/,
   ].some((re) => re.test(rel)) || (rel.startsWith(`tmp/${INSTANCE}/`) && path.basename(rel).includes(TEMP_MARKER));
 }
 

@@ -192,6 +192,30 @@ describe('write_file', () => {
     }
   });
 
+  it('prunes backup halves a kill -9 left (data without meta, meta without data), not ones still being made (issue 12)', async () => {
+    const fresh = await makeApp({ TOOLGATE_REQUIRE_VERSION: 'never' });
+    try {
+      const dir = fresh.file('.toolgate/backups/00112233445566aa');
+      await fs.mkdir(dir, { recursive: true });
+      const old = new Date(Date.now() - 3600_000);
+      const orphans = ['00112233445566aa-00000abcd-aaaaaa.bak', '00112233445566aa-00000abce-bbbbbb.json', '00112233445566aa-00000abcf-cccccc.bak.part'];
+      for (const n of orphans) {
+        await fs.writeFile(path.join(dir, n), n.endsWith('.json') ? '{"backup_id":"00112233445566aa-00000abce-bbbbbb","path":"gone.txt"}' : 'half');
+        await fs.utimes(path.join(dir, n), old, old);
+      }
+      const inFlight = '00112233445566aa-00000abd0-dddddd.bak'; // a live writer's, its meta not yet written
+      await fs.writeFile(path.join(dir, inFlight), 'being written');
+      // The first backup this process makes scans the backups (and later ones over the byte limit).
+      await fs.writeFile(fresh.file('o.txt'), 'v0\n');
+      expect((await fresh.call('write_file', { path: 'o.txt', content: 'v1\n' })).body.data).toMatchObject({ applied: true, backup_id: expect.any(String) });
+      expect(await fs.readdir(dir)).toEqual([inFlight]);
+      const list = (await fresh.call('list_backups', {})).body.data as { backups: { path: string }[] };
+      expect(list.backups.map((b) => b.path)).toEqual(['o.txt']);
+    } finally {
+      await fresh.close();
+    }
+  });
+
   it('leaves no temp file beside the written file', async () => {
     await write({ path: 'tmpcheck/a.txt', content: 'x\n' });
     expect(await fs.readdir(t.file('tmpcheck'))).toEqual(['a.txt']);
