@@ -111,6 +111,40 @@ export function hashOfLine(line: string): string {
   return HASH_SUFFIX.exec(line)?.[1] ?? sha256Hex(line);
 }
 
+/** An entry waiting for its file: its JSON (without `prev`) and its time, which a gap record reports. */
+interface PendingEntry {
+  json: string;
+  time: string;
+}
+
+/**
+ * Entries a state directory's audit files could not take (disk full, I/O error). Kept per state directory,
+ * not per file, so entries lost before midnight are still reported by the next day's file.
+ */
+class AuditGap {
+  lost = 0;
+  private from = '';
+  private to = '';
+  private reason = '';
+
+  count(entries: readonly PendingEntry[], err: unknown): void {
+    if (entries.length === 0) return;
+    if (this.lost === 0) this.from = (entries[0] as PendingEntry).time;
+    this.to = (entries.at(-1) as PendingEntry).time;
+    this.lost += entries.length;
+    this.reason = (err as NodeJS.ErrnoException).code ?? 'error';
+  }
+
+  /** The gap line's entry; `from`/`to` are the times of the first and last lost entries. */
+  entryJson(now: Date): string {
+    return JSON.stringify({ time: now.toISOString(), event: 'audit_gap', lost: this.lost, from: this.from, to: this.to, error: this.reason });
+  }
+
+  clear(): void {
+    this.lost = 0;
+  }
+}
+
 /**
  * One audit file of this process. Lines are chained in the order they are recorded and written in
  * groups: while one append is in flight, the lines that arrive meanwhile wait and go out together in
@@ -119,21 +153,23 @@ export function hashOfLine(line: string): string {
 class AuditFile {
   private prev: string | null | undefined;
   private needsNewline = false;
-  /** Entries serialized (JSON without `prev`), waiting for the next append. */
-  private pending: string[] = [];
+  private pending: PendingEntry[] = [];
   private draining: Promise<void> | null = null;
+  /** Where the file must be cut back to before the next write, when cutting a failed write back failed too. */
+  private cutBackTo: number | null = null;
 
   constructor(
     readonly file: string,
+    private readonly gap: AuditGap,
     private readonly onError: (err: unknown) => void,
   ) {}
 
-  append(entryJson: string): void {
-    this.pending.push(entryJson);
+  append(entry: PendingEntry): void {
+    this.pending.push(entry);
     this.draining ??= this.drain();
   }
 
-  /** Resolves when every line appended so far is written (or has failed and been reported). */
+  /** Resolves when every line appended so far is written (or has failed and been counted as lost). */
   idle(): Promise<void> {
     return this.draining ?? Promise.resolve();
   }
@@ -141,32 +177,65 @@ class AuditFile {
   private async drain(): Promise<void> {
     try {
       while (this.pending.length > 0) {
-        if (this.prev === undefined) await this.resume();
         const group = this.pending;
         this.pending = [];
-        let text = this.needsNewline ? '\n' : '';
-        let prev = this.prev ?? null;
-        for (const json of group) {
-          const { line, hash } = chainJson(json, prev);
-          text += `${line}\n`;
-          prev = hash;
-        }
         try {
-          await fs.appendFile(this.file, text, { mode: 0o600 });
-          this.needsNewline = false;
-          this.prev = prev;
+          await this.write(group);
         } catch (err) {
+          this.gap.count(group, err);
           // Resume the chain from what the file really holds next time.
           this.prev = undefined;
           this.onError(err);
         }
       }
-    } catch (err) {
-      this.pending = [];
-      this.prev = undefined;
-      this.onError(err);
     } finally {
       this.draining = null;
+    }
+  }
+
+  private async write(group: PendingEntry[]): Promise<void> {
+    if (this.prev === undefined) await this.resume();
+    const jsons = group.map((e) => e.json);
+    const gapped = this.gap.lost > 0;
+    if (gapped) jsons.unshift(this.gap.entryJson(new Date()));
+    let text = this.needsNewline ? '\n' : '';
+    let prev = this.prev ?? null;
+    for (const json of jsons) {
+      const { line, hash } = chainJson(json, prev);
+      text += `${line}\n`;
+      prev = hash;
+    }
+    await this.appendWhole(Buffer.from(text, 'utf8'));
+    this.needsNewline = false;
+    this.prev = prev;
+    if (gapped) this.gap.clear();
+  }
+
+  /**
+   * Appends all of `bytes` or nothing: a write cut short (a full disk takes what fits, then fails) is
+   * truncated back to the file's old end, so the file never ends in a torn line that breaks verify.
+   */
+  private async appendWhole(bytes: Buffer): Promise<void> {
+    const fh = await fs.open(this.file, 'a', 0o600);
+    try {
+      if (this.cutBackTo !== null) {
+        await fh.truncate(this.cutBackTo);
+        this.cutBackTo = null;
+      }
+      const { size } = await fh.stat();
+      try {
+        for (let done = 0; done < bytes.length; ) {
+          const { bytesWritten } = await fh.write(bytes, done, bytes.length - done);
+          if (bytesWritten === 0) throw Object.assign(new Error('audit write made no progress'), { code: 'ENOSPC' });
+          done += bytesWritten;
+        }
+      } catch (err) {
+        // Shrinking needs no space, so this normally succeeds; if not, the next write retries it first.
+        await fh.truncate(size).catch(() => (this.cutBackTo = size));
+        throw err;
+      }
+    } finally {
+      await fh.close();
     }
   }
 
@@ -214,6 +283,8 @@ export async function readLastLine(file: string): Promise<{ line: string; termin
 
 export class AuditLog {
   private readonly files = new Map<string, AuditFile>();
+  /** Lost entries per state directory, until a gap line records them. */
+  private readonly gaps = new Map<string, AuditGap>();
   /** Lines for the stream (stdout), as `{"level":30,"log":"audit",…}` like the service's other JSON logs. */
   private readonly stdout: GroupedLines | null;
   /** Called when a line cannot be written (the call itself is already answered). */
@@ -271,11 +342,13 @@ export class AuditLog {
     const file = this.fileFor(stateDir, now);
     let writer = this.files.get(file);
     if (!writer) {
-      writer = new AuditFile(file, (err) => this.onError(err));
+      let gap = this.gaps.get(stateDir);
+      if (!gap) this.gaps.set(stateDir, (gap = new AuditGap()));
+      writer = new AuditFile(file, gap, (err) => this.onError(err));
       this.files.set(file, writer);
       this.forgetOldDays(file);
     }
-    writer.append(json);
+    writer.append({ json, time: entry.time });
   }
 
   /** Resolves when every line recorded so far is on disk and handed to the stream (shutdown, tests). */
@@ -290,9 +363,20 @@ export class AuditLog {
   }
 }
 
+/** A gap line: entries the disk could not take, between the times of the first and the last of them. */
+export interface AuditGapRecord {
+  /** 1-based line number of the gap line. */
+  line: number;
+  lost: number;
+  from: string;
+  to: string;
+}
+
 export interface VerifyResult {
   ok: boolean;
   lines: number;
+  /** Gap lines found in an intact chain (absent when there are none). */
+  gaps?: AuditGapRecord[];
   /** 1-based number of the first line where the chain breaks. */
   line?: number;
   reason?: string;
@@ -303,6 +387,7 @@ export function verifyAuditText(text: string): VerifyResult {
   const lines = text.split('\n');
   if (lines.at(-1) === '') lines.pop();
   let prev: string | null = null;
+  const gaps: AuditGapRecord[] = [];
   for (let i = 0; i < lines.length; i++) {
     const n = i + 1;
     const line = lines[i] as string;
@@ -325,9 +410,27 @@ export function verifyAuditText(text: string): VerifyResult {
           : `prev does not match the hash of line ${n - 1}: a line was removed, inserted or reordered here`,
       );
     }
+    const record = parsed as { event?: unknown; lost?: unknown; from?: unknown; to?: unknown };
+    if (record.event === 'audit_gap') {
+      const { lost, from, to } = record;
+      if (!Number.isSafeInteger(lost) || (lost as number) < 1 || typeof from !== 'string' || typeof to !== 'string') {
+        return fail('a gap line without its count of lost entries and their times');
+      }
+      gaps.push({ line: n, lost: lost as number, from, to });
+    }
     prev = m[1] as string;
   }
-  return { ok: true, lines: lines.length };
+  return { ok: true, lines: lines.length, ...(gaps.length > 0 && { gaps }) };
+}
+
+/** What `toolgate audit verify` prints for a file. */
+export function describeVerifyResult(file: string, result: VerifyResult): string {
+  if (!result.ok) return `FAILED: ${file}: line ${result.line}: ${result.reason}.\n`;
+  let text = `OK: ${file}: ${result.lines} line(s), hash chain intact.\n`;
+  for (const g of result.gaps ?? []) {
+    text += `GAP: line ${g.line}: ${g.lost} entr${g.lost === 1 ? 'y' : 'ies'} from ${g.from} to ${g.to} could not be written (recorded when writing resumed).\n`;
+  }
+  return text;
 }
 
 export async function verifyAuditFile(file: string): Promise<VerifyResult> {
