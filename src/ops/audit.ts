@@ -34,6 +34,26 @@ export interface AuditOptions {
   /** Also write each line here (stdout in production); null for none. */
   stream: NodeJS.WritableStream | null;
   instanceId: string;
+  /** Window of the refusal count per client address (TOOLGATE_AUTH_FAIL_WINDOW_MS); default a minute. */
+  refusalWindowMs?: number;
+}
+
+/** Unauthenticated refusals of one address that get a line each per window; the rest are counted. */
+export const REFUSAL_LINES_PER_WINDOW = 10;
+/** Addresses whose refusals are counted at once; past it the oldest one's count is written out early. */
+const MAX_COUNTED_ADDRESSES = 10_000;
+/** Refusals of callers that showed no valid token: the ones a flood of bad tokens is made of. */
+const COUNTED_CODES = new Set(['UNAUTHORIZED', 'RATE_LIMITED']);
+
+/** The refusals of one client address in its current window. */
+interface RefusalWindow {
+  start: number;
+  lines: number;
+  counted: number;
+  codes: Record<string, number>;
+  from: string;
+  to: string;
+  stateDir: string | null;
 }
 
 const HASH_SUFFIX = /,"hash":"([0-9a-f]{64})"\}$/;
@@ -287,11 +307,16 @@ export class AuditLog {
   private readonly gaps = new Map<string, AuditGap>();
   /** Lines for the stream (stdout), as `{"level":30,"log":"audit",…}` like the service's other JSON logs. */
   private readonly stdout: GroupedLines | null;
+  /** Unauthenticated refusals per client address, so a flood of bad tokens costs a bounded number of lines. */
+  private readonly refusals = new Map<string, RefusalWindow>();
+  private refusalTimer: NodeJS.Timeout | null = null;
+  private readonly refusalWindowMs: number;
   /** Called when a line cannot be written (the call itself is already answered). */
   onError: (err: unknown) => void = () => undefined;
 
   constructor(private readonly opts: AuditOptions) {
     this.stdout = opts.stream ? new GroupedLines(opts.stream) : null;
+    this.refusalWindowMs = opts.refusalWindowMs ?? 60_000;
   }
 
   /** File of a state directory for a day: `<state>/audit/<instance>-<YYYY-MM-DD>.jsonl` (UTC). */
@@ -307,10 +332,13 @@ export class AuditLog {
 
   /**
    * A tool call refused before a workspace was chosen (no or a wrong token, a project the token may not
-   * use): still one line, to stdout and, in single-project mode, to the workspace's file.
+   * use): still one line, to stdout and, in single-project mode, to the workspace's file. Past the first
+   * REFUSAL_LINES_PER_WINDOW refusals without a valid token, an address's refusals are only counted, and
+   * one line per window says how many there were.
    */
   recordRefusal(r: { requestId: string; clientIp: string | null; tool: string; code: string; httpStatus: number; durationMs: number }, stateDir: string | null): void {
     const now = new Date();
+    if (COUNTED_CODES.has(r.code) && !this.admitRefusal(r.clientIp ?? 'unknown', r.code, stateDir, now)) return;
     const entry: AuditEntry = {
       time: now.toISOString(),
       request_id: r.requestId,
@@ -333,7 +361,64 @@ export class AuditLog {
     this.write(entry, stateDir, now);
   }
 
-  private write(entry: AuditEntry, stateDir: string | null, now: Date): void {
+  /** True when the refusal gets its own line; otherwise it is counted in its address's window. */
+  private admitRefusal(clientIp: string, code: string, stateDir: string | null, now: Date): boolean {
+    let w = this.refusals.get(clientIp);
+    if (w && now.getTime() - w.start >= this.refusalWindowMs) {
+      this.writeRefusalCount(clientIp, w, now);
+      this.refusals.delete(clientIp);
+      w = undefined;
+    }
+    if (!w) {
+      if (this.refusals.size >= MAX_COUNTED_ADDRESSES) this.sweepRefusals(now, true);
+      w = { start: now.getTime(), lines: 0, counted: 0, codes: {}, from: '', to: '', stateDir };
+      this.refusals.set(clientIp, w);
+    }
+    if (w.lines < REFUSAL_LINES_PER_WINDOW) {
+      w.lines++;
+      return true;
+    }
+    if (w.counted === 0) w.from = now.toISOString();
+    w.to = now.toISOString();
+    w.counted++;
+    w.codes[code] = (w.codes[code] ?? 0) + 1;
+    w.stateDir = stateDir;
+    // Windows that end while their address is quiet are written out by this timer (unref: it never keeps the process up).
+    this.refusalTimer ??= setInterval(() => this.sweepRefusals(new Date(), false), this.refusalWindowMs).unref();
+    return false;
+  }
+
+  /**
+   * Writes the counts of ended windows and forgets them; with `makeRoom` also the oldest open one when
+   * the map is full, with `all` every count (shutdown). Windows sit in the map oldest first, so the
+   * scan stops at the first one still open.
+   */
+  private sweepRefusals(now: Date, makeRoom: boolean, all = false): void {
+    for (const [ip, w] of this.refusals) {
+      const ended = now.getTime() - w.start >= this.refusalWindowMs;
+      if (!ended && !all) break;
+      this.writeRefusalCount(ip, w, now);
+      if (ended) this.refusals.delete(ip);
+      else Object.assign(w, { counted: 0, codes: {} });
+    }
+    if (makeRoom && this.refusals.size >= MAX_COUNTED_ADDRESSES) {
+      const [ip, w] = this.refusals.entries().next().value as [string, RefusalWindow];
+      this.writeRefusalCount(ip, w, now);
+      this.refusals.delete(ip);
+    }
+    if ((all || this.refusals.size === 0) && this.refusalTimer) {
+      clearInterval(this.refusalTimer);
+      this.refusalTimer = null;
+    }
+  }
+
+  private writeRefusalCount(clientIp: string, w: RefusalWindow, now: Date): void {
+    if (w.counted === 0) return;
+    const entry = { time: now.toISOString(), event: 'refusals_counted', client_ip: clientIp, count: w.counted, codes: w.codes, from: w.from, to: w.to };
+    this.write(entry, w.stateDir, now);
+  }
+
+  private write(entry: { time: string }, stateDir: string | null, now: Date): void {
     const toFile = this.opts.file && stateDir !== null;
     if (!this.stdout && !toFile) return;
     const json = JSON.stringify(entry);
@@ -353,6 +438,8 @@ export class AuditLog {
 
   /** Resolves when every line recorded so far is on disk and handed to the stream (shutdown, tests). */
   async flush(): Promise<void> {
+    // Counts of windows still open are written too (shutdown), and counting starts again after them.
+    this.sweepRefusals(new Date(), false, true);
     this.stdout?.flush();
     await Promise.all([...this.files.values()].map((f) => f.idle()));
   }
