@@ -149,19 +149,16 @@ async function hashTokenCommand(argv: string[]): Promise<number> {
 async function audit(argv: string[]): Promise<number> {
   const [sub, file, ...extra] = argv;
   if (sub !== 'verify' || !file || extra.length > 0) throw new CliUsageError('usage: toolgate audit verify <file>');
+  const { describeVerifyResult, verifyAuditFile } = await import('./ops/audit.js');
   let result;
   try {
-    result = await (await import('./ops/audit.js')).verifyAuditFile(file);
+    result = await verifyAuditFile(file);
   } catch (err) {
     process.stderr.write(`toolgate: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}\n`);
     return EXIT.usage;
   }
-  if (result.ok) {
-    process.stdout.write(`OK: ${file}: ${result.lines} line(s), hash chain intact.\n`);
-    return EXIT.ok;
-  }
-  process.stdout.write(`FAILED: ${file}: line ${result.line}: ${result.reason}.\n`);
-  return EXIT.failed;
+  process.stdout.write(describeVerifyResult(file, result));
+  return result.ok ? EXIT.ok : EXIT.failed;
 }
 
 main(process.argv.slice(2)).then(

@@ -34,6 +34,26 @@ export interface AuditOptions {
   /** Also write each line here (stdout in production); null for none. */
   stream: NodeJS.WritableStream | null;
   instanceId: string;
+  /** Window of the refusal count per client address (TOOLGATE_AUTH_FAIL_WINDOW_MS); default a minute. */
+  refusalWindowMs?: number;
+}
+
+/** Unauthenticated refusals of one address that get a line each per window; the rest are counted. */
+export const REFUSAL_LINES_PER_WINDOW = 10;
+/** Addresses whose refusals are counted at once; past it the oldest one's count is written out early. */
+const MAX_COUNTED_ADDRESSES = 10_000;
+/** Refusals of callers that showed no valid token: the ones a flood of bad tokens is made of. */
+const COUNTED_CODES = new Set(['UNAUTHORIZED', 'RATE_LIMITED']);
+
+/** The refusals of one client address in its current window. */
+interface RefusalWindow {
+  start: number;
+  lines: number;
+  counted: number;
+  codes: Record<string, number>;
+  from: string;
+  to: string;
+  stateDir: string | null;
 }
 
 const HASH_SUFFIX = /,"hash":"([0-9a-f]{64})"\}$/;
@@ -111,6 +131,40 @@ export function hashOfLine(line: string): string {
   return HASH_SUFFIX.exec(line)?.[1] ?? sha256Hex(line);
 }
 
+/** An entry waiting for its file: its JSON (without `prev`) and its time, which a gap record reports. */
+interface PendingEntry {
+  json: string;
+  time: string;
+}
+
+/**
+ * Entries a state directory's audit files could not take (disk full, I/O error). Kept per state directory,
+ * not per file, so entries lost before midnight are still reported by the next day's file.
+ */
+class AuditGap {
+  lost = 0;
+  private from = '';
+  private to = '';
+  private reason = '';
+
+  count(entries: readonly PendingEntry[], err: unknown): void {
+    if (entries.length === 0) return;
+    if (this.lost === 0) this.from = (entries[0] as PendingEntry).time;
+    this.to = (entries.at(-1) as PendingEntry).time;
+    this.lost += entries.length;
+    this.reason = (err as NodeJS.ErrnoException).code ?? 'error';
+  }
+
+  /** The gap line's entry; `from`/`to` are the times of the first and last lost entries. */
+  entryJson(now: Date): string {
+    return JSON.stringify({ time: now.toISOString(), event: 'audit_gap', lost: this.lost, from: this.from, to: this.to, error: this.reason });
+  }
+
+  clear(): void {
+    this.lost = 0;
+  }
+}
+
 /**
  * One audit file of this process. Lines are chained in the order they are recorded and written in
  * groups: while one append is in flight, the lines that arrive meanwhile wait and go out together in
@@ -119,21 +173,23 @@ export function hashOfLine(line: string): string {
 class AuditFile {
   private prev: string | null | undefined;
   private needsNewline = false;
-  /** Entries serialized (JSON without `prev`), waiting for the next append. */
-  private pending: string[] = [];
+  private pending: PendingEntry[] = [];
   private draining: Promise<void> | null = null;
+  /** Where the file must be cut back to before the next write, when cutting a failed write back failed too. */
+  private cutBackTo: number | null = null;
 
   constructor(
     readonly file: string,
+    private readonly gap: AuditGap,
     private readonly onError: (err: unknown) => void,
   ) {}
 
-  append(entryJson: string): void {
-    this.pending.push(entryJson);
+  append(entry: PendingEntry): void {
+    this.pending.push(entry);
     this.draining ??= this.drain();
   }
 
-  /** Resolves when every line appended so far is written (or has failed and been reported). */
+  /** Resolves when every line appended so far is written (or has failed and been counted as lost). */
   idle(): Promise<void> {
     return this.draining ?? Promise.resolve();
   }
@@ -141,32 +197,65 @@ class AuditFile {
   private async drain(): Promise<void> {
     try {
       while (this.pending.length > 0) {
-        if (this.prev === undefined) await this.resume();
         const group = this.pending;
         this.pending = [];
-        let text = this.needsNewline ? '\n' : '';
-        let prev = this.prev ?? null;
-        for (const json of group) {
-          const { line, hash } = chainJson(json, prev);
-          text += `${line}\n`;
-          prev = hash;
-        }
         try {
-          await fs.appendFile(this.file, text, { mode: 0o600 });
-          this.needsNewline = false;
-          this.prev = prev;
+          await this.write(group);
         } catch (err) {
+          this.gap.count(group, err);
           // Resume the chain from what the file really holds next time.
           this.prev = undefined;
           this.onError(err);
         }
       }
-    } catch (err) {
-      this.pending = [];
-      this.prev = undefined;
-      this.onError(err);
     } finally {
       this.draining = null;
+    }
+  }
+
+  private async write(group: PendingEntry[]): Promise<void> {
+    if (this.prev === undefined) await this.resume();
+    const jsons = group.map((e) => e.json);
+    const gapped = this.gap.lost > 0;
+    if (gapped) jsons.unshift(this.gap.entryJson(new Date()));
+    let text = this.needsNewline ? '\n' : '';
+    let prev = this.prev ?? null;
+    for (const json of jsons) {
+      const { line, hash } = chainJson(json, prev);
+      text += `${line}\n`;
+      prev = hash;
+    }
+    await this.appendWhole(Buffer.from(text, 'utf8'));
+    this.needsNewline = false;
+    this.prev = prev;
+    if (gapped) this.gap.clear();
+  }
+
+  /**
+   * Appends all of `bytes` or nothing: a write cut short (a full disk takes what fits, then fails) is
+   * truncated back to the file's old end, so the file never ends in a torn line that breaks verify.
+   */
+  private async appendWhole(bytes: Buffer): Promise<void> {
+    const fh = await fs.open(this.file, 'a', 0o600);
+    try {
+      if (this.cutBackTo !== null) {
+        await fh.truncate(this.cutBackTo);
+        this.cutBackTo = null;
+      }
+      const { size } = await fh.stat();
+      try {
+        for (let done = 0; done < bytes.length; ) {
+          const { bytesWritten } = await fh.write(bytes, done, bytes.length - done);
+          if (bytesWritten === 0) throw Object.assign(new Error('audit write made no progress'), { code: 'ENOSPC' });
+          done += bytesWritten;
+        }
+      } catch (err) {
+        // Shrinking needs no space, so this normally succeeds; if not, the next write retries it first.
+        await fh.truncate(size).catch(() => (this.cutBackTo = size));
+        throw err;
+      }
+    } finally {
+      await fh.close();
     }
   }
 
@@ -214,13 +303,20 @@ export async function readLastLine(file: string): Promise<{ line: string; termin
 
 export class AuditLog {
   private readonly files = new Map<string, AuditFile>();
+  /** Lost entries per state directory, until a gap line records them. */
+  private readonly gaps = new Map<string, AuditGap>();
   /** Lines for the stream (stdout), as `{"level":30,"log":"audit",…}` like the service's other JSON logs. */
   private readonly stdout: GroupedLines | null;
+  /** Unauthenticated refusals per client address, so a flood of bad tokens costs a bounded number of lines. */
+  private readonly refusals = new Map<string, RefusalWindow>();
+  private refusalTimer: NodeJS.Timeout | null = null;
+  private readonly refusalWindowMs: number;
   /** Called when a line cannot be written (the call itself is already answered). */
   onError: (err: unknown) => void = () => undefined;
 
   constructor(private readonly opts: AuditOptions) {
     this.stdout = opts.stream ? new GroupedLines(opts.stream) : null;
+    this.refusalWindowMs = opts.refusalWindowMs ?? 60_000;
   }
 
   /** File of a state directory for a day: `<state>/audit/<instance>-<YYYY-MM-DD>.jsonl` (UTC). */
@@ -236,10 +332,13 @@ export class AuditLog {
 
   /**
    * A tool call refused before a workspace was chosen (no or a wrong token, a project the token may not
-   * use): still one line, to stdout and, in single-project mode, to the workspace's file.
+   * use): still one line, to stdout and, in single-project mode, to the workspace's file. Past the first
+   * REFUSAL_LINES_PER_WINDOW refusals without a valid token, an address's refusals are only counted, and
+   * one line per window says how many there were.
    */
   recordRefusal(r: { requestId: string; clientIp: string | null; tool: string; code: string; httpStatus: number; durationMs: number }, stateDir: string | null): void {
     const now = new Date();
+    if (COUNTED_CODES.has(r.code) && !this.admitRefusal(r.clientIp ?? 'unknown', r.code, stateDir, now)) return;
     const entry: AuditEntry = {
       time: now.toISOString(),
       request_id: r.requestId,
@@ -262,7 +361,64 @@ export class AuditLog {
     this.write(entry, stateDir, now);
   }
 
-  private write(entry: AuditEntry, stateDir: string | null, now: Date): void {
+  /** True when the refusal gets its own line; otherwise it is counted in its address's window. */
+  private admitRefusal(clientIp: string, code: string, stateDir: string | null, now: Date): boolean {
+    let w = this.refusals.get(clientIp);
+    if (w && now.getTime() - w.start >= this.refusalWindowMs) {
+      this.writeRefusalCount(clientIp, w, now);
+      this.refusals.delete(clientIp);
+      w = undefined;
+    }
+    if (!w) {
+      if (this.refusals.size >= MAX_COUNTED_ADDRESSES) this.sweepRefusals(now, true);
+      w = { start: now.getTime(), lines: 0, counted: 0, codes: {}, from: '', to: '', stateDir };
+      this.refusals.set(clientIp, w);
+    }
+    if (w.lines < REFUSAL_LINES_PER_WINDOW) {
+      w.lines++;
+      return true;
+    }
+    if (w.counted === 0) w.from = now.toISOString();
+    w.to = now.toISOString();
+    w.counted++;
+    w.codes[code] = (w.codes[code] ?? 0) + 1;
+    w.stateDir = stateDir;
+    // Windows that end while their address is quiet are written out by this timer (unref: it never keeps the process up).
+    this.refusalTimer ??= setInterval(() => this.sweepRefusals(new Date(), false), this.refusalWindowMs).unref();
+    return false;
+  }
+
+  /**
+   * Writes the counts of ended windows and forgets them; with `makeRoom` also the oldest open one when
+   * the map is full, with `all` every count (shutdown). Windows sit in the map oldest first, so the
+   * scan stops at the first one still open.
+   */
+  private sweepRefusals(now: Date, makeRoom: boolean, all = false): void {
+    for (const [ip, w] of this.refusals) {
+      const ended = now.getTime() - w.start >= this.refusalWindowMs;
+      if (!ended && !all) break;
+      this.writeRefusalCount(ip, w, now);
+      if (ended) this.refusals.delete(ip);
+      else Object.assign(w, { counted: 0, codes: {} });
+    }
+    if (makeRoom && this.refusals.size >= MAX_COUNTED_ADDRESSES) {
+      const [ip, w] = this.refusals.entries().next().value as [string, RefusalWindow];
+      this.writeRefusalCount(ip, w, now);
+      this.refusals.delete(ip);
+    }
+    if ((all || this.refusals.size === 0) && this.refusalTimer) {
+      clearInterval(this.refusalTimer);
+      this.refusalTimer = null;
+    }
+  }
+
+  private writeRefusalCount(clientIp: string, w: RefusalWindow, now: Date): void {
+    if (w.counted === 0) return;
+    const entry = { time: now.toISOString(), event: 'refusals_counted', client_ip: clientIp, count: w.counted, codes: w.codes, from: w.from, to: w.to };
+    this.write(entry, w.stateDir, now);
+  }
+
+  private write(entry: { time: string }, stateDir: string | null, now: Date): void {
     const toFile = this.opts.file && stateDir !== null;
     if (!this.stdout && !toFile) return;
     const json = JSON.stringify(entry);
@@ -271,15 +427,19 @@ export class AuditLog {
     const file = this.fileFor(stateDir, now);
     let writer = this.files.get(file);
     if (!writer) {
-      writer = new AuditFile(file, (err) => this.onError(err));
+      let gap = this.gaps.get(stateDir);
+      if (!gap) this.gaps.set(stateDir, (gap = new AuditGap()));
+      writer = new AuditFile(file, gap, (err) => this.onError(err));
       this.files.set(file, writer);
       this.forgetOldDays(file);
     }
-    writer.append(json);
+    writer.append({ json, time: entry.time });
   }
 
   /** Resolves when every line recorded so far is on disk and handed to the stream (shutdown, tests). */
   async flush(): Promise<void> {
+    // Counts of windows still open are written too (shutdown), and counting starts again after them.
+    this.sweepRefusals(new Date(), false, true);
     this.stdout?.flush();
     await Promise.all([...this.files.values()].map((f) => f.idle()));
   }
@@ -290,9 +450,20 @@ export class AuditLog {
   }
 }
 
+/** A gap line: entries the disk could not take, between the times of the first and the last of them. */
+export interface AuditGapRecord {
+  /** 1-based line number of the gap line. */
+  line: number;
+  lost: number;
+  from: string;
+  to: string;
+}
+
 export interface VerifyResult {
   ok: boolean;
   lines: number;
+  /** Gap lines found in an intact chain (absent when there are none). */
+  gaps?: AuditGapRecord[];
   /** 1-based number of the first line where the chain breaks. */
   line?: number;
   reason?: string;
@@ -303,6 +474,7 @@ export function verifyAuditText(text: string): VerifyResult {
   const lines = text.split('\n');
   if (lines.at(-1) === '') lines.pop();
   let prev: string | null = null;
+  const gaps: AuditGapRecord[] = [];
   for (let i = 0; i < lines.length; i++) {
     const n = i + 1;
     const line = lines[i] as string;
@@ -325,9 +497,27 @@ export function verifyAuditText(text: string): VerifyResult {
           : `prev does not match the hash of line ${n - 1}: a line was removed, inserted or reordered here`,
       );
     }
+    const record = parsed as { event?: unknown; lost?: unknown; from?: unknown; to?: unknown };
+    if (record.event === 'audit_gap') {
+      const { lost, from, to } = record;
+      if (!Number.isSafeInteger(lost) || (lost as number) < 1 || typeof from !== 'string' || typeof to !== 'string') {
+        return fail('a gap line without its count of lost entries and their times');
+      }
+      gaps.push({ line: n, lost: lost as number, from, to });
+    }
     prev = m[1] as string;
   }
-  return { ok: true, lines: lines.length };
+  return { ok: true, lines: lines.length, ...(gaps.length > 0 && { gaps }) };
+}
+
+/** What `toolgate audit verify` prints for a file. */
+export function describeVerifyResult(file: string, result: VerifyResult): string {
+  if (!result.ok) return `FAILED: ${file}: line ${result.line}: ${result.reason}.\n`;
+  let text = `OK: ${file}: ${result.lines} line(s), hash chain intact.\n`;
+  for (const g of result.gaps ?? []) {
+    text += `GAP: line ${g.line}: ${g.lost} entr${g.lost === 1 ? 'y' : 'ies'} from ${g.from} to ${g.to} could not be written (recorded when writing resumed).\n`;
+  }
+  return text;
 }
 
 export async function verifyAuditFile(file: string): Promise<VerifyResult> {

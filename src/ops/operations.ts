@@ -51,6 +51,7 @@ export async function prepareOperations(config: Config, opts: PrepareOptions): P
     file: config.audit,
     stream: opts.auditStream !== undefined ? opts.auditStream : config.auditStdout ? process.stdout : null,
     instanceId: opts.instanceId,
+    refusalWindowMs: config.authFailWindowMs,
   });
   return { instanceId: opts.instanceId, projects, auth: new Authenticator(tokens), audit, metrics, rateLimiter: null };
 }
@@ -74,16 +75,30 @@ const responseHeaders = new WeakMap<FastifyRequest, Record<string, string>>();
 export async function registerOperations(app: FastifyInstance, ops: Operations, config: Config, version: string): Promise<Wiring> {
   const { auth, projects, audit, metrics } = ops;
 
+  ops.rateLimiter = await setupRateLimit(app, config, auth.enabled);
+  const limiter = ops.rateLimiter;
+  const authFailures = limiter?.authFailures ?? null;
+
   app.decorateRequest('principal', null);
   // The per-request hooks take Fastify's `done` callback instead of being async: no promise per hook and request.
   app.addHook('onRequest', (req, reply, done) => {
     if (!auth.enabled || !isV1(req)) return done();
+    // A blocked address is refused before its token is hashed, a valid one too: were valid tokens let
+    // through, each guess would still be answered (429 wrong, 200 right) and the limit would stop nothing.
+    const wait = authFailures?.blockedFor(req.ip) ?? 0;
+    if (wait > 0) {
+      void reply.header('retry-after', String(wait));
+      return done(new ToolError('RATE_LIMITED', `Too many failed authentications from this address; retry in ${wait} s.`, { retry_after_s: wait }));
+    }
     try {
       req.principal = auth.authenticate(req.headers.authorization);
     } catch (err) {
       void reply.header('www-authenticate', 'Bearer realm="toolgate"');
       req.log.info({ reason: (err as Error).message }, 'authentication failed');
-      return done(err as Error);
+      if (!authFailures) return done(err as Error);
+      // Counted before the answer, so the next attempt already sees the block.
+      void authFailures.fail(req.ip).finally(() => done(err as Error));
+      return;
     }
     done();
   });
@@ -113,9 +128,6 @@ export async function registerOperations(app: FastifyInstance, ops: Operations, 
     app.addHook('onClose', async () => metrics.registry.clear());
   }
 
-  ops.rateLimiter = await setupRateLimit(app, config);
-  const limiter = ops.rateLimiter;
-
   registerHealth(app, {
     version,
     instanceId: ops.instanceId,
@@ -124,7 +136,7 @@ export async function registerOperations(app: FastifyInstance, ops: Operations, 
   });
 
   const authorize: BeforeHook = (call, tool) => assertRiskAllowed(auth.principal(call.actor), tool.name, tool.risk);
-  const before: BeforeHook[] = [authorize, ...(limiter ? [limiter.check] : [])];
+  const before: BeforeHook[] = [authorize, ...(limiter?.check ? [limiter.check] : [])];
   const after: AfterHook[] = [...(metrics ? [metrics.recordCall] : []), (call, name, outcome) => audit.record(call, name, outcome)];
 
   const callInfoFor: CallInfoFor = async (req, urlProject) => {

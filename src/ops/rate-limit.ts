@@ -3,6 +3,9 @@
 // executor before-hook, so every door (REST now, MCP and WebSocket later) spends the same budget and a
 // refusal is an ordinary RATE_LIMITED envelope that the audit log and the metrics see.
 // Key: the token id, or the client address without auth.
+// Failed authentications are limited per client address with the same store (TOOLGATE_AUTH_FAIL_LIMIT):
+// the failures are counted there, and a blocked address is remembered locally so that refusing it costs
+// neither a hash nor a store round trip.
 import fastifyRateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
@@ -11,13 +14,25 @@ import { ToolError } from '../envelope.js';
 import type { BeforeHook, CallInfo } from '../tools/execute.js';
 
 export interface RateLimiter {
-  /** Executor before-hook: spends one call of the caller's budget, or throws RATE_LIMITED. */
-  check: BeforeHook;
+  /** Executor before-hook: spends one call of the caller's budget, or throws RATE_LIMITED; null when TOOLGATE_RATE_LIMIT=0. */
+  check: BeforeHook | null;
+  /** Failed authentications per client address; null when TOOLGATE_AUTH_FAIL_LIMIT=0. */
+  authFailures: AuthFailureLimiter | null;
   /** `memory` or `redis` (`/healthz`). */
   store: 'memory' | 'redis';
   /** Redis connection state (`ready`, `reconnecting`…), null for the memory store. */
   redisStatus(): string | null;
 }
+
+export interface AuthFailureLimiter {
+  /** Seconds until the address may authenticate again, 0 when it may now (a local lookup, no I/O). */
+  blockedFor(clientIp: string): number;
+  /** Counts one failed authentication of the address; at the limit, blocks it until its window ends. */
+  fail(clientIp: string): Promise<void>;
+}
+
+/** Blocked addresses remembered at most; past it the oldest go first (their failures stay counted in the store). */
+const MAX_BLOCKED = 10_000;
 
 interface LimiterRequest {
   rateKey: string;
@@ -29,9 +44,13 @@ export function rateKeyOf(call: Pick<CallInfo, 'actor' | 'clientIp'>): string {
   return `ip:${fastifyRateLimit.normalizeIP(call.clientIp ?? 'unknown')}`;
 }
 
-/** Registers the plugin (no route of its own is limited) and returns the executor check; null when disabled. */
-export async function setupRateLimit(app: FastifyInstance, config: Config): Promise<RateLimiter | null> {
-  if (config.rateLimit === 0) return null;
+/**
+ * Registers the plugin (no route of its own is limited) and returns the checks; null when both are off
+ * (the failed-authentication limit is off without auth, where nothing can fail).
+ */
+export async function setupRateLimit(app: FastifyInstance, config: Config, authEnabled: boolean): Promise<RateLimiter | null> {
+  const authFailLimit = authEnabled ? config.authFailLimit : 0;
+  if (config.rateLimit === 0 && authFailLimit === 0) return null;
   const failOpen = config.redisFailureMode === 'open';
   let redis: Redis | null = null;
   if (config.redisUrl) {
@@ -71,9 +90,17 @@ export async function setupRateLimit(app: FastifyInstance, config: Config): Prom
     keyGenerator: (req) => (req as unknown as LimiterRequest).rateKey,
     ...(redis && { redis }),
   });
-  const limit = app.createRateLimit();
+  return {
+    check: config.rateLimit > 0 ? toolCallCheck(app) : null,
+    authFailures: authFailLimit > 0 ? authFailureLimiter(app, authFailLimit, config.authFailWindowMs) : null,
+    store: redis ? 'redis' : 'memory',
+    redisStatus: () => redis?.status ?? null,
+  };
+}
 
-  const check: BeforeHook = async (call) => {
+function toolCallCheck(app: FastifyInstance): BeforeHook {
+  const limit = app.createRateLimit();
+  return async (call) => {
     const req: LimiterRequest = { rateKey: rateKeyOf(call), routeOptions: { config: {} } };
     let result;
     try {
@@ -103,11 +130,39 @@ export async function setupRateLimit(app: FastifyInstance, config: Config): Prom
       });
     }
   };
+}
 
+function authFailureLimiter(app: FastifyInstance, max: number, windowMs: number): AuthFailureLimiter {
+  const limit = app.createRateLimit({ max, timeWindow: windowMs });
+  const blockedUntil = new Map<string, number>();
+  const keyOf = (ip: string) => `authfail:${fastifyRateLimit.normalizeIP(ip)}`;
   return {
-    check,
-    store: redis ? 'redis' : 'memory',
-    redisStatus: () => redis?.status ?? null,
+    blockedFor(clientIp) {
+      const key = keyOf(clientIp);
+      const until = blockedUntil.get(key);
+      if (until === undefined) return 0;
+      const left = until - Date.now();
+      if (left > 0) return Math.ceil(left / 1000);
+      blockedUntil.delete(key);
+      return 0;
+    },
+    async fail(clientIp) {
+      const rateKey = keyOf(clientIp);
+      let result;
+      try {
+        result = await limit({ rateKey, routeOptions: { config: {} } } as unknown as FastifyRequest);
+      } catch {
+        // The store is down (failing closed): this attempt is refused anyway, it just goes uncounted.
+        return;
+      }
+      if (result.isAllowed || result.remaining > 0) return;
+      if (blockedUntil.size >= MAX_BLOCKED) {
+        const now = Date.now();
+        for (const [k, until] of blockedUntil) if (until <= now) blockedUntil.delete(k);
+        if (blockedUntil.size >= MAX_BLOCKED) blockedUntil.delete(blockedUntil.keys().next().value as string);
+      }
+      blockedUntil.set(rateKey, Date.now() + Math.max(1, result.ttl));
+    },
   };
 }
 
