@@ -5,9 +5,11 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { ToolError, type VersionStamp } from '../envelope.js';
+import { commitTempFile, discardTempFile, writeTempFile, type AtomicWriteOptions, type FileContent } from '../workspace/atomic.js';
 import { describeKind, type ResolvedPath } from '../workspace/sandbox.js';
 import { openNoFollow, readAll } from '../workspace/small-io.js';
 import { checkExpectations, hasVersion, sha256Hex, versionOf, type Expectations } from '../workspace/versions.js';
+import type { Workspace } from '../workspace/workspace.js';
 import type { ToolContext } from './define.js';
 
 export const PathArg = z.string().describe('Path relative to the workspace root (POSIX, e.g. "src/main.py").');
@@ -126,6 +128,19 @@ export function enforceVersion(ctx: ToolContext, p: ResolvedPath, current: Curre
       },
     );
   }
+}
+
+/**
+ * writeFileAtomic for a tool call: the rename over the target happens only if the call was not stopped
+ * (time limit, client gone) while the temp file was written, so a call answered TIMEOUT changed nothing.
+ */
+export async function writeUnlessStopped(ctx: ToolContext, ws: Workspace, target: string, data: FileContent, opts: AtomicWriteOptions = {}): Promise<Stats> {
+  const temp = await writeTempFile(ws, data, opts);
+  if (ctx.signal.aborted) {
+    discardTempFile(temp);
+    ctx.signal.throwIfAborted();
+  }
+  return commitTempFile(temp, target);
 }
 
 /**

@@ -168,37 +168,43 @@ export async function runWithTimeout(tool: ToolDefinition, call: CallInfo, input
   // The tool's signal is made when the tool first asks for it: most calls (a small read) never do, and an
   // AbortController per call was 2% of a small read's time. Aborts that come before are remembered.
   let controller: AbortController | null = null;
-  let aborted = call.signal?.aborted ?? false;
-  const abort = () => {
-    aborted = true;
-    controller?.abort();
+  let reason: ToolError | null = null;
+  const abort = (why: ToolError) => {
+    if (reason) return;
+    reason = why;
+    controller?.abort(why);
   };
-  call.signal?.addEventListener('abort', abort, { once: true });
+  const gone = () => abort(new ToolError('EXECUTION_ERROR', `The client went away; tool '${tool.name}' was stopped.`));
+  if (call.signal?.aborted) gone();
+  call.signal?.addEventListener('abort', gone, { once: true });
   const ctx: ToolContext = {
     ws: call.ws,
     requestId: call.requestId,
     get signal() {
       if (!controller) {
         controller = new AbortController();
-        if (aborted) controller.abort();
+        if (reason) controller.abort(reason);
       }
       return controller.signal;
     },
     ifMatch: call.ifMatch,
     resolve: (p: string, o?: ResolveOptions) => resolveToolPath(call, p, o),
   };
+  const timedOut = new ToolError('TIMEOUT', `Tool '${tool.name}' ran longer than ${timeoutMs} ms; narrow the request (path, line range, limit) and retry.`);
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
-      abort();
-      reject(new ToolError('TIMEOUT', `Tool '${tool.name}' ran longer than ${timeoutMs} ms; narrow the request (path, line range, limit) and retry.`));
+      abort(timedOut);
+      // A mutating tool is not left running behind the answer: it sees the abort (its signal's reason is
+      // this TIMEOUT) before it commits and throws it, or it has committed and its success is the answer.
+      if (!tool.mutates) reject(timedOut);
     }, timeoutMs);
   });
   try {
     return await Promise.race([tool.run(ctx, input), timeout]);
   } finally {
     clearTimeout(timer);
-    call.signal?.removeEventListener('abort', abort);
+    call.signal?.removeEventListener('abort', gone);
   }
 }
 

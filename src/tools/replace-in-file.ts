@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { ToolError } from '../envelope.js';
-import { writeFileAtomic } from '../workspace/atomic.js';
 import { createBackup } from '../workspace/backups.js';
 import { diffSpans, type ChangedSpan } from '../workspace/diff.js';
 import { withFileLock } from '../workspace/locks.js';
@@ -9,7 +8,7 @@ import { checkUserRegex, regexReplaceMatches } from '../workspace/regex.js';
 import { decodeText, looksBinary } from '../workspace/text.js';
 import { sha256Hex, versionOf } from '../workspace/versions.js';
 import { defineTool } from './define.js';
-import { DiffFields, DryRunArg, PathArg, VersionArgs, VersionSchema, enforceVersion, readCurrent } from './common.js';
+import { DiffFields, DryRunArg, PathArg, VersionArgs, VersionSchema, enforceVersion, readCurrent, writeUnlessStopped } from './common.js';
 
 /** More matches than this are refused: the caller almost certainly meant something narrower. */
 const MAX_REPLACEMENTS = 1_000_000;
@@ -150,7 +149,7 @@ export const replaceInFile = defineTool({
       }
       const mode = current.stat.mode & 0o7777;
       const backupId = await createBackup(p.ws, { rel: p.realRel, operation: 'replace_in_file', mode, sha256: current.version.sha256 }, current.content);
-      const st = await writeFileAtomic(p.ws, p.real, bytes, { mode });
+      const st = await writeUnlessStopped(ctx, p.ws, p.real, bytes, { mode });
       const version = versionOf(st, sha256Hex(bytes));
       let text = `Replaced ${plural(n, 'match')} in '${p.rel}' (+${diff.lines_added}/-${diff.lines_removed} lines, ${bytes.length} bytes).`;
       if (diff.diff_truncated) text += '\n(Diff preview truncated. Use read_file to verify full content.)';
@@ -163,7 +162,7 @@ export const replaceInFile = defineTool({
         version,
         audit: { sha256_before: current.version.sha256, sha256_after: version.sha256, bytes_written: bytes.length },
       };
-    }));
+    }), ctx.signal);
   },
 });
 
