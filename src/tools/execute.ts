@@ -2,7 +2,7 @@
 // time limit, and wrap the result (or the error) in the envelope. Operations concerns (auth, rate
 // limit, policy, audit, metrics) plug in as hooks around it, so no transport can skip them.
 import { z } from 'zod';
-import { shortenParams, toToolError, ToolError, type Envelope, type Risk, type RiskLevel, type VersionStamp } from '../envelope.js';
+import { shortenParams, shortenText, toToolError, ToolError, type Envelope, type Risk, type RiskLevel, type VersionStamp } from '../envelope.js';
 import { resolveInWorkspace, type ResolveOptions } from '../workspace/sandbox.js';
 import type { Workspace } from '../workspace/workspace.js';
 import type { ToolContext, ToolDefinition, ToolResult } from './define.js';
@@ -90,7 +90,7 @@ export function createExecutor(opts: ExecutorOptions) {
     let pathResolved: string | null = null;
     let outcome: CallOutcome;
     try {
-      if (!tool) throw new ToolError('NOT_FOUND', `Unknown tool '${name}'; GET /v1/tools lists the available tools.`);
+      if (!tool) throw new ToolError('NOT_FOUND', `Unknown tool '${shortenText(name, 100)}'; GET /v1/tools lists the available tools.`);
       if (rawInput === undefined || rawInput === null || typeof rawInput !== 'object' || Array.isArray(rawInput)) {
         throw new ToolError('INVALID_PARAM', 'The request body must be a JSON object of tool arguments.');
       }
