@@ -1,12 +1,14 @@
 // buildApp(config) -> a ready Fastify instance (no listen), so tests drive it with inject or a port.
 import { randomUUID } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import { jsonSchemaTransform, jsonSchemaTransformObject, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { ConfigError, defaultInstanceId, type Config } from './config.js';
 import { probeFdDir, useFdDir } from './workspace/sandbox.js';
-import { ToolError, type Envelope } from './envelope.js';
+import { shortenText, ToolError, type Envelope } from './envelope.js';
 import type { AuditLog } from './ops/audit.js';
 import type { Authenticator, TokenEntry } from './ops/auth.js';
 import type { Metrics } from './ops/metrics.js';
@@ -72,12 +74,16 @@ export function limitsOf(config: Config): WorkspaceLimits {
 
 /** An envelope for errors that happen before a tool is known (routing, body parsing). */
 export function bareErrorEnvelope(req: FastifyRequest, err: ToolError): Envelope {
+  return errorEnvelopeFor(String(req.id), err);
+}
+
+function errorEnvelopeFor(requestId: string, err: ToolError): Envelope {
   return {
     status: 'error',
     data: null,
     text: err.message,
     stats: { time_ms: 0 },
-    context: { cwd: '.', project: null, params_input: {}, path_resolved: null, risk: 'read', risk_level: 'low', request_id: String(req.id) },
+    context: { cwd: '.', project: null, params_input: {}, path_resolved: null, risk: 'read', risk_level: 'low', request_id: requestId },
     error: { code: err.code, message: err.message, ...(err.details !== undefined && { details: err.details }) },
   };
 }
@@ -121,6 +127,43 @@ function chooseSandbox(config: Config, fdDir: string): boolean {
   return true;
 }
 
+/**
+ * Requests Node's HTTP parser refuses before Fastify sees them (a control character in a header value such as
+ * X-Request-Id, a malformed request line, headers over the limit): answered with the envelope instead of
+ * Fastify's bare `{"error":"Bad Request"}`, then the connection is closed as Node would.
+ */
+function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const e =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? new ToolError('FILE_TOO_LARGE', 'The request headers are over the size limit; send fewer or shorter headers.')
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? new ToolError('INVALID_PARAM', 'The request did not arrive in time; send it again.')
+        : new ToolError('INVALID_PARAM', 'The request is not valid HTTP (e.g. a control character in a header value such as X-Request-Id); send printable header values.');
+  const requestId = randomUUID();
+  const body = JSON.stringify(errorEnvelopeFor(requestId, e));
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${e.httpStatus} ${STATUS_CODES[e.httpStatus] ?? ''}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+        `x-request-id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(err);
+}
+
+/** Router refusals Fastify answers itself unless asked: a path segment over maxParamLength, a URL that does not decode. */
+function frameworkError(err: FastifyError, req: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const url = shortenText(req.url.split('?')[0] ?? '', 100);
+  const e =
+    err.code === 'FST_ERR_MAX_PARAM_LENGTH'
+      ? new ToolError('NOT_FOUND', `No tool or project at '${url}' (a name is at most 100 characters); GET /v1/tools lists the available tools.`)
+      : err.code === 'FST_ERR_BAD_URL'
+        ? new ToolError('INVALID_PARAM', `The URL '${url}' does not decode (bad percent-encoding); encode it and retry.`)
+        : new ToolError('INVALID_PARAM', `The request to '${url}' could not be routed; tools are called with POST /v1/tools/{tool}.`);
+  void reply.header('x-request-id', String(req.id));
+  return sendEnvelope(reply, e.httpStatus, bareErrorEnvelope(req, e));
+}
+
 type CompilersFactory = NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>;
 const zodCompilers = { buildValidator: () => validatorCompiler, buildSerializer: () => serializerCompiler } as unknown as CompilersFactory;
 
@@ -137,6 +180,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     trustProxy: config.trustProxy,
     bodyLimit: config.bodyLimitBytes,
     requestIdHeader: false,
+    clientErrorHandler: answerClientError,
+    frameworkErrors: frameworkError,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
@@ -162,7 +207,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     return sendEnvelope(reply, e.httpStatus, bareErrorEnvelope(req, e));
   });
   app.setNotFoundHandler((req: FastifyRequest, reply: FastifyReply) => {
-    const e = new ToolError('NOT_FOUND', `No route ${req.method} ${req.url.split('?')[0] ?? ''}; tools are called with POST /v1/tools/{tool}.`);
+    const e = new ToolError('NOT_FOUND', `No route ${req.method} ${shortenText(req.url.split('?')[0] ?? '', 200)}; tools are called with POST /v1/tools/{tool}.`);
     return sendEnvelope(reply, 404, bareErrorEnvelope(req, e));
   });
 

@@ -77,13 +77,19 @@ export interface Envelope {
 }
 
 const MAX_PARAM_STRING = 200;
+/** Objects and arrays nested deeper than this are echoed as a note: the echo of JSON nested thousands deep overflowed the stack. */
+const MAX_PARAM_DEPTH = 8;
+
+/** A string cut to its first `max` characters plus `…(N chars)` when longer (params_input, names in messages). */
+export function shortenText(value: string, max = MAX_PARAM_STRING): string {
+  return value.length > max ? `${value.slice(0, max)}…(${value.length} chars)` : value;
+}
 
 /** The arguments as received, with every string longer than 200 characters shortened (SPEC §1). */
 export function shortenParams(value: unknown, depth = 0): unknown {
-  if (typeof value === 'string') {
-    return value.length > MAX_PARAM_STRING ? `${value.slice(0, MAX_PARAM_STRING)}…(${value.length} chars)` : value;
-  }
-  if (depth > 8 || value === null || typeof value !== 'object') return value;
+  if (typeof value === 'string') return shortenText(value);
+  if (value === null || typeof value !== 'object') return value;
+  if (depth > MAX_PARAM_DEPTH) return `…(nested deeper than ${MAX_PARAM_DEPTH} levels)`;
   if (Array.isArray(value)) return value.slice(0, 100).map((v) => shortenParams(v, depth + 1));
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value)) out[k] = shortenParams(v, depth + 1);

@@ -1,4 +1,5 @@
 // Test harness: a real app over a fresh temporary workspace, driven through HTTP (inject).
+import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -52,4 +53,9 @@ export async function makeApp(env: Record<string, string> = {}, opts: BuildOptio
       await fs.rm(base, { recursive: true, force: true });
     },
   };
+}
+
+/** sha256 (hex) of a file's bytes as they are on disk: the version to pass as expected_sha256. */
+export async function sha256OfFile(abs: string): Promise<string> {
+  return createHash('sha256').update(await fs.readFile(abs)).digest('hex');
 }

@@ -1,13 +1,12 @@
 import { z } from 'zod';
 import { ToolError } from '../envelope.js';
-import { writeFileAtomic } from '../workspace/atomic.js';
 import { createBackup } from '../workspace/backups.js';
 import { diffSpans } from '../workspace/diff.js';
 import { withFileLock } from '../workspace/locks.js';
 import { countLines, looksBinary } from '../workspace/text.js';
 import { sha256Hex, versionOf } from '../workspace/versions.js';
 import { defineTool } from './define.js';
-import { DiffFields, DryRunArg, PathArg, VersionArgs, VersionSchema, enforceVersion, readCurrent } from './common.js';
+import { DiffFields, DryRunArg, PathArg, VersionArgs, VersionSchema, enforceVersion, readCurrent, writeUnlessStopped } from './common.js';
 
 const Input = z.strictObject({
   path: PathArg,
@@ -89,7 +88,7 @@ export const appendToFile = defineTool({
       const mode = current.stat.mode & 0o7777;
       const backupId = await createBackup(p.ws, { rel: p.realRel, operation: 'append_to_file', mode, sha256: current.version.sha256 }, current.content);
       const bytes = Buffer.concat([current.content, addedBytes]);
-      const st = await writeFileAtomic(p.ws, p.at, bytes, { mode });
+      const st = await writeUnlessStopped(ctx, p.ws, p.at, bytes, { mode });
       const version = versionOf(st, sha256Hex(bytes));
       const addedLines = countLines(added);
       let text = `Appended ${chars} chars (${addedLines} line${addedLines === 1 ? '' : 's'}) to '${p.rel}' (now ${bytes.length} bytes).`;
@@ -103,6 +102,6 @@ export const appendToFile = defineTool({
         version,
         audit: { sha256_before: current.version.sha256, sha256_after: version.sha256, bytes_written: bytes.length },
       };
-    });
+    }, ctx.signal);
   },
 });

@@ -4,9 +4,11 @@ import { closeSync, fstatSync, lstatSync, type Stats } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { ToolError, type VersionStamp } from '../envelope.js';
+import { commitTempFile, discardTempFile, writeTempFile, type AtomicWriteOptions, type FileContent } from '../workspace/atomic.js';
 import { createMissingParents, describeKind, type ResolvedPath } from '../workspace/sandbox.js';
 import { openNoFollow, readAll } from '../workspace/small-io.js';
-import { checkExpectations, hasExpectation, sha256Hex, versionOf, type Expectations } from '../workspace/versions.js';
+import { checkExpectations, hasVersion, sha256Hex, versionOf, type Expectations } from '../workspace/versions.js';
+import type { Workspace } from '../workspace/workspace.js';
 import type { ToolContext } from './define.js';
 
 export const PathArg = z.string().describe('Path relative to the workspace root (POSIX, e.g. "src/main.py").');
@@ -14,8 +16,8 @@ export const OptionalDirArg = z.string().default('.').describe('Directory relati
 export const DryRunArg = z.boolean().default(false).describe('Compute everything and return the diff, but write nothing.');
 
 export const VersionArgs = {
-  expected_mtime_ms: z.number().nonnegative().optional().describe('mtime_ms of the version you read; CONFLICT when the file changed.'),
-  expected_size_bytes: z.number().int().nonnegative().optional().describe('size_bytes of the version you read.'),
+  expected_mtime_ms: z.number().nonnegative().optional().describe('mtime_ms of the version you read; CONFLICT when the file changed. A version only together with expected_size_bytes.'),
+  expected_size_bytes: z.number().int().nonnegative().optional().describe('size_bytes of the version you read. A version only together with expected_mtime_ms.'),
   expected_sha256: z.string().regex(/^[0-9a-fA-F]{64}$/, 'must be a sha256 hex digest').optional().describe('sha256 of the version you read.'),
 };
 
@@ -116,13 +118,30 @@ export function expectationsOf(ctx: ToolContext, input: Expectations): Expectati
 export function enforceVersion(ctx: ToolContext, p: ResolvedPath, current: CurrentFile | null, input: Expectations, kind: 'overwrite' | 'mutation'): void {
   const e = expectationsOf(ctx, input);
   checkExpectations(p.rel, current?.version ?? null, e);
-  if (!current || hasExpectation(e)) return;
+  if (!current || hasVersion(e)) return;
   const mode = ctx.ws.requireVersion;
   if (mode === 'always' || (mode === 'overwrite' && kind === 'overwrite')) {
-    throw new ToolError('VERSION_REQUIRED', `File '${p.rel}' already exists: read it first and pass its version (expected_sha256, expected_mtime_ms/expected_size_bytes or If-Match) to change it.`, {
-      current: current.version,
-    });
+    throw new ToolError(
+      'VERSION_REQUIRED',
+      `File '${p.rel}' already exists: read it first and pass its version, either expected_sha256 (or If-Match: "<sha256>") or expected_mtime_ms and expected_size_bytes together; a size or mtime alone, or If-Match: *, is not a version.`,
+      {
+        current: current.version,
+      },
+    );
   }
+}
+
+/**
+ * writeFileAtomic for a tool call: the rename over the target happens only if the call was not stopped
+ * (time limit, client gone) while the temp file was written, so a call answered TIMEOUT changed nothing.
+ */
+export async function writeUnlessStopped(ctx: ToolContext, ws: Workspace, target: string, data: FileContent, opts: AtomicWriteOptions = {}): Promise<Stats> {
+  const temp = await writeTempFile(ws, data, opts);
+  if (ctx.signal.aborted) {
+    discardTempFile(temp);
+    ctx.signal.throwIfAborted();
+  }
+  return commitTempFile(temp, target);
 }
 
 /**

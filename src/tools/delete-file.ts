@@ -56,6 +56,7 @@ export const deleteFile = defineTool({
         };
       }
       const mode = current.stat.mode & 0o7777;
+      ctx.signal.throwIfAborted(); // stopped (time limit): refuse before the delete, never after answering
       // The rename into the backups is the delete; without backups the file is unlinked.
       const backupId = await moveToBackup(p.ws, p.at, { rel: p.realRel, operation: 'delete_file', mode, sha256: current.version.sha256 }, size, current.stat);
       if (backupId === null) await fs.unlink(p.at);
@@ -67,6 +68,6 @@ export const deleteFile = defineTool({
         pathResolved: p.rel,
         audit: { sha256_before: current.version.sha256, sha256_after: null },
       };
-    });
+    }, ctx.signal);
   },
 });

@@ -99,6 +99,7 @@ export const editFile = defineTool({
           fileBuffers.give(file.content);
         }
       }),
+      ctx.signal,
     );
   },
 });
@@ -131,7 +132,7 @@ async function editBytes(ctx: ToolContext, p: ResolvedPath, input: EditInput, fi
     const change = { outcome, diff, originalSize: content.length, newSize: size, before };
     if (!temp || !backup) return dryRun(p, change);
     const sha = file.hash.hashOfHead(content, plan.head).update(plan.middle).update(chunks[2] as Buffer).digest('hex');
-    return commit(p, await backup, await temp, sha, change);
+    return commit(ctx, p, await backup, await temp, sha, change);
   });
 }
 
@@ -151,7 +152,7 @@ async function editText(ctx: ToolContext, p: ResolvedPath, input: EditInput, fil
   return settled(temp, async (track) => {
     const backup = track(startBackup(p, file, before));
     const sha = sha256Hex(bytes);
-    return commit(p, await backup, await temp, sha, change);
+    return commit(ctx, p, await backup, await temp, sha, change);
   });
 }
 
@@ -215,8 +216,9 @@ function dryRun(p: ResolvedPath, change: Change): ToolResult<EditData> {
   };
 }
 
-/** Renames the new file over the old one (its backup is already written). */
-async function commit(p: ResolvedPath, backupId: string | null, temp: TempFile, sha: string, change: Change): Promise<ToolResult<EditData>> {
+/** Renames the new file over the old one (its backup is already written), unless the call was stopped meanwhile. */
+async function commit(ctx: ToolContext, p: ResolvedPath, backupId: string | null, temp: TempFile, sha: string, change: Change): Promise<ToolResult<EditData>> {
+  ctx.signal.throwIfAborted(); // settled() then removes the temp file: a call answered TIMEOUT changed nothing
   const { replacements, note, stats } = summary(change);
   const { outcome, diff, before } = change;
   const st = await commitTempFile(temp, p.at, { releaseLater: change.originalSize > SMALL_IO_BYTES });

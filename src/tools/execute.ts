@@ -2,7 +2,7 @@
 // time limit, and wrap the result (or the error) in the envelope. Operations concerns (auth, rate
 // limit, policy, audit, metrics) plug in as hooks around it, so no transport can skip them.
 import { z } from 'zod';
-import { shortenParams, toToolError, ToolError, type Envelope, type Risk, type RiskLevel, type VersionStamp } from '../envelope.js';
+import { shortenParams, shortenText, toToolError, ToolError, type Envelope, type Risk, type RiskLevel, type VersionStamp } from '../envelope.js';
 import { asLocalToolPath } from '../workspace/path-syntax.js';
 import { HandleScope, resolveInWorkspace, type ResolveOptions } from '../workspace/sandbox.js';
 import type { Workspace } from '../workspace/workspace.js';
@@ -91,7 +91,7 @@ export function createExecutor(opts: ExecutorOptions) {
     let pathResolved: string | null = null;
     let outcome: CallOutcome;
     try {
-      if (!tool) throw new ToolError('NOT_FOUND', `Unknown tool '${name}'; GET /v1/tools lists the available tools.`);
+      if (!tool) throw new ToolError('NOT_FOUND', `Unknown tool '${shortenText(name, 100)}'; GET /v1/tools lists the available tools.`);
       if (rawInput === undefined || rawInput === null || typeof rawInput !== 'object' || Array.isArray(rawInput)) {
         throw new ToolError('INVALID_PARAM', 'The request body must be a JSON object of tool arguments.');
       }
@@ -169,12 +169,15 @@ export async function runWithTimeout(tool: ToolDefinition, call: CallInfo, input
   // The tool's signal is made when the tool first asks for it: most calls (a small read) never do, and an
   // AbortController per call was 2% of a small read's time. Aborts that come before are remembered.
   let controller: AbortController | null = null;
-  let aborted = call.signal?.aborted ?? false;
-  const abort = () => {
-    aborted = true;
-    controller?.abort();
+  let reason: ToolError | null = null;
+  const abort = (why: ToolError) => {
+    if (reason) return;
+    reason = why;
+    controller?.abort(why);
   };
-  call.signal?.addEventListener('abort', abort, { once: true });
+  const gone = () => abort(new ToolError('EXECUTION_ERROR', `The client went away; tool '${tool.name}' was stopped.`));
+  if (call.signal?.aborted) gone();
+  call.signal?.addEventListener('abort', gone, { once: true });
   const scope = new HandleScope();
   const ctx: ToolContext = {
     ws: call.ws,
@@ -182,7 +185,7 @@ export async function runWithTimeout(tool: ToolDefinition, call: CallInfo, input
     get signal() {
       if (!controller) {
         controller = new AbortController();
-        if (aborted) controller.abort();
+        if (reason) controller.abort(reason);
       }
       return controller.signal;
     },
@@ -190,11 +193,14 @@ export async function runWithTimeout(tool: ToolDefinition, call: CallInfo, input
     handles: scope,
     resolve: (p: string, o?: ResolveOptions) => resolveToolPath(call, p, o, scope),
   };
+  const timedOut = new ToolError('TIMEOUT', `Tool '${tool.name}' ran longer than ${timeoutMs} ms; narrow the request (path, line range, limit) and retry.`);
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
-      abort();
-      reject(new ToolError('TIMEOUT', `Tool '${tool.name}' ran longer than ${timeoutMs} ms; narrow the request (path, line range, limit) and retry.`));
+      abort(timedOut);
+      // A mutating tool is not left running behind the answer: it sees the abort (its signal's reason is
+      // this TIMEOUT) before it commits and throws it, or it has committed and its success is the answer.
+      if (!tool.mutates) reject(timedOut);
     }, timeoutMs);
   });
   const run = tool.run(ctx, input);
@@ -207,7 +213,7 @@ export async function runWithTimeout(tool: ToolDefinition, call: CallInfo, input
     return await Promise.race([run, timeout]);
   } finally {
     clearTimeout(timer);
-    call.signal?.removeEventListener('abort', abort);
+    call.signal?.removeEventListener('abort', gone);
   }
 }
 

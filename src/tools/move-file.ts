@@ -112,6 +112,7 @@ export const moveFile = defineTool({
             backupId = await createBackup(dst.ws, { rel: dst.realRel, operation: 'move_file', mode: old.stat.mode & 0o7777, sha256: old.version.sha256 }, old.content);
           }
         }
+        ctx.signal.throwIfAborted(); // stopped (time limit): refuse before the move, never after answering
         try {
           await fs.rename(src.at, dst.at);
         } catch (err) {
@@ -141,7 +142,8 @@ export const moveFile = defineTool({
           version,
           audit: { sha256_before: current?.version.sha256 ?? null, sha256_after: current?.version.sha256 ?? null },
         } as const;
-      }),
+      }, ctx.signal),
+      ctx.signal,
     );
   },
 });

@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { ToolError } from '../envelope.js';
-import { writeFileAtomic } from '../workspace/atomic.js';
 import { createBackup } from '../workspace/backups.js';
 import { diffSpans, type ChangedSpan } from '../workspace/diff.js';
 import { withFileLock } from '../workspace/locks.js';
@@ -9,7 +8,7 @@ import { checkUserRegex, regexReplaceMatches } from '../workspace/regex.js';
 import { decodeText, looksBinary } from '../workspace/text.js';
 import { sha256Hex, versionOf } from '../workspace/versions.js';
 import { defineTool } from './define.js';
-import { DiffFields, DryRunArg, PathArg, VersionArgs, VersionSchema, enforceVersion, readCurrent } from './common.js';
+import { DiffFields, DryRunArg, PathArg, VersionArgs, VersionSchema, enforceVersion, readCurrent, writeUnlessStopped } from './common.js';
 
 /** More matches than this are refused: the caller almost certainly meant something narrower. */
 const MAX_REPLACEMENTS = 1_000_000;
@@ -40,6 +39,8 @@ interface Matches {
   starts: number[];
   ends: number[];
   replacements: string[] | null;
+  /** The expanded replacements alone were over the result limit (regex with $&, $' and the like). */
+  tooLarge?: boolean;
 }
 
 function literalMatches(text: string, needle: string, limit: number): Matches & { capped: boolean } {
@@ -53,6 +54,19 @@ function literalMatches(text: string, needle: string, limit: number): Matches & 
     at = text.indexOf(needle, at + needle.length);
   }
   return { starts, ends, replacements: null, capped: false };
+}
+
+/**
+ * Length of the new text in UTF-16 units, counted before it is built: each unit is at least one UTF-8 byte,
+ * so a count over the byte limit refuses only results that could not be written anyway.
+ */
+function resultLength(text: string, m: Matches, replacement: string): number {
+  let length = text.length;
+  for (let i = 0; i < m.starts.length; i++) {
+    const rep = m.replacements ? (m.replacements[i] as string) : replacement;
+    length += rep.length - ((m.ends[i] as number) - (m.starts[i] as number));
+  }
+  return length;
 }
 
 /** Builds the new text and the changed spans (in both texts) in one pass. */
@@ -103,9 +117,16 @@ export const replaceInFile = defineTool({
       if (looksBinary(current.content)) throw new ToolError('BINARY_FILE', `File '${p.rel}' is binary; replace_in_file works on utf-8 text.`);
       const oldText = decodeText(current.content, 'utf-8', p.rel);
       const limit = input.count ?? MAX_REPLACEMENTS;
-      const found = input.regex
-        ? await regexReplaceMatches(oldText, input.old, REGEX_FLAGS, input.new, limit, regexTimeoutMs)
+      // A result can grow far past the file ('.' to a long text): bounded before it is built, never after.
+      const maxResult = Math.max(maxWriteBytes, current.content.length);
+      const found: Matches & { capped: boolean } = input.regex
+        ? await regexReplaceMatches(oldText, input.old, REGEX_FLAGS, input.new, limit, regexTimeoutMs, maxResult)
         : literalMatches(oldText, input.old, limit);
+      if (found.tooLarge || resultLength(oldText, found, input.new) > maxResult) {
+        throw new ToolError('FILE_TOO_LARGE', `The result would be over ${maxResult} bytes (TOOLGATE_MAX_WRITE_BYTES, or the file's size if larger); replace fewer matches (count) or use a shorter replacement.`, {
+          limit_bytes: maxResult,
+        });
+      }
       if (found.capped && input.count === undefined) {
         throw new ToolError('INVALID_PARAM', `'${shorten(input.old)}' matches more than ${MAX_REPLACEMENTS} times in '${p.rel}'; use a more specific pattern or set count.`);
       }
@@ -150,7 +171,7 @@ export const replaceInFile = defineTool({
       }
       const mode = current.stat.mode & 0o7777;
       const backupId = await createBackup(p.ws, { rel: p.realRel, operation: 'replace_in_file', mode, sha256: current.version.sha256 }, current.content);
-      const st = await writeFileAtomic(p.ws, p.at, bytes, { mode });
+      const st = await writeUnlessStopped(ctx, p.ws, p.at, bytes, { mode });
       const version = versionOf(st, sha256Hex(bytes));
       let text = `Replaced ${plural(n, 'match')} in '${p.rel}' (+${diff.lines_added}/-${diff.lines_removed} lines, ${bytes.length} bytes).`;
       if (diff.diff_truncated) text += '\n(Diff preview truncated. Use read_file to verify full content.)';
@@ -163,7 +184,7 @@ export const replaceInFile = defineTool({
         version,
         audit: { sha256_before: current.version.sha256, sha256_after: version.sha256, bytes_written: bytes.length },
       };
-    }));
+    }), ctx.signal);
   },
 });
 

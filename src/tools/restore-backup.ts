@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { writeFileAtomic } from '../workspace/atomic.js';
 import { createBackup, readBackup } from '../workspace/backups.js';
 import { diffWhole } from '../workspace/diff.js';
 import { withFileLock } from '../workspace/locks.js';
@@ -7,7 +6,7 @@ import { asLocalToolPath } from '../workspace/path-syntax.js';
 import { resolveInWorkspace } from '../workspace/sandbox.js';
 import { sha256Hex, versionOf } from '../workspace/versions.js';
 import { defineTool } from './define.js';
-import { DiffFields, DryRunArg, VersionArgs, VersionSchema, enforceVersion, ensureParent, readCurrent } from './common.js';
+import { DiffFields, DryRunArg, VersionArgs, VersionSchema, enforceVersion, ensureParent, readCurrent, writeUnlessStopped } from './common.js';
 import { ToolError } from '../envelope.js';
 
 const Input = z.strictObject({
@@ -63,7 +62,7 @@ export const restoreBackupTool = defineTool({
       const backupId = current
         ? await createBackup(p.ws, { rel: p.realRel, operation: 'restore_backup', mode: current.stat.mode & 0o7777, sha256: current.version.sha256 }, current.content)
         : null;
-      const st = await writeFileAtomic(p.ws, p.at, content, { mode: meta.mode });
+      const st = await writeUnlessStopped(ctx, p.ws, p.at, content, { mode: meta.mode });
       const version = versionOf(st, sha256Hex(content));
       return {
         data: { applied: true, path: p.rel, ...diff, backup_id: backupId, version },
@@ -74,6 +73,6 @@ export const restoreBackupTool = defineTool({
         version,
         audit: { sha256_before: current?.version.sha256 ?? null, sha256_after: version.sha256, bytes_written: content.length },
       };
-    });
+    }, ctx.signal);
   },
 });

@@ -1,13 +1,12 @@
 import { z } from 'zod';
 import { ToolError } from '../envelope.js';
-import { writeFileAtomic } from '../workspace/atomic.js';
 import { createBackup } from '../workspace/backups.js';
 import { diffWhole } from '../workspace/diff.js';
 import { withFileLock } from '../workspace/locks.js';
 import { checkEncoding, countLines, decodeText, encodeText } from '../workspace/text.js';
 import { sha256Hex, versionOf } from '../workspace/versions.js';
 import { defineTool } from './define.js';
-import { DiffFields, DryRunArg, PathArg, VersionArgs, VersionSchema, enforceVersion, ensureParent, readCurrent } from './common.js';
+import { DiffFields, DryRunArg, PathArg, VersionArgs, VersionSchema, enforceVersion, ensureParent, readCurrent, writeUnlessStopped } from './common.js';
 
 const Input = z.strictObject({
   path: PathArg,
@@ -84,7 +83,7 @@ export const writeFile = defineTool({
       }
       const backupId =
         current && input.backup ? await createBackup(p.ws, { rel: p.realRel, operation: 'write_file', mode: current.stat.mode & 0o7777, sha256: current.version.sha256 }, current.content) : null;
-      const st = await writeFileAtomic(p.ws, p.at, bytes, { mode: current ? current.stat.mode & 0o7777 : undefined });
+      const st = await writeUnlessStopped(ctx, p.ws, p.at, bytes, { mode: current ? current.stat.mode & 0o7777 : undefined });
       const version = versionOf(st, sha256Hex(bytes));
       const lines = textual ? countLines(input.content) : 0;
       let text =
@@ -103,7 +102,7 @@ export const writeFile = defineTool({
         version,
         audit: { sha256_before: current?.version.sha256 ?? null, sha256_after: version.sha256, bytes_written: bytes.length },
       } as const;
-    });
+    }, ctx.signal);
   },
 });
 

@@ -49,8 +49,11 @@ function lockedError(rel: string, waitMs: number): ToolError {
   return new ToolError('LOCKED', `File '${rel}' is locked by another writer for more than ${waitMs} ms; retry shortly.`);
 }
 
-/** Runs fn while holding the write lock of one file (identified by its real path). */
-export async function withFileLock<T>(ws: Workspace, real: string, rel: string, fn: () => Promise<T>): Promise<T> {
+/**
+ * Runs fn while holding the write lock of one file (identified by its real path). An abort of `signal` (the
+ * call's time limit) ends the wait with the signal's reason, and fn does not start once it has fired.
+ */
+export async function withFileLock<T>(ws: Workspace, real: string, rel: string, fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
   const started = performance.now();
   const deadline = Date.now() + ws.limits.lockTimeoutMs;
   const queued = queues.get(real);
@@ -64,13 +67,18 @@ export async function withFileLock<T>(ws: Workspace, real: string, rel: string, 
       // The timer is cancelled once the turn comes: left running it would keep the process alive (and pile
       // up, one per write) for the whole lock timeout.
       const timer = new AbortController();
+      const stop = () => timer.abort();
+      signal?.addEventListener('abort', stop, { once: true });
       const waited = await Promise.race([previous.then(() => true), sleep(Math.max(0, deadline - Date.now()), false, { signal: timer.signal }).catch(() => false)]);
+      signal?.removeEventListener('abort', stop);
       timer.abort();
+      signal?.throwIfAborted();
       if (!waited) throw lockedError(rel, ws.limits.lockTimeoutMs);
     }
-    const unlock = await acquireFileLock(ws, real, rel, deadline);
+    const unlock = await acquireFileLock(ws, real, rel, deadline, signal);
     ws.observer?.lockWait((performance.now() - started) / 1000);
     try {
+      signal?.throwIfAborted();
       return await fn();
     } finally {
       try {
@@ -86,10 +94,11 @@ export async function withFileLock<T>(ws: Workspace, real: string, rel: string, 
 }
 
 /** The cross-process lock (a directory made atomically by mkdir); taken synchronously, it costs one mkdir when free. */
-async function acquireFileLock(ws: Workspace, real: string, rel: string, deadline: number): Promise<() => void> {
+async function acquireFileLock(ws: Workspace, real: string, rel: string, deadline: number, signal?: AbortSignal): Promise<() => void> {
   const lockfilePath = lockPathFor(ws, real);
   let delay = 2;
   for (;;) {
+    signal?.throwIfAborted();
     try {
       return lockfile.lockSync(real, { lockfilePath, realpath: false, stale: STALE_MS, onCompromised: () => undefined, fs: LOCK_FS });
     } catch (err) {

@@ -28,6 +28,8 @@ export interface ReplaceMatches {
   replacements: string[] | null;
   /** The cap was reached: there may be more matches. */
   capped: boolean;
+  /** The expanded replacements passed `maxLength` characters, so the result would too: nothing else is returned. */
+  tooLarge?: boolean;
 }
 
 // Plain JavaScript run with `eval: true`, so it needs no build step and loads the same way from src/ (tests)
@@ -35,29 +37,58 @@ export interface ReplaceMatches {
 const WORKER_SOURCE = String.raw`
 const { parentPort } = require('node:worker_threads');
 
-function expand(rep, m, text) {
-  let out = '';
+// The replacement parsed once into literal text and references ($&, $1, $<name>, the text before or after
+// the match), read the way String.prototype.replace reads it for a regex with that many numbered groups.
+function compile(rep, groups, named) {
+  const parts = [];
+  let lit = '';
   for (let i = 0; i < rep.length; i++) {
     const c = rep[i];
-    if (c !== '$' || i + 1 >= rep.length) { out += c; continue; }
+    if (c !== '$' || i + 1 >= rep.length) { lit += c; continue; }
     const n = rep[i + 1];
-    if (n === '$') { out += '$'; i++; }
-    else if (n === '&') { out += m[0]; i++; }
-    else if (n === '\x60') { out += text.slice(0, m.index); i++; }
-    else if (n === "'") { out += text.slice(m.index + m[0].length); i++; }
+    let ref;
+    if (n === '$') { lit += '$'; i++; continue; }
+    else if (n === '&') { ref = { k: '&' }; i++; }
+    else if (n === '\x60') { ref = { k: 'pre' }; i++; }
+    else if (n === "'") { ref = { k: 'post' }; i++; }
     else if (n >= '0' && n <= '9') {
       const two = rep.slice(i + 1, i + 3);
-      if (two.length === 2 && two[1] >= '0' && two[1] <= '9' && Number(two) >= 1 && Number(two) < m.length) { out += m[Number(two)] ?? ''; i += 2; }
-      else if (Number(n) >= 1 && Number(n) < m.length) { out += m[Number(n)] ?? ''; i++; }
-      else out += c;
-    } else if (n === '<' && m.groups) {
+      if (two.length === 2 && two[1] >= '0' && two[1] <= '9' && Number(two) >= 1 && Number(two) <= groups) { ref = { k: 'g', g: Number(two) }; i += 2; }
+      else if (Number(n) >= 1 && Number(n) <= groups) { ref = { k: 'g', g: Number(n) }; i++; }
+      else { lit += c; continue; }
+    } else if (n === '<' && named) {
       const close = rep.indexOf('>', i + 2);
-      if (close === -1) { out += c; continue; }
-      out += m.groups[rep.slice(i + 2, close)] ?? '';
+      if (close === -1) { lit += c; continue; }
+      ref = { k: 'name', name: rep.slice(i + 2, close) };
       i = close;
-    } else out += c;
+    } else { lit += c; continue; }
+    if (lit !== '') { parts.push(lit); lit = ''; }
+    parts.push(ref);
   }
-  return out;
+  if (lit !== '') parts.push(lit);
+  return parts;
+}
+
+function piece(p, m, text) {
+  if (typeof p === 'string') return p;
+  if (p.k === '&') return m[0];
+  if (p.k === 'pre') return text.slice(0, m.index);
+  if (p.k === 'post') return text.slice(m.index + m[0].length);
+  if (p.k === 'g') return m[p.g] ?? '';
+  return m.groups[p.name] ?? '';
+}
+
+// The pieces are sized before they are joined: null when the expansion would pass budget characters
+// ($& or $' repeated can multiply the file), so an oversized string is never built.
+function expand(parts, m, text, budget) {
+  const pieces = new Array(parts.length);
+  let length = 0;
+  for (let i = 0; i < parts.length; i++) {
+    pieces[i] = piece(parts[i], m, text);
+    length += pieces[i].length;
+    if (length > budget) return null;
+  }
+  return pieces.join('');
 }
 
 function replace(msg) {
@@ -66,11 +97,20 @@ function replace(msg) {
   const starts = [], ends = [];
   const reps = msg.expand ? [] : null;
   let capped = false;
+  // The result holds every expansion, so their total bounds it from below: past maxLength, stop building them.
+  let held = 0;
+  let parts = null;
   for (const m of text.matchAll(re)) {
     if (starts.length >= msg.limit) { capped = true; break; }
     starts.push(m.index);
     ends.push(m.index + m[0].length);
-    if (reps) reps.push(expand(msg.replacement, m, text));
+    if (reps) {
+      parts ??= compile(msg.replacement, m.length - 1, m.groups !== undefined);
+      const rep = expand(parts, m, text, msg.maxLength - held);
+      if (rep === null) return { starts: [], ends: [], replacements: null, capped: false, tooLarge: true };
+      held += rep.length;
+      reps.push(rep);
+    }
   }
   return { starts, ends, replacements: reps, capped };
 }
@@ -178,7 +218,13 @@ export class RegexTimeout extends ToolError {
 
 const runner = new RegexRunner();
 
-/** All matches of a user regex in `text` (at most `limit`), with the replacements expanded the way String.prototype.replace does. */
-export function regexReplaceMatches(text: string, source: string, flags: string, replacement: string, limit: number, timeoutMs: number): Promise<ReplaceMatches> {
-  return runner.run<ReplaceMatches>({ op: 'replace', text, source, flags: flags.includes('g') ? flags : `${flags}g`, replacement, expand: replacement.includes('$'), limit }, timeoutMs);
+/**
+ * All matches of a user regex in `text` (at most `limit`), with the replacements expanded the way
+ * String.prototype.replace does; `tooLarge` instead when the expansions alone pass `maxLength` characters.
+ */
+export function regexReplaceMatches(text: string, source: string, flags: string, replacement: string, limit: number, timeoutMs: number, maxLength: number): Promise<ReplaceMatches> {
+  return runner.run<ReplaceMatches>(
+    { op: 'replace', text, source, flags: flags.includes('g') ? flags : `${flags}g`, replacement, expand: replacement.includes('$'), limit, maxLength },
+    timeoutMs,
+  );
 }

@@ -64,6 +64,17 @@ export function hasExpectation(e: Expectations): boolean {
   return e.expected_mtime_ms !== undefined || e.expected_size_bytes !== undefined || e.expected_sha256 !== undefined || e.if_match !== undefined;
 }
 
+/**
+ * Whether the expectations name one version of the file (the read-first rule, VERSION_REQUIRED): a sha256
+ * (expected_sha256 or an If-Match tag) or mtime and size together. A size alone, an mtime alone or
+ * `If-Match: *` still hold for a file another writer changed, so read-modify-write with them loses updates.
+ */
+export function hasVersion(e: Expectations): boolean {
+  if (e.expected_sha256 !== undefined) return true;
+  if (e.expected_mtime_ms !== undefined && e.expected_size_bytes !== undefined) return true;
+  return e.if_match !== undefined && parseIfMatch(e.if_match).tags.length > 0;
+}
+
 /** Parses an If-Match header into the accepted sha256 values; '*' means "any existing version". */
 export function parseIfMatch(header: string): { any: boolean; tags: string[] } {
   const trimmed = header.trim();

@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { makeApp, makeTempDir, type TestApp } from '../helpers.js';
+import { makeApp, makeTempDir, sha256OfFile, type TestApp } from '../helpers.js';
 
 interface UsageData {
   path: string;
@@ -29,7 +29,7 @@ describe('disk_usage', () => {
   });
 
   it('sums the files under the workspace, not counting the state directory', async () => {
-    await t.call('write_file', { path: 'one.txt', content: 'y'.repeat(100), expected_size_bytes: 100 }); // a backup in the state dir
+    await t.call('write_file', { path: 'one.txt', content: 'y'.repeat(100), expected_sha256: await sha256OfFile(t.file('one.txt')) }); // a backup in the state dir
     const r = await t.call('disk_usage', {});
     expect(r.status).toBe(200);
     expect(r.body.status).toBe('success');

@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { makeApp, makeTempDir, type TestApp } from '../helpers.js';
+import { makeApp, makeTempDir, sha256OfFile, type TestApp } from '../helpers.js';
 
 interface LargeData {
   files: { path: string; size: number; mtime_ms: number }[];
@@ -26,7 +26,7 @@ describe('find_large_files', () => {
 
   it('lists files over the threshold, largest first, everywhere but the state directory', async () => {
     await t.call('write_file', { path: 'w.txt', content: 'y'.repeat(100) });
-    await t.call('write_file', { path: 'w.txt', content: 'z'.repeat(9000), expected_size_bytes: 100 }); // leaves a 100-byte backup
+    await t.call('write_file', { path: 'w.txt', content: 'z'.repeat(9000), expected_sha256: await sha256OfFile(t.file('w.txt')) }); // leaves a 100-byte backup
     const r = await t.call('find_large_files', { min_size_bytes: 1000 });
     expect(r.status).toBe(200);
     expect(r.body.status).toBe('success');

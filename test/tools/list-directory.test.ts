@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { makeApp, makeTempDir, type TestApp } from '../helpers.js';
+import { makeApp, makeTempDir, sha256OfFile, type TestApp } from '../helpers.js';
 
 interface Entry {
   name: string;
@@ -138,7 +138,7 @@ describe('list_directory', () => {
     await fs.writeFile(path.join(base, 'p2/sub/f.txt'), 'x');
     t = await makeApp({ TOOLGATE_PROJECTS_ROOT: base });
     const h = { 'x-project-id': 'p2' };
-    await t.call('write_file', { path: 'sub/f.txt', content: 'y', expected_size_bytes: 1 }, h); // fills p2's state dir
+    await t.call('write_file', { path: 'sub/f.txt', content: 'y', expected_sha256: await sha256OfFile(path.join(base, 'p2/sub/f.txt')) }, h); // fills p2's state dir
     const r = await t.call('list_directory', { path: '[p2]/', depth: 5, include_hidden: true }, { 'x-project-id': 'p1' });
     expect(r.status).toBe(200);
     expect((r.body.data as ListData).entries.map((e) => e.path)).toEqual(['[p2]/sub', '[p2]/sub/f.txt']);

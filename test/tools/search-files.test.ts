@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { makeApp, makeTempDir, type TestApp } from '../helpers.js';
+import { makeApp, makeTempDir, sha256OfFile, type TestApp } from '../helpers.js';
 
 type Result = { type: 'name'; path: string; kind: string } | { type: 'content'; path: string; line: number; column: number; preview: string };
 interface SearchData {
@@ -129,7 +129,7 @@ describe('search_files', () => {
   });
 
   it('never lists or searches the state directory', async () => {
-    await t.call('write_file', { path: 'README.md', content: 'new\n', expected_size_bytes: 29 }); // backup of "TODO" text in the state dir
+    await t.call('write_file', { path: 'README.md', content: 'new\n', expected_sha256: await sha256OfFile(t.file('README.md')) }); // backup of "TODO" text in the state dir
     const r = await t.call('search_files', { query: 'TODO' });
     expect(JSON.stringify(r.body)).not.toContain('.toolgate');
     expect(show(r)).toEqual(['name:src/todo.txt', 'src/main.ts:2:6:// todo: fix', 'src/main.ts:3:14:export const todoList = [];'].sort((a, b) => (a.startsWith('name') ? 1 : 0) - (b.startsWith('name') ? 1 : 0)));
@@ -234,7 +234,7 @@ describe('search_files', () => {
     await fs.mkdir(path.join(base, 'p2'));
     await fs.writeFile(path.join(base, 'p2/a.txt'), 'needle one\n');
     t = await makeApp({ TOOLGATE_PROJECTS_ROOT: base });
-    await t.call('write_file', { path: 'a.txt', content: 'needle two\n', expected_size_bytes: 11 }, { 'x-project-id': 'p2' }); // backup of "needle one"
+    await t.call('write_file', { path: 'a.txt', content: 'needle two\n', expected_sha256: await sha256OfFile(path.join(base, 'p2/a.txt')) }, { 'x-project-id': 'p2' }); // backup of "needle one"
     const r = await t.call('search_files', { path: '[p2]/', query: 'needle' }, { 'x-project-id': 'p1' });
     expect(r.status).toBe(200);
     expect(show(r)).toEqual(['[p2]/a.txt:1:1:needle two']);
