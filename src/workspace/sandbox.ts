@@ -155,8 +155,9 @@ export function entryOf(dir: DirHandle, name: string): string {
 }
 
 /** Where a held directory really is now (it may have been renamed since it was opened). */
-function whereNow(dir: DirHandle): string {
-  if (fdDir === null) return dir.real;
+function whereNow(dir: DirHandle, ws: Workspace): string {
+  // The root cannot be moved from inside the workspace, and asking costs a /proc lookup per call.
+  if (fdDir === null || dir.fd === ws.rootFd) return dir.real;
   const now = readlinkSync(`${fdDir}/${dir.fd}`);
   return now.endsWith(' (deleted)') ? `${dir.real}\0gone` : now;
 }
@@ -282,7 +283,7 @@ export async function resolveInWorkspace(ws: Workspace, input: string, opts: Res
   const dir = top();
   let dirReal: string;
   try {
-    dirReal = whereNow(dir);
+    dirReal = whereNow(dir, ws);
   } catch (err) {
     throw mapWalkError(err, rel);
   }
