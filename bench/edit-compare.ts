@@ -14,7 +14,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp, VERSION } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import type { Envelope } from '../src/envelope.js';
-import { isErrorCase, loadCorpus, type Case } from '../test/workspace/edit-corpus-cases.js';
+import { isErrorCase, loadCorpus, type Case } from '../test/edit/corpus-cases.js';
 
 const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
 const REPO_DIR = path.resolve(BENCH_DIR, '..');

@@ -42,7 +42,7 @@ const result = await build({
   external: EXTERNAL,
   banner: { js: BANNER },
   // Not minified: stack traces and logs keep their names, and the search worker's source, taken from
-  // Function#toString (search-pool.ts), stays as written. No keepNames either: it would wrap functions
+  // Function#toString (src/search/pool.ts), stays as written. No keepNames either: it would wrap functions
   // in __name() calls for little use.
   minify: false,
   metafile: true,

@@ -2,7 +2,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { generateOpenApi } from '../src/transports/openapi.js';
+import { generateOpenApi } from '../src/openapi.js';
 
 const file = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'openapi.yaml');
 const yaml = await generateOpenApi();

@@ -8,7 +8,7 @@ import Fastify, { LogController, type FastifyError, type FastifyInstance, type F
 import { jsonSchemaTransform, jsonSchemaTransformObject, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { ConfigError, defaultInstanceId, type Config } from './config.js';
 import { probeFdDir, useFdDir } from './workspace/sandbox.js';
-import { shortenText, ToolError, type Envelope } from './envelope.js';
+import { bareContext, errorEnvelope, shortenText, ToolError, type Envelope } from './envelope.js';
 import type { AuditLog } from './ops/audit.js';
 import type { Authenticator, TokenEntry } from './ops/auth.js';
 import type { Metrics } from './ops/metrics.js';
@@ -74,18 +74,7 @@ export function limitsOf(config: Config): WorkspaceLimits {
 
 /** An envelope for errors that happen before a tool is known (routing, body parsing). */
 export function bareErrorEnvelope(req: FastifyRequest, err: ToolError): Envelope {
-  return errorEnvelopeFor(String(req.id), err);
-}
-
-function errorEnvelopeFor(requestId: string, err: ToolError): Envelope {
-  return {
-    status: 'error',
-    data: null,
-    text: err.message,
-    stats: { time_ms: 0 },
-    context: { cwd: '.', project: null, params_input: {}, path_resolved: null, risk: 'read', risk_level: 'low', request_id: requestId },
-    error: { code: err.code, message: err.message, ...(err.details !== undefined && { details: err.details }) },
-  };
+  return errorEnvelope(bareContext(String(req.id)), err);
 }
 
 function toEnvelopeError(err: FastifyError): ToolError {
@@ -141,7 +130,7 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
         ? new ToolError('INVALID_PARAM', 'The request did not arrive in time; send it again.')
         : new ToolError('INVALID_PARAM', 'The request is not valid HTTP (e.g. a control character in a header value such as X-Request-Id); send printable header values.');
   const requestId = randomUUID();
-  const body = JSON.stringify(errorEnvelopeFor(requestId, e));
+  const body = JSON.stringify(errorEnvelope(bareContext(requestId), e));
   if (socket.writable) {
     socket.write(
       `HTTP/1.1 ${e.httpStatus} ${STATUS_CODES[e.httpStatus] ?? ''}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +

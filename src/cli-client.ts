@@ -1,4 +1,5 @@
 // Helpers of `toolgate call`: arguments from the command line, and the envelope printed for a person.
+import type { Envelope } from './envelope.js';
 
 export class CliUsageError extends Error {}
 
@@ -24,16 +25,9 @@ export function parseCallArgs(pairs: readonly string[]): Record<string, unknown>
   return out;
 }
 
-export interface Envelope {
-  status: string;
-  data: unknown;
-  text: string;
-  stats?: Record<string, number>;
-  error?: { code: string; message: string; details?: unknown };
-}
 
 /** The envelope for a person: status and summary first, then the data (file content as is). */
-export function formatEnvelope(e: Envelope, httpStatus: number): string {
+export function formatEnvelope(e: Pick<Envelope, 'status' | 'data' | 'text'> & Partial<Envelope>, httpStatus: number): string {
   const lines: string[] = [];
   if (e.status === 'error' && e.error) {
     lines.push(`error ${e.error.code} (HTTP ${httpStatus}): ${e.error.message}`);

@@ -3,7 +3,8 @@
 // document, hash a token for the tokens file, verify an audit file.
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { CliUsageError, formatEnvelope, parseCallArgs, type Envelope } from './cli-client.js';
+import { CliUsageError, formatEnvelope, parseCallArgs } from './cli-client.js';
+import type { Envelope } from './envelope.js';
 
 // Commands import what they need when they run, so `toolgate call` does not load the whole service.
 const version = async () => (await import('./app.js')).VERSION;
@@ -40,7 +41,7 @@ async function main(argv: string[]): Promise<number> {
     case 'call':
       return call(rest);
     case 'openapi': {
-      const { generateOpenApi } = await import('./transports/openapi.js');
+      const { generateOpenApi } = await import('./openapi.js');
       process.stdout.write(await generateOpenApi());
       return EXIT.ok;
     }

@@ -1,4 +1,6 @@
-// The standard envelope (SPEC §1): error codes with their HTTP statuses, ToolError, and envelope builders.
+// The standard envelope (docs/api.md): its schema and type, the error codes with their HTTP statuses,
+// ToolError with factories for the messages many places share, and the builders every door uses.
+import { z } from 'zod';
 
 export const ERROR_STATUS = {
   INVALID_PARAM: 400,
@@ -32,8 +34,10 @@ export const ERROR_STATUS = {
 export type ErrorCode = keyof typeof ERROR_STATUS;
 export const ERROR_CODES = Object.keys(ERROR_STATUS) as ErrorCode[];
 
-export type Risk = 'read' | 'write' | 'destructive';
-export type RiskLevel = 'low' | 'medium' | 'high';
+export const RISKS = ['read', 'write', 'destructive'] as const;
+export const RISK_LEVELS = ['low', 'medium', 'high'] as const;
+export type Risk = (typeof RISKS)[number];
+export type RiskLevel = (typeof RISK_LEVELS)[number];
 export type Status = 'success' | 'partial' | 'error';
 
 /** An error with a code from the table; thrown where it is known, turned into the envelope in one place. */
@@ -57,24 +61,78 @@ export interface VersionStamp {
   sha256: string | null;
 }
 
-export interface EnvelopeContext {
-  cwd: '.';
-  project: string | null;
-  params_input: unknown;
-  path_resolved: string | null;
-  risk: Risk;
-  risk_level: RiskLevel;
-  request_id: string;
+export const EnvelopeContextSchema = z.object({
+  cwd: z.literal('.'),
+  project: z.string().nullable(),
+  params_input: z.unknown(),
+  path_resolved: z.string().nullable(),
+  risk: z.enum(RISKS),
+  risk_level: z.enum(RISK_LEVELS),
+  request_id: z.string(),
+});
+
+export const ErrorSchema = z.object({
+  code: z.enum(ERROR_CODES as [ErrorCode, ...ErrorCode[]]),
+  message: z.string(),
+  details: z.record(z.string(), z.unknown()).optional(),
+});
+
+/** The envelope with a given schema for `data` (a tool's output schema in the OpenAPI document). */
+export function envelopeSchema<D extends z.ZodType>(data: D) {
+  return z
+    .object({
+      status: z.enum(['success', 'partial', 'error']),
+      data: data.nullable(),
+      text: z.string(),
+      stats: z.record(z.string(), z.number()),
+      context: EnvelopeContextSchema,
+      error: ErrorSchema.optional(),
+    })
+    .describe('The standard envelope (docs/api.md).');
 }
 
-export interface Envelope {
-  status: Status;
-  data: unknown;
-  text: string;
-  stats: Record<string, number>;
-  context: EnvelopeContext;
-  error?: { code: ErrorCode; message: string; details?: Record<string, unknown> };
+export const EnvelopeSchema = envelopeSchema(z.unknown());
+export const ErrorEnvelopeSchema = envelopeSchema(z.null());
+// Named components in the OpenAPI document instead of a copy per route.
+z.globalRegistry.add(EnvelopeContextSchema, { id: 'EnvelopeContext' });
+z.globalRegistry.add(ErrorSchema, { id: 'EnvelopeError' });
+z.globalRegistry.add(ErrorEnvelopeSchema, { id: 'ErrorEnvelope' });
+
+export type EnvelopeContext = z.output<typeof EnvelopeContextSchema>;
+export type Envelope = z.output<typeof EnvelopeSchema>;
+
+/** The context of a call that was refused before any tool was known (routing, body, door). */
+export function bareContext(requestId: string): EnvelopeContext {
+  return { cwd: '.', project: null, params_input: {}, path_resolved: null, risk: 'read', risk_level: 'low', request_id: requestId };
 }
+
+/** A success or partial envelope (a dry run, a cut output). */
+export function resultEnvelope(context: EnvelopeContext, r: { data: unknown; text: string; stats?: Record<string, number> | undefined; partial?: boolean | undefined }): Envelope {
+  return { status: r.partial ? 'partial' : 'success', data: r.data, text: r.text, stats: { time_ms: 0, ...r.stats }, context };
+}
+
+/** The error envelope of a ToolError. */
+export function errorEnvelope(context: EnvelopeContext, err: ToolError): Envelope {
+  return {
+    status: 'error',
+    data: null,
+    text: err.message,
+    stats: { time_ms: 0 },
+    context,
+    error: { code: err.code, message: err.message, ...(err.details !== undefined && { details: err.details }) },
+  };
+}
+
+/** Messages several places share, in one wording (in the manner of Fastify's createError). */
+export const errors = {
+  notFound: (rel: string) => new ToolError('NOT_FOUND', `File not found: ${rel}`),
+  isDirectory: (rel: string, why = '') => new ToolError('IS_DIRECTORY', `Path is a directory: ${rel}${why}`),
+  notRegular: (kind: string, rel: string) => new ToolError('NOT_REGULAR_FILE', `Not a regular file (${kind}): ${rel}`),
+  parentNotADirectory: (rel: string) => new ToolError('NOT_A_DIRECTORY', `A parent of '${rel}' is not a directory.`),
+  parentNotFound: (relParent: string) => new ToolError('PARENT_NOT_FOUND', `Parent directory does not exist: ${relParent}`),
+  permissionDenied: (rel: string) => new ToolError('PERMISSION_DENIED', `Permission denied: ${rel}`),
+  outside: () => new ToolError('ACCESS_DENIED', 'Path must be within project root.'),
+};
 
 const MAX_PARAM_STRING = 200;
 /** Objects and arrays nested deeper than this are echoed as a note: the echo of JSON nested thousands deep overflowed the stack. */
@@ -108,18 +166,18 @@ export function toToolError(err: unknown, rel?: string | null): ToolError {
     case 'EACCES':
     case 'EPERM':
     case 'EROFS':
-      return new ToolError('PERMISSION_DENIED', `Permission denied: ${where}`);
+      return errors.permissionDenied(where);
     case 'ENOSPC':
     case 'EDQUOT':
       return new ToolError('DISK_FULL', 'The volume is full; nothing was written. Free some space and retry.');
     case 'ENOENT':
-      return new ToolError('NOT_FOUND', `File not found: ${where}`);
+      return errors.notFound(where);
     case 'EISDIR':
-      return new ToolError('IS_DIRECTORY', `Path is a directory: ${where}`);
+      return errors.isDirectory(where);
     case 'ENOTDIR':
       return new ToolError('NOT_A_DIRECTORY', `A parent of ${where} is not a directory.`);
     case 'ELOOP':
-      return new ToolError('ACCESS_DENIED', 'Path must be within project root.');
+      return errors.outside();
     case 'ENAMETOOLONG':
       return new ToolError('INVALID_PARAM', 'Path is too long.');
     default:

@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import { compileErrors, validate } from '@readme/openapi-parser';
 import { describe, expect, it } from 'vitest';
 import YAML from 'yaml';
-import { generateOpenApi } from '../src/transports/openapi.js';
+import { generateOpenApi } from '../src/openapi.js';
 import { TOOLS } from '../src/tools/registry.js';
 import { makeApp } from './helpers.js';
 

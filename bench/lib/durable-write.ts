@@ -7,7 +7,7 @@ import { closeSync, constants as fsConstants, fstatSync, fsync, mkdirSync, open,
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { readAll } from '../../src/workspace/small-io.js';
+import { readAll } from '../../src/workspace/sync-first-io.js';
 import { Sha256Snapshots } from '../../src/workspace/versions.js';
 
 const fsyncAsync = promisify(fsync);

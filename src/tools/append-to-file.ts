@@ -1,12 +1,12 @@
 import { z } from 'zod';
-import { ToolError } from '../envelope.js';
-import { createBackup } from '../workspace/backups.js';
-import { diffSpans } from '../workspace/diff.js';
+import { errors, ToolError } from '../envelope.js';
+import { diffSpans } from '../edit/diff.js';
 import { withFileLock } from '../workspace/locks.js';
-import { countLines, looksBinary } from '../workspace/text.js';
-import { sha256Hex, versionOf } from '../workspace/versions.js';
+import { countLines, looksBinary } from '../workspace/encoding.js';
 import { defineTool } from './define.js';
-import { DiffFields, DryRunArg, PathArg, VersionArgs, VersionSchema, enforceVersion, readCurrent, writeUnlessStopped } from './common.js';
+import { changeAnswer, commitChange } from './change.js';
+import { DiffFields, DryRunArg, PathArg, VersionArgs, VersionSchema } from './args.js';
+import { enforceVersion, readCurrent } from './file-access.js';
 
 const Input = z.strictObject({
   path: PathArg,
@@ -41,7 +41,7 @@ export const appendToFile = defineTool({
   output: Output,
   async run(ctx, input) {
     const p = await ctx.resolve(input.path);
-    if (p.stat?.isDirectory()) throw new ToolError('IS_DIRECTORY', `Path is a directory: ${p.rel}`);
+    if (p.stat?.isDirectory()) throw errors.isDirectory(p.rel);
     const { maxWriteBytes, maxEditBytes } = ctx.ws.limits;
     const contentBytes = Buffer.byteLength(input.content);
     if (contentBytes > maxWriteBytes) {
@@ -53,7 +53,7 @@ export const appendToFile = defineTool({
 
     return withFileLock(p.ws, p.real, p.rel, async () => {
       const current = await readCurrent(p, maxEditBytes);
-      if (!current) throw new ToolError('NOT_FOUND', `File not found: ${p.rel}`);
+      if (!current) throw errors.notFound(p.rel);
       enforceVersion(ctx, p, current, input, 'mutation');
       if (current.content.length > 0 && looksBinary(current.content)) {
         throw new ToolError('BINARY_FILE', `File '${p.rel}' is binary; text cannot be appended to it.`);
@@ -67,41 +67,20 @@ export const appendToFile = defineTool({
       const oldText = current.content.toString('utf8');
       const newText = oldText + added;
       const diff = diffSpans(p.rel, oldText, newText, [{ oldStart: oldText.length, oldEnd: oldText.length, newStart: oldText.length, newEnd: newText.length }]);
-      const chars = added.length;
-      const stats = {
-        bytes_written: 0,
-        original_size: current.content.length,
-        new_size: current.content.length + addedBytes.length,
-        lines_added: diff.lines_added,
-        lines_removed: diff.lines_removed,
-      };
-      if (input.dry_run) {
-        return {
-          data: { applied: false, ...diff, bytes_appended: 0, backup_id: null, version: current.version },
-          text: `[Dry Run] Would append ${chars} chars to '${p.rel}' (+${diff.lines_added}/-${diff.lines_removed} lines).`,
-          stats,
-          partial: true,
-          pathResolved: p.rel,
-          version: current.version,
-        };
-      }
-      const mode = current.stat.mode & 0o7777;
-      const backupId = await createBackup(p.ws, { rel: p.realRel, operation: 'append_to_file', mode, sha256: current.version.sha256 }, current.content);
-      const bytes = Buffer.concat([current.content, addedBytes]);
-      const st = await writeUnlessStopped(ctx, p.ws, p.at, bytes, { mode });
-      const version = versionOf(st, sha256Hex(bytes));
+      const next = Buffer.concat([current.content, addedBytes]);
+      const committed = input.dry_run ? null : await commitChange(ctx, p, { current, next, operation: 'append_to_file' });
       const addedLines = countLines(added);
-      let text = `Appended ${chars} chars (${addedLines} line${addedLines === 1 ? '' : 's'}) to '${p.rel}' (now ${bytes.length} bytes).`;
-      if (diff.diff_truncated) text += '\n(Diff preview truncated. Use read_file to verify full content.)';
-      return {
-        data: { applied: true, ...diff, bytes_appended: addedBytes.length, backup_id: backupId, version },
-        text,
-        stats: { ...stats, bytes_written: bytes.length },
-        partial: diff.diff_truncated,
-        pathResolved: p.rel,
-        version,
-        audit: { sha256_before: current.version.sha256, sha256_after: version.sha256, bytes_written: bytes.length },
-      };
+      return changeAnswer(p, {
+        diff,
+        before: current.version,
+        committed,
+        originalSize: current.content.length,
+        newSize: next.length,
+        text: committed
+          ? `Appended ${added.length} chars (${addedLines} line${addedLines === 1 ? '' : 's'}) to '${p.rel}' (now ${next.length} bytes).`
+          : `Would append ${added.length} chars to '${p.rel}' (+${diff.lines_added}/-${diff.lines_removed} lines).`,
+        data: { bytes_appended: committed ? addedBytes.length : 0 },
+      });
     }, ctx.signal);
   },
 });

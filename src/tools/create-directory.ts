@@ -1,11 +1,11 @@
 import { lstatSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { ToolError } from '../envelope.js';
+import { errors, ToolError } from '../envelope.js';
 import { fsyncDirectory } from '../workspace/atomic.js';
 import { createMissingParents, describeKind, entryOf } from '../workspace/sandbox.js';
 import { defineTool } from './define.js';
-import { PathArg } from './common.js';
+import { PathArg } from './args.js';
 
 const Input = z.strictObject({
   path: PathArg,
@@ -36,7 +36,7 @@ export const createDirectory = defineTool({
       };
     };
     if (p.stat) return exists(p.stat);
-    if (p.missing.length > 0 && !input.parents) throw new ToolError('PARENT_NOT_FOUND', `Parent directory does not exist: ${path.posix.dirname(p.realRel)}`);
+    if (p.missing.length > 0 && !input.parents) throw errors.parentNotFound(path.posix.dirname(p.realRel));
     // Each directory is made through its verified parent's handle (createMissingParents checks every one it makes).
     const firstParent = createMissingParents(p, ctx.handles);
     try {

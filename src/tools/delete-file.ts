@@ -1,14 +1,16 @@
 import fs from 'node:fs/promises';
 import { z } from 'zod';
-import { ToolError } from '../envelope.js';
+import { errors, ToolError } from '../envelope.js';
 import { fsyncDirectory } from '../workspace/atomic.js';
 import { moveToBackup } from '../workspace/backups.js';
 import { fileState } from '../workspace/file-state.js';
 import { entryOf } from '../workspace/sandbox.js';
 import { withFileLock } from '../workspace/locks.js';
-import { formatBytes } from '../workspace/text.js';
+import { formatBytes } from '../workspace/encoding.js';
+import { modeOf } from './change.js';
 import { defineTool } from './define.js';
-import { DryRunArg, PathArg, VersionArgs, VersionSchema, enforceVersion } from './common.js';
+import { DryRunArg, PathArg, VersionArgs, VersionSchema } from './args.js';
+import { enforceVersion } from './file-access.js';
 
 const Input = z.strictObject({
   path: PathArg,
@@ -39,11 +41,11 @@ export const deleteFile = defineTool({
       const target = await ctx.resolve(input.path); // a link leading outside is refused as such
       throw new ToolError('NOT_REGULAR_FILE', `'${p.rel}' is a symbolic link; delete_file removes regular files only (its target is '${target.realRel}').`);
     }
-    if (p.stat?.isDirectory()) throw new ToolError('IS_DIRECTORY', `Path is a directory: ${p.rel}; delete_file removes files only.`);
+    if (p.stat?.isDirectory()) throw errors.isDirectory(p.rel, '; delete_file removes files only.');
 
     return withFileLock(p.ws, p.real, p.rel, async () => {
       const current = await fileState(p, ctx.signal);
-      if (!current) throw new ToolError('NOT_FOUND', `File not found: ${p.rel}`);
+      if (!current) throw errors.notFound(p.rel);
       enforceVersion(ctx, p, { content: Buffer.alloc(0), ...current }, input, 'mutation');
       const size = current.stat.size;
       if (input.dry_run) {
@@ -55,7 +57,7 @@ export const deleteFile = defineTool({
           pathResolved: p.rel,
         };
       }
-      const mode = current.stat.mode & 0o7777;
+      const mode = modeOf(current);
       ctx.signal.throwIfAborted(); // stopped (time limit): refuse before the delete, never after answering
       // The rename into the backups is the delete; without backups the file is unlinked.
       const backupId = await moveToBackup(p.ws, p.at, { rel: p.realRel, operation: 'delete_file', mode, sha256: current.version.sha256 }, size, current.stat);

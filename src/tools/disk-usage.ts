@@ -1,11 +1,11 @@
 import fs from 'node:fs/promises';
 import { z } from 'zod';
-import { ToolError } from '../envelope.js';
-import { formatBytes } from '../workspace/text.js';
+import { errors } from '../envelope.js';
+import { formatBytes } from '../workspace/encoding.js';
 import { entryOf } from '../workspace/sandbox.js';
-import { walkTree, type WalkEntry } from '../workspace/walk.js';
+import { walkTree, type WalkEntry } from '../search/walk.js';
 import { defineTool } from './define.js';
-import { OptionalDirArg } from './common.js';
+import { OptionalDirArg } from './args.js';
 
 const SKIP_NOTHING: ReadonlySet<string> = new Set();
 const MAX_DEPTH = 64;
@@ -34,7 +34,7 @@ export const diskUsage = defineTool({
   output: Output,
   async run(ctx, input) {
     const p = await ctx.resolve(input.path, { allowRoot: true });
-    if (!p.stat) throw new ToolError('NOT_FOUND', `File not found: ${p.rel}`);
+    if (!p.stat) throw errors.notFound(p.rel);
     const { searchMaxFiles, searchTimeoutMs } = ctx.ws.limits;
     const deadline = Date.now() + searchTimeoutMs;
     let bytes = 0;

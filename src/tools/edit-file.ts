@@ -1,20 +1,22 @@
 import type { Stats } from 'node:fs';
 import { z } from 'zod';
-import { ToolError, type VersionStamp } from '../envelope.js';
+import { errors, ToolError, type VersionStamp } from '../envelope.js';
 import { commitTempFile, discardTempFile, writeTempFile, type TempFile } from '../workspace/atomic.js';
 import { createBackup } from '../workspace/backups.js';
-import { diffSpans, type DiffPreview } from '../workspace/diff.js';
-import { describeUtf8Edit, planUtf8Edit, type Utf8EditPlan } from '../workspace/edit-bytes.js';
-import { applyEdits, type EditOutcome, type EditRequest } from '../workspace/edit-engine.js';
+import { diffSpans, type DiffPreview } from '../edit/diff.js';
+import { describeUtf8Edit, planUtf8Edit, type Utf8EditPlan } from '../edit/bytes.js';
+import { applyEdits, type EditOutcome, type EditRequest } from '../edit/engine.js';
 import { withFileLock } from '../workspace/locks.js';
 import { fileBuffers } from '../workspace/buffer-pool.js';
 import { withMemory } from '../workspace/memory-budget.js';
-import { SMALL_IO_BYTES } from '../workspace/small-io.js';
+import { SMALL_IO_BYTES } from '../workspace/sync-first-io.js';
 import type { ResolvedPath } from '../workspace/sandbox.js';
-import { checkEncoding, decodeText, encodeText, looksBinary } from '../workspace/text.js';
+import { checkEncoding, decodeText, encodeText, looksBinary } from '../workspace/encoding.js';
 import { Sha256Snapshots, sha256Hex, versionOf } from '../workspace/versions.js';
 import { defineTool, type ToolContext, type ToolResult } from './define.js';
-import { DiffFields, DryRunArg, PathArg, VersionArgs, VersionSchema, enforceVersion, readCurrentBytes, type CurrentFile } from './common.js';
+import { changeAnswer, modeOf, type Committed } from './change.js';
+import { DiffFields, DryRunArg, PathArg, VersionArgs, VersionSchema } from './args.js';
+import { enforceVersion, readCurrentBytes, type CurrentFile } from './file-access.js';
 
 /**
  * Memory an edit holds per byte of the file, for the memory budget: the file itself, and on the general
@@ -90,7 +92,7 @@ export const editFile = defineTool({
         // (editBytes and editText settle only once no write refers to it).
         const hash = new Sha256Snapshots();
         const file = await readCurrentBytes(p, limits.maxEditBytes, { onChunk: (chunk) => hash.update(chunk), alloc: (n) => fileBuffers.take(n) });
-        if (!file) throw new ToolError('NOT_FOUND', `File not found: ${p.rel}`);
+        if (!file) throw errors.notFound(p.rel);
         try {
           const read = { ...file, hash, version: versionOf(file.stat, hash.digest()) };
           const plan = encoding === 'utf-8' ? planUtf8Edit(file.content, edits) : null;
@@ -120,7 +122,7 @@ interface ReadFile extends CurrentFile {
 async function editBytes(ctx: ToolContext, p: ResolvedPath, input: EditInput, file: ReadFile, plan: Utf8EditPlan): Promise<ToolResult<EditData>> {
   const { content } = file;
   const chunks = [content.subarray(0, plan.head), plan.middle, content.subarray(plan.tail)];
-  const temp = input.dry_run ? null : writeTempFile(p.ws, chunks, { mode: file.stat.mode & 0o7777 });
+  const temp = input.dry_run ? null : writeTempFile(p.ws, chunks, { mode: modeOf(file) });
   return settled(temp, async (track) => {
     const before = file.version;
     enforceVersion(ctx, p, file, input, 'mutation');
@@ -148,7 +150,7 @@ async function editText(ctx: ToolContext, p: ResolvedPath, input: EditInput, fil
   const change = { outcome, diff, originalSize: file.content.length, newSize: bytes.length, before };
   if (input.dry_run) return dryRun(p, change);
   // The new hash is computed while the temp file and the backup are written.
-  const temp = writeTempFile(p.ws, bytes, { mode: file.stat.mode & 0o7777 });
+  const temp = writeTempFile(p.ws, bytes, { mode: modeOf(file) });
   return settled(temp, async (track) => {
     const backup = track(startBackup(p, file, before));
     const sha = sha256Hex(bytes);
@@ -158,7 +160,7 @@ async function editText(ctx: ToolContext, p: ResolvedPath, input: EditInput, fil
 
 /** Starts the backup of the old content; its data is written in the thread pool when it is large. */
 function startBackup(p: ResolvedPath, file: { content: Buffer; stat: Stats }, before: VersionStamp): Promise<string | null> {
-  const backup = createBackup(p.ws, { rel: p.realRel, operation: 'edit_file', mode: file.stat.mode & 0o7777, sha256: before.sha256 }, file.content);
+  const backup = createBackup(p.ws, { rel: p.realRel, operation: 'edit_file', mode: modeOf(file), sha256: before.sha256 }, file.content);
   backup.catch(() => undefined); // awaited later; a failure meanwhile is not an unhandled rejection
   return backup;
 }
@@ -189,49 +191,32 @@ interface Change {
   before: VersionStamp;
 }
 
-function summary(change: Change) {
-  const replacements = change.outcome.edits.reduce((n, e) => n + e.replacements, 0);
-  const tolerant = change.outcome.edits.filter((e) => e.stage !== 'exact').map((e) => e.stage);
+/** The answer, dry run (committed null) or applied, in the words every change tool uses (change.ts). */
+function answer(p: ResolvedPath, change: Change, committed: Committed | null): ToolResult<EditData> {
+  const { outcome, diff, before } = change;
+  const replacements = outcome.edits.reduce((n, e) => n + e.replacements, 0);
+  const tolerant = outcome.edits.filter((e) => e.stage !== 'exact').map((e) => e.stage);
   const note = tolerant.length > 0 ? ` (matched ignoring ${[...new Set(tolerant)].join(', ').replaceAll('_', ' ')})` : '';
-  const stats = {
-    replacements,
-    original_size: change.originalSize,
-    new_size: change.newSize,
-    lines_added: change.diff.lines_added,
-    lines_removed: change.diff.lines_removed,
-  };
-  return { replacements, note, stats };
+  const counts = `${replacements} replacement(s), +${diff.lines_added}/-${diff.lines_removed} lines`;
+  return changeAnswer(p, {
+    diff,
+    before,
+    committed,
+    originalSize: change.originalSize,
+    newSize: change.newSize,
+    text: committed ? `Edited '${p.rel}' (${counts}, ${change.newSize} bytes)${note}.` : `Would edit '${p.rel}' (${counts})${note}.`,
+    data: { replacements, edits: outcome.edits, snippet: outcome.snippet },
+    stats: { replacements },
+  });
 }
 
 function dryRun(p: ResolvedPath, change: Change): ToolResult<EditData> {
-  const { replacements, note, stats } = summary(change);
-  const { outcome, diff, before } = change;
-  return {
-    data: { applied: false, replacements, edits: outcome.edits, snippet: outcome.snippet, ...diff, backup_id: null, version: before },
-    text: `[Dry Run] Would edit '${p.rel}' (${replacements} replacement(s), +${diff.lines_added}/-${diff.lines_removed} lines)${note}.`,
-    stats: { ...stats, bytes_written: 0 },
-    partial: true,
-    pathResolved: p.rel,
-    version: before,
-  };
+  return answer(p, change, null);
 }
 
 /** Renames the new file over the old one (its backup is already written), unless the call was stopped meanwhile. */
 async function commit(ctx: ToolContext, p: ResolvedPath, backupId: string | null, temp: TempFile, sha: string, change: Change): Promise<ToolResult<EditData>> {
   ctx.signal.throwIfAborted(); // settled() then removes the temp file: a call answered TIMEOUT changed nothing
-  const { replacements, note, stats } = summary(change);
-  const { outcome, diff, before } = change;
   const st = await commitTempFile(temp, p.at, { releaseLater: change.originalSize > SMALL_IO_BYTES });
-  const version = versionOf(st, sha);
-  let text = `Edited '${p.rel}' (${replacements} replacement(s), +${diff.lines_added}/-${diff.lines_removed} lines, ${change.newSize} bytes)${note}.`;
-  if (diff.diff_truncated) text += '\n(Diff preview truncated. Use read_file to verify full content.)';
-  return {
-    data: { applied: true, replacements, edits: outcome.edits, snippet: outcome.snippet, ...diff, backup_id: backupId, version },
-    text,
-    stats: { ...stats, bytes_written: change.newSize },
-    partial: diff.diff_truncated,
-    pathResolved: p.rel,
-    version,
-    audit: { sha256_before: before.sha256, sha256_after: version.sha256, bytes_written: change.newSize },
-  };
+  return answer(p, change, { backupId, version: versionOf(st, sha) });
 }

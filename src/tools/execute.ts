@@ -2,7 +2,7 @@
 // time limit, and wrap the result (or the error) in the envelope. Operations concerns (auth, rate
 // limit, policy, audit, metrics) plug in as hooks around it, so no transport can skip them.
 import { z } from 'zod';
-import { shortenParams, shortenText, toToolError, ToolError, type Envelope, type Risk, type RiskLevel, type VersionStamp } from '../envelope.js';
+import { errorEnvelope, resultEnvelope, shortenParams, shortenText, toToolError, ToolError, type Envelope, type Risk, type RiskLevel, type VersionStamp } from '../envelope.js';
 import { asLocalToolPath } from '../workspace/path-syntax.js';
 import { HandleScope, resolveInWorkspace, type ResolveOptions } from '../workspace/sandbox.js';
 import type { Workspace } from '../workspace/workspace.js';
@@ -104,24 +104,11 @@ export function createExecutor(opts: ExecutorOptions) {
       risk = tool.risk;
       riskLevel = result.riskLevel ?? tool.riskLevel;
       if (result.pathResolved !== undefined) pathResolved = result.pathResolved;
-      const envelope: Envelope = {
-        status: result.partial ? 'partial' : 'success',
-        data: result.data,
-        text: result.text,
-        stats: { time_ms: 0, ...result.stats },
-        context: contextOf(call, params, pathResolved, risk, riskLevel),
-      };
+      const envelope = resultEnvelope(contextOf(call, params, pathResolved, risk, riskLevel), result);
       outcome = { envelope, httpStatus: 200, version: result.version ?? null, tool, audit: result.audit ?? {}, durationMs: 0 };
     } catch (err) {
       const e = toToolError(err, pathResolved);
-      const envelope: Envelope = {
-        status: 'error',
-        data: null,
-        text: e.message,
-        stats: { time_ms: 0 },
-        context: contextOf(call, params, pathResolved, risk, riskLevel),
-        error: { code: e.code, message: e.message, ...(e.details !== undefined && { details: e.details }) },
-      };
+      const envelope = errorEnvelope(contextOf(call, params, pathResolved, risk, riskLevel), e);
       outcome = { envelope, httpStatus: e.httpStatus, version: null, tool: tool ?? null, audit: {}, durationMs: 0 };
     }
     outcome.durationMs = performance.now() - started;

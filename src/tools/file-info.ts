@@ -1,12 +1,13 @@
 import { z } from 'zod';
-import { ToolError } from '../envelope.js';
+import { errors } from '../envelope.js';
 import { closeSync } from 'node:fs';
 import { openVerifiedRetrying } from '../workspace/sandbox.js';
-import { readAll } from '../workspace/small-io.js';
-import { countLinesInBuffer, looksBinary } from '../workspace/text.js';
+import { readAll } from '../workspace/sync-first-io.js';
+import { countLinesInBuffer, looksBinary } from '../workspace/encoding.js';
 import { sha256Hex, versionOf } from '../workspace/versions.js';
+import { modeOf } from './change.js';
 import { defineTool } from './define.js';
-import { PathArg, VersionSchema } from './common.js';
+import { PathArg, VersionSchema } from './args.js';
 
 const Input = z.strictObject({
   path: PathArg,
@@ -36,11 +37,11 @@ export const fileInfo = defineTool({
   async run(ctx, input) {
     const p = await ctx.resolve(input.path, { allowRoot: true });
     const st = p.stat;
-    if (!st) throw new ToolError('NOT_FOUND', `File not found: ${p.rel}`);
+    if (!st) throw errors.notFound(p.rel);
     const base = {
       path: p.rel,
       size: st.size,
-      mode: `0${(st.mode & 0o7777).toString(8).padStart(3, '0')}`,
+      mode: `0${modeOf({ stat: st }).toString(8).padStart(3, '0')}`,
       mtime_ms: Math.trunc(st.mtimeMs),
       is_symlink: p.viaSymlink,
       target: p.viaSymlink ? p.realRel : null,

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { requireDirectory } from '../workspace/sandbox.js';
-import { formatBytes } from '../workspace/text.js';
-import { joinRel, walkTree, type WalkEntry } from '../workspace/walk.js';
+import { formatBytes } from '../workspace/encoding.js';
+import { joinRel, walkTree, type WalkEntry } from '../search/walk.js';
 import { defineTool } from './define.js';
-import { OptionalDirArg } from './common.js';
+import { OptionalDirArg } from './args.js';
 
 /** Size tools look everywhere (also .git and node_modules), except the state directory. */
 const SKIP_NOTHING: ReadonlySet<string> = new Set();

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { listBackups } from '../workspace/backups.js';
+import { listBackups as backupsOf } from '../workspace/backups.js';
 import { asLocalToolPath } from '../workspace/path-syntax.js';
 import { defineTool } from './define.js';
 
@@ -17,7 +17,7 @@ const Entry = z.object({
   sha256: z.string().nullable(),
 });
 
-export const listBackupsTool = defineTool({
+export const listBackups = defineTool({
   name: 'list_backups',
   description: 'List the backups kept before files were overwritten, edited, replaced or deleted (newest first). Pass a backup_id to restore_backup to undo a change.',
   risk: 'read',
@@ -33,7 +33,7 @@ export const listBackupsTool = defineTool({
       rel = p.realRel;
       ws = p.ws; // `[otherId]/path` lists the other project's backups
     }
-    const all = await listBackups(ws, rel);
+    const all = await backupsOf(ws, rel);
     // Paths as a call from this project names them: `[other]/x` for another project's, `./[B]/x` for a local `[B]`.
     const shown = (stored: string) => (ws === ctx.ws ? asLocalToolPath(stored) : `[${ws.id}]/${stored}`);
     const backups = all.slice(0, input.limit).map(({ backup_id, path, operation, created_at, size_bytes, sha256 }) => ({ backup_id, path: shown(path), operation, created_at, size_bytes, sha256 }));

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { requireDirectory } from '../workspace/sandbox.js';
-import { joinRel, walkTree, type EntryKind, type WalkEntry } from '../workspace/walk.js';
+import { joinRel, walkTree, type EntryKind, type WalkEntry } from '../search/walk.js';
 import { defineTool } from './define.js';
-import { OptionalDirArg } from './common.js';
+import { OptionalDirArg } from './args.js';
 
 const MAX_DEPTH = 10;
 

@@ -1,7 +1,7 @@
 import type { Stats } from 'node:fs';
 import fs from 'node:fs/promises';
 import { z } from 'zod';
-import { ToolError } from '../envelope.js';
+import { errors, ToolError } from '../envelope.js';
 import { fsyncDirectory, writeFileAtomic } from '../workspace/atomic.js';
 import { createBackup } from '../workspace/backups.js';
 import { fileState, type FileState } from '../workspace/file-state.js';
@@ -9,8 +9,10 @@ import { withFileLock } from '../workspace/locks.js';
 import { describeKind, entryOf, type ResolvedPath } from '../workspace/sandbox.js';
 import { hasExpectation, versionOf } from '../workspace/versions.js';
 import { isInside } from '../workspace/workspace.js';
+import { modeOf } from './change.js';
 import { defineTool } from './define.js';
-import { PathArg, VersionArgs, VersionSchema, enforceVersion, ensureParent, expectationsOf, readCurrent } from './common.js';
+import { PathArg, VersionArgs, VersionSchema } from './args.js';
+import { enforceVersion, ensureParent, expectationsOf, readCurrent } from './file-access.js';
 
 const Input = z.strictObject({
   path: PathArg.describe('File or directory to move (relative to the workspace root).'),
@@ -69,9 +71,9 @@ export const moveFile = defineTool({
       await ctx.resolve(input.path); // a link leading outside is refused as such
       throw new ToolError('NOT_REGULAR_FILE', `'${src.rel}' is a symbolic link; move_file moves files and directories only.`);
     }
-    if (!src.stat) throw new ToolError('NOT_FOUND', `File not found: ${src.rel}`);
+    if (!src.stat) throw errors.notFound(src.rel);
     const isDir = src.stat.isDirectory();
-    if (!isDir && !src.stat.isFile()) throw new ToolError('NOT_REGULAR_FILE', `Not a regular file (${describeKind(src.stat)}): ${src.rel}`);
+    if (!isDir && !src.stat.isFile()) throw errors.notRegular(describeKind(src.stat), src.rel);
     if (src.real === dst.real) throw new ToolError('INVALID_PARAM', `Source and destination are the same path: ${src.rel}`);
     if (isDir && isInside(src.real, dst.real)) throw new ToolError('INVALID_PARAM', `Cannot move directory '${src.rel}' into itself ('${dst.rel}').`);
     if (isDir && isInside(src.real, src.ws.stateDir)) throw new ToolError('ACCESS_DENIED', `Directory '${src.rel}' holds the service's state directory and cannot be moved.`);
@@ -95,11 +97,11 @@ export const moveFile = defineTool({
         let current: FileState | null = null;
         if (isDir) {
           const st = await lstatOrNull(src.at);
-          if (!st) throw new ToolError('NOT_FOUND', `File not found: ${src.rel}`);
+          if (!st) throw errors.notFound(src.rel);
           if (!st.isDirectory()) throw new ToolError('CONFLICT', `'${src.rel}' changed while it was being moved; retry.`);
         } else {
           current = await fileState(src, ctx.signal);
-          if (!current) throw new ToolError('NOT_FOUND', `File not found: ${src.rel}`);
+          if (!current) throw errors.notFound(src.rel);
           enforceVersion(ctx, src, { content: Buffer.alloc(0), ...current }, input, 'mutation');
         }
         let backupId: string | null = null;
@@ -109,7 +111,7 @@ export const moveFile = defineTool({
           if (refusal) throw refusal;
           const old = await readCurrent(dst, dst.ws.limits.maxEditBytes);
           if (old) {
-            backupId = await createBackup(dst.ws, { rel: dst.realRel, operation: 'move_file', mode: old.stat.mode & 0o7777, sha256: old.version.sha256 }, old.content);
+            backupId = await createBackup(dst.ws, { rel: dst.realRel, operation: 'move_file', mode: modeOf(old), sha256: old.version.sha256 }, old.content);
           }
         }
         ctx.signal.throwIfAborted(); // stopped (time limit): refuse before the move, never after answering
@@ -154,6 +156,6 @@ async function moveAcrossVolumes(src: ResolvedPath, dst: ResolvedPath, isDir: bo
   if (isDir || !current) throw new ToolError('EXECUTION_ERROR', `'${src.rel}' and '${dst.rel}' are on different volumes; directories cannot be moved across volumes.`);
   const copy = await readCurrent(src, limit);
   if (!copy || copy.version.sha256 !== current.version.sha256) throw new ToolError('CONFLICT', `'${src.rel}' changed while it was being moved; retry.`);
-  await writeFileAtomic(dst.ws, dst.at, copy.content, { mode: copy.stat.mode & 0o7777 });
+  await writeFileAtomic(dst.ws, dst.at, copy.content, { mode: modeOf(copy) });
   await fs.unlink(src.at);
 }

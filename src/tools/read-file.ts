@@ -3,11 +3,11 @@ import { ToolError } from '../envelope.js';
 import { readLineRange } from '../workspace/lines.js';
 import { closeSync } from 'node:fs';
 import { openVerifiedRetrying } from '../workspace/sandbox.js';
-import { readAll, readAt } from '../workspace/small-io.js';
-import { checkEncoding, countLines, decodeText, formatBytes, looksBinary } from '../workspace/text.js';
+import { readAll, readAt } from '../workspace/sync-first-io.js';
+import { checkEncoding, countLines, decodeText, formatBytes, looksBinary } from '../workspace/encoding.js';
 import { sha256Hex, versionOf } from '../workspace/versions.js';
 import { defineTool } from './define.js';
-import { PathArg, VersionSchema } from './common.js';
+import { PathArg, VersionSchema } from './args.js';
 
 const Input = z.strictObject({
   path: PathArg,

@@ -13,8 +13,8 @@ import { moveFile } from './move-file.js';
 import { findLargeFiles } from './find-large-files.js';
 import { diskUsage } from './disk-usage.js';
 import { searchFiles } from './search-files.js';
-import { listBackupsTool } from './list-backups.js';
-import { restoreBackupTool } from './restore-backup.js';
+import { listBackups } from './list-backups.js';
+import { restoreBackup } from './restore-backup.js';
 
 // One entry per line, in the order tools are listed (GET /v1/tools, OpenAPI).
 const ALL = [
@@ -31,8 +31,8 @@ const ALL = [
   findLargeFiles,
   diskUsage,
   searchFiles,
-  listBackupsTool,
-  restoreBackupTool,
+  listBackups,
+  restoreBackup,
 ];
 
 export const TOOLS: readonly ToolDefinition[] = ALL as unknown as ToolDefinition[];

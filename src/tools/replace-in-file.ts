@@ -1,14 +1,14 @@
 import { z } from 'zod';
-import { ToolError } from '../envelope.js';
-import { createBackup } from '../workspace/backups.js';
-import { diffSpans, type ChangedSpan } from '../workspace/diff.js';
+import { errors, ToolError } from '../envelope.js';
+import { diffSpans, type ChangedSpan } from '../edit/diff.js';
 import { withFileLock } from '../workspace/locks.js';
 import { withMemory } from '../workspace/memory-budget.js';
-import { checkUserRegex, regexReplaceMatches } from '../workspace/regex.js';
-import { decodeText, looksBinary } from '../workspace/text.js';
-import { sha256Hex, versionOf } from '../workspace/versions.js';
+import { checkUserRegex, regexReplaceMatches } from '../search/regex.js';
+import { decodeText, looksBinary } from '../workspace/encoding.js';
 import { defineTool } from './define.js';
-import { DiffFields, DryRunArg, PathArg, VersionArgs, VersionSchema, enforceVersion, readCurrent, writeUnlessStopped } from './common.js';
+import { changeAnswer, commitChange } from './change.js';
+import { DiffFields, DryRunArg, PathArg, VersionArgs, VersionSchema } from './args.js';
+import { enforceVersion, readCurrent } from './file-access.js';
 
 /** More matches than this are refused: the caller almost certainly meant something narrower. */
 const MAX_REPLACEMENTS = 1_000_000;
@@ -105,14 +105,14 @@ export const replaceInFile = defineTool({
   output: Output,
   async run(ctx, input) {
     const p = await ctx.resolve(input.path);
-    if (p.stat?.isDirectory()) throw new ToolError('IS_DIRECTORY', `Path is a directory: ${p.rel}`);
+    if (p.stat?.isDirectory()) throw errors.isDirectory(p.rel);
     if (input.regex) checkUserRegex(input.old, REGEX_FLAGS);
     const { maxEditBytes, maxWriteBytes, regexTimeoutMs } = ctx.ws.limits;
 
     const memory = REPLACE_MEMORY_FACTOR * (p.stat?.size ?? 0);
     return withFileLock(p.ws, p.real, p.rel, () => withMemory(p.ws.limits.memoryBudgetBytes, memory, ctx.signal, async () => {
       const current = await readCurrent(p, maxEditBytes);
-      if (!current) throw new ToolError('NOT_FOUND', `File not found: ${p.rel}`);
+      if (!current) throw errors.notFound(p.rel);
       enforceVersion(ctx, p, current, input, 'mutation');
       if (looksBinary(current.content)) throw new ToolError('BINARY_FILE', `File '${p.rel}' is binary; replace_in_file works on utf-8 text.`);
       const oldText = decodeText(current.content, 'utf-8', p.rel);
@@ -150,40 +150,19 @@ export const replaceInFile = defineTool({
         throw new ToolError('FILE_TOO_LARGE', `The result would be ${bytes.length} bytes, over TOOLGATE_MAX_WRITE_BYTES (${maxWriteBytes}); replace fewer matches (count).`);
       }
       const diff = diffSpans(p.rel, oldText, newText, spans);
-      const stats = {
-        matches: n,
-        replacements: n,
-        bytes_written: 0,
-        original_size: current.content.length,
-        new_size: bytes.length,
-        lines_added: diff.lines_added,
-        lines_removed: diff.lines_removed,
-      };
-      if (input.dry_run) {
-        return {
-          data: { replacements: n, applied: false, ...diff, backup_id: null, version: current.version },
-          text: `[Dry Run] Would replace ${plural(n, 'match')} of '${shorten(input.old)}' in '${p.rel}' (+${diff.lines_added}/-${diff.lines_removed} lines).`,
-          stats,
-          partial: true,
-          pathResolved: p.rel,
-          version: current.version,
-        };
-      }
-      const mode = current.stat.mode & 0o7777;
-      const backupId = await createBackup(p.ws, { rel: p.realRel, operation: 'replace_in_file', mode, sha256: current.version.sha256 }, current.content);
-      const st = await writeUnlessStopped(ctx, p.ws, p.at, bytes, { mode });
-      const version = versionOf(st, sha256Hex(bytes));
-      let text = `Replaced ${plural(n, 'match')} in '${p.rel}' (+${diff.lines_added}/-${diff.lines_removed} lines, ${bytes.length} bytes).`;
-      if (diff.diff_truncated) text += '\n(Diff preview truncated. Use read_file to verify full content.)';
-      return {
-        data: { replacements: n, applied: true, ...diff, backup_id: backupId, version },
-        text,
-        stats: { ...stats, bytes_written: bytes.length },
-        partial: diff.diff_truncated,
-        pathResolved: p.rel,
-        version,
-        audit: { sha256_before: current.version.sha256, sha256_after: version.sha256, bytes_written: bytes.length },
-      };
+      const committed = input.dry_run ? null : await commitChange(ctx, p, { current, next: bytes, operation: 'replace_in_file' });
+      return changeAnswer(p, {
+        diff,
+        before: current.version,
+        committed,
+        originalSize: current.content.length,
+        newSize: bytes.length,
+        text: committed
+          ? `Replaced ${plural(n, 'match')} in '${p.rel}' (+${diff.lines_added}/-${diff.lines_removed} lines, ${bytes.length} bytes).`
+          : `Would replace ${plural(n, 'match')} of '${shorten(input.old)}' in '${p.rel}' (+${diff.lines_added}/-${diff.lines_removed} lines).`,
+        data: { replacements: n },
+        stats: { matches: n, replacements: n },
+      });
     }), ctx.signal);
   },
 });

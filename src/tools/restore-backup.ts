@@ -1,12 +1,13 @@
 import { z } from 'zod';
-import { createBackup, readBackup } from '../workspace/backups.js';
-import { diffWhole } from '../workspace/diff.js';
+import { readBackup } from '../workspace/backups.js';
+import { diffWhole } from '../edit/diff.js';
 import { withFileLock } from '../workspace/locks.js';
 import { asLocalToolPath } from '../workspace/path-syntax.js';
 import { resolveInWorkspace } from '../workspace/sandbox.js';
-import { sha256Hex, versionOf } from '../workspace/versions.js';
 import { defineTool } from './define.js';
-import { DiffFields, DryRunArg, VersionArgs, VersionSchema, enforceVersion, ensureParent, readCurrent, writeUnlessStopped } from './common.js';
+import { changeAnswer, commitChange } from './change.js';
+import { DiffFields, DryRunArg, VersionArgs, VersionSchema } from './args.js';
+import { enforceVersion, ensureParent, readCurrent } from './file-access.js';
 import { ToolError } from '../envelope.js';
 
 const Input = z.strictObject({
@@ -27,7 +28,7 @@ function asText(buf: Buffer): string {
   return buf.includes(0) ? '[binary]\n' : buf.toString('utf8');
 }
 
-export const restoreBackupTool = defineTool({
+export const restoreBackup = defineTool({
   name: 'restore_backup',
   description: 'Undo a change: put a backup back in place at its original path. The content it replaces is itself backed up; pass the current version (expected_*) to guard against overwriting newer work.',
   risk: 'write',
@@ -48,31 +49,18 @@ export const restoreBackupTool = defineTool({
       const current = await readCurrent(p, Math.max(p.ws.limits.maxEditBytes, content.length));
       enforceVersion(ctx, p, current, input, 'mutation');
       const diff = diffWhole(p.rel, current ? asText(current.content) : null, asText(content));
-      const stats = { original_size: current?.content.length ?? 0, new_size: content.length, lines_added: diff.lines_added, lines_removed: diff.lines_removed };
-      if (input.dry_run) {
-        return {
-          data: { applied: false, path: p.rel, ...diff, backup_id: null, version: current?.version ?? null },
-          text: `[Dry Run] Would restore '${p.rel}' from backup ${meta.backup_id} (+${diff.lines_added}/-${diff.lines_removed} lines).`,
-          stats: { ...stats, bytes_written: 0 },
-          partial: true,
-          pathResolved: p.rel,
-          version: current?.version ?? null,
-        };
-      }
-      const backupId = current
-        ? await createBackup(p.ws, { rel: p.realRel, operation: 'restore_backup', mode: current.stat.mode & 0o7777, sha256: current.version.sha256 }, current.content)
-        : null;
-      const st = await writeUnlessStopped(ctx, p.ws, p.at, content, { mode: meta.mode });
-      const version = versionOf(st, sha256Hex(content));
-      return {
-        data: { applied: true, path: p.rel, ...diff, backup_id: backupId, version },
-        text: `Restored '${p.rel}' from backup ${meta.backup_id} (+${diff.lines_added}/-${diff.lines_removed} lines, ${content.length} bytes).`,
-        stats: { ...stats, bytes_written: content.length },
-        partial: diff.diff_truncated,
-        pathResolved: p.rel,
-        version,
-        audit: { sha256_before: current?.version.sha256 ?? null, sha256_after: version.sha256, bytes_written: content.length },
-      };
+      const committed = input.dry_run ? null : await commitChange(ctx, p, { current, next: content, operation: 'restore_backup', mode: meta.mode });
+      return changeAnswer(p, {
+        diff,
+        before: current?.version ?? null,
+        committed,
+        originalSize: current?.content.length ?? 0,
+        newSize: content.length,
+        text: committed
+          ? `Restored '${p.rel}' from backup ${meta.backup_id} (+${diff.lines_added}/-${diff.lines_removed} lines, ${content.length} bytes).`
+          : `Would restore '${p.rel}' from backup ${meta.backup_id} (+${diff.lines_added}/-${diff.lines_removed} lines).`,
+        data: { path: p.rel },
+      });
     }, ctx.signal);
   },
 });

@@ -3,13 +3,13 @@ import path from 'node:path';
 import picomatch from 'picomatch';
 import { z } from 'zod';
 import { ToolError } from '../envelope.js';
-import { checkUserRegex } from '../workspace/regex.js';
-import { BatchStalled, searchBatch, type SearchSpec } from '../workspace/search-pool.js';
-import { joinRel, walkTree, type EntryKind } from '../workspace/walk.js';
+import { checkUserRegex } from '../search/regex.js';
+import { BatchStalled, searchBatch, type SearchSpec } from '../search/pool.js';
+import { joinRel, walkTree, type EntryKind } from '../search/walk.js';
 import { withMemory } from '../workspace/memory-budget.js';
 import { requireDirectory, type ResolvedPath } from '../workspace/sandbox.js';
 import { defineTool, type ToolContext, type ToolResult } from './define.js';
-import { OptionalDirArg } from './common.js';
+import { OptionalDirArg } from './args.js';
 
 const PREVIEW_CHARS = 200;
 /** Files per worker batch. Regex batches are smaller: each must finish within TOOLGATE_REGEX_TIMEOUT_MS. */

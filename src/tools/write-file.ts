@@ -1,12 +1,12 @@
 import { z } from 'zod';
-import { ToolError } from '../envelope.js';
-import { createBackup } from '../workspace/backups.js';
-import { diffWhole } from '../workspace/diff.js';
+import { errors, ToolError } from '../envelope.js';
+import { diffWhole } from '../edit/diff.js';
 import { withFileLock } from '../workspace/locks.js';
-import { checkEncoding, countLines, decodeText, encodeText } from '../workspace/text.js';
-import { sha256Hex, versionOf } from '../workspace/versions.js';
+import { checkEncoding, countLines, decodeText, encodeText } from '../workspace/encoding.js';
 import { defineTool } from './define.js';
-import { DiffFields, DryRunArg, PathArg, VersionArgs, VersionSchema, enforceVersion, ensureParent, readCurrent, writeUnlessStopped } from './common.js';
+import { changeAnswer, commitChange } from './change.js';
+import { DiffFields, DryRunArg, PathArg, VersionArgs, VersionSchema } from './args.js';
+import { enforceVersion, ensureParent, readCurrent } from './file-access.js';
 
 const Input = z.strictObject({
   path: PathArg,
@@ -40,7 +40,7 @@ export const writeFile = defineTool({
   output: Output,
   async run(ctx, input) {
     const p = await ctx.resolve(input.path);
-    if (p.stat?.isDirectory()) throw new ToolError('IS_DIRECTORY', `Path is a directory: ${p.rel}`);
+    if (p.stat?.isDirectory()) throw errors.isDirectory(p.rel);
     const encoding = checkEncoding(input.encoding);
     const bytes = encodeText(input.content, encoding);
     const { maxWriteBytes, maxEditBytes } = ctx.ws.limits;
@@ -62,46 +62,24 @@ export const writeFile = defineTool({
       const oldText = current ? (textual ? safeDecode(current.content, encoding) : null) : null;
       const diff = diffWhole(p.rel, current ? (oldText ?? '[binary]\n') : null, textual ? input.content : '[binary]\n');
       const operation = current ? 'update' : 'create';
-      const stats = {
-        bytes_written: 0,
-        original_size: current?.content.length ?? 0,
-        new_size: bytes.length,
-        lines_added: diff.lines_added,
-        lines_removed: diff.lines_removed,
-      };
-      if (input.dry_run) {
-        const verb = operation === 'create' ? 'create' : 'update';
-        return {
-          data: { applied: false, operation, ...diff, backup_id: null, created_directory: null, version: current?.version ?? null },
-          text: `[Dry Run] Would ${verb} '${p.rel}' (+${diff.lines_added}${operation === 'update' ? `/-${diff.lines_removed}` : ''} lines).`,
-          stats,
-          partial: true,
-          pathResolved: p.rel,
-          riskLevel: current ? 'high' : 'medium',
-          version: current?.version ?? null,
-        } as const;
-      }
-      const backupId =
-        current && input.backup ? await createBackup(p.ws, { rel: p.realRel, operation: 'write_file', mode: current.stat.mode & 0o7777, sha256: current.version.sha256 }, current.content) : null;
-      const st = await writeUnlessStopped(ctx, p.ws, p.at, bytes, { mode: current ? current.stat.mode & 0o7777 : undefined });
-      const version = versionOf(st, sha256Hex(bytes));
+      const committed = input.dry_run ? null : await commitChange(ctx, p, { current, next: bytes, operation: 'write_file', backup: input.backup });
       const lines = textual ? countLines(input.content) : 0;
-      let text =
-        operation === 'create'
-          ? `Created '${p.rel}' (${lines} lines, ${bytes.length} bytes).`
-          : `Updated '${p.rel}' (+${diff.lines_added}/-${diff.lines_removed} lines, ${bytes.length} bytes).`;
-      if (createdDir) text += `\n(Created directory: ${createdDir})`;
-      if (diff.diff_truncated) text += '\n(Diff preview truncated. Use read_file to verify full content.)';
-      return {
-        data: { applied: true, operation, ...diff, backup_id: backupId, created_directory: createdDir, version },
+      const text = !committed
+        ? `Would ${operation} '${p.rel}' (+${diff.lines_added}${current ? `/-${diff.lines_removed}` : ''} lines).`
+        : current
+          ? `Updated '${p.rel}' (+${diff.lines_added}/-${diff.lines_removed} lines, ${bytes.length} bytes).`
+          : `Created '${p.rel}' (${lines} lines, ${bytes.length} bytes).`;
+      return changeAnswer(p, {
+        diff,
+        before: current?.version ?? null,
+        committed,
+        originalSize: current?.content.length ?? 0,
+        newSize: bytes.length,
         text,
-        stats: { ...stats, bytes_written: bytes.length },
-        partial: diff.diff_truncated,
-        pathResolved: p.rel,
+        notes: createdDir ? [`(Created directory: ${createdDir})`] : [],
+        data: { operation, created_directory: committed ? createdDir : null },
         riskLevel: current ? 'high' : 'medium',
-        version,
-        audit: { sha256_before: current?.version.sha256 ?? null, sha256_after: version.sha256, bytes_written: bytes.length },
-      } as const;
+      });
     }, ctx.signal);
   },
 });

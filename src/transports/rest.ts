@@ -2,47 +2,12 @@
 // it hands the body to the executor and writes the envelope, its HTTP status and the ETag.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { ERROR_CODES, type Envelope } from '../envelope.js';
+import { envelopeSchema, ErrorEnvelopeSchema, type Envelope } from '../envelope.js';
 import type { ToolDefinition } from '../tools/define.js';
 import type { CallInfo, Executor } from '../tools/execute.js';
 import { TOOLS } from '../tools/registry.js';
 import { etagOf } from '../workspace/versions.js';
 import { exportTools, type ToolFormat } from './function-defs.js';
-
-export const EnvelopeContextSchema = z.object({
-  cwd: z.literal('.'),
-  project: z.string().nullable(),
-  params_input: z.unknown(),
-  path_resolved: z.string().nullable(),
-  risk: z.enum(['read', 'write', 'destructive']),
-  risk_level: z.enum(['low', 'medium', 'high']),
-  request_id: z.string(),
-});
-
-export const ErrorSchema = z.object({
-  code: z.enum(ERROR_CODES as [string, ...string[]]),
-  message: z.string(),
-  details: z.record(z.string(), z.unknown()).optional(),
-});
-
-export function envelopeSchema(data: z.ZodType) {
-  return z
-    .object({
-      status: z.enum(['success', 'partial', 'error']),
-      data: data.nullable(),
-      text: z.string(),
-      stats: z.record(z.string(), z.number()),
-      context: EnvelopeContextSchema,
-      error: ErrorSchema.optional(),
-    })
-    .describe('The standard envelope (SPEC §1).');
-}
-
-export const ErrorEnvelopeSchema = envelopeSchema(z.null());
-// Named components in the OpenAPI document instead of a copy per route.
-z.globalRegistry.add(EnvelopeContextSchema, { id: 'EnvelopeContext' });
-z.globalRegistry.add(ErrorSchema, { id: 'EnvelopeError' });
-z.globalRegistry.add(ErrorEnvelopeSchema, { id: 'ErrorEnvelope' });
 
 /** Resolves the per-request call info (workspace, actor): supplied by the app (single or multi-project, auth). */
 export type CallInfoFor = (req: FastifyRequest, projectId: string | undefined) => Promise<CallInfo>;

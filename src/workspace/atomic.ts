@@ -6,7 +6,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { ownerState, readOwnerRecord, writeOwnerRecord } from './process-owner.js';
 import { TEMP_MARKER } from './sandbox.js';
-import { fsyncFd, openForWrite, renameFile, writeAll } from './small-io.js';
+import { fsyncFd, openForWrite, renameFile, writeAll } from './sync-first-io.js';
 import type { Workspace } from './workspace.js';
 
 const STALE_TEMP_MS = 10 * 60 * 1000;

@@ -5,7 +5,7 @@ import { closeSync, constants as fsConstants, mkdirSync, readdirSync, statSync, 
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { ToolError } from '../envelope.js';
-import { openForWrite, writeAll } from './small-io.js';
+import { openForWrite, writeAll } from './sync-first-io.js';
 import type { Workspace } from './workspace.js';
 
 export interface BackupMeta {

@@ -1,13 +1,13 @@
 // Line ranges of a file, streamed in chunks, so a file of any size is never loaded whole.
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { readAt } from './small-io.js';
+import { readAt } from './sync-first-io.js';
 
 /** Bytes read at a time; `bytesScanned` of a range that stops early is a multiple of it. */
 export const LINE_RANGE_CHUNK_BYTES = 64 * 1024;
 const CHUNK = LINE_RANGE_CHUNK_BYTES;
 
 /**
- * Bytes scanned between two turns of the event loop. The chunks are read synchronously (small-io.ts), so a
+ * Bytes scanned between two turns of the event loop. The chunks are read synchronously (sync-first-io.ts), so a
  * scan through a large file would otherwise hold every other request, and the tool's time limit, until it
  * ends (a 1 GiB file took 0.3 s); a turn every MiB (about 0.3 ms of work) costs nothing measurable.
  */

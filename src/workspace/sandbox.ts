@@ -2,8 +2,8 @@
 // on the real file system, so no symlink, `..` or swap can lead a tool outside the workspace root.
 import { closeSync, fstatSync, lstatSync, mkdirSync, readlinkSync, type Stats } from 'node:fs';
 import path from 'node:path';
-import { ToolError } from '../envelope.js';
-import { openDirHandle, openNoFollow } from './small-io.js';
+import { errors, ToolError } from '../envelope.js';
+import { openDirHandle, openNoFollow } from './sync-first-io.js';
 import { isInside, type Workspace } from './workspace.js';
 
 export const MAX_PATH_BYTES = 4096;
@@ -13,7 +13,7 @@ const MAX_SYMLINK_HOPS = 40;
 export const TEMP_MARKER = '.toolgate-tmp-';
 
 const URL_LIKE = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/|^file:\//i;
-const outside = () => new ToolError('ACCESS_DENIED', 'Path must be within project root.');
+const outside = () => errors.outside();
 const reserved = () => new ToolError('ACCESS_DENIED', 'Path is reserved for the service and cannot be accessed.');
 
 /** Lexical checks and normalization; returns the segments of a relative path ([] = root). */
@@ -263,7 +263,7 @@ export async function resolveInWorkspace(ws: Workspace, input: string, opts: Res
         pending.unshift(seg);
         continue;
       }
-      throw new ToolError('NOT_A_DIRECTORY', `A parent of '${rel}' is not a directory.`);
+      throw errors.parentNotADirectory(rel);
     }
     let st: Stats | null;
     try {
@@ -311,8 +311,8 @@ function lstatOrNull(p: string): Stats | null {
 
 function mapWalkError(err: unknown, rel: string): unknown {
   const code = (err as NodeJS.ErrnoException).code;
-  if (code === 'ENOTDIR') return new ToolError('NOT_A_DIRECTORY', `A parent of '${rel}' is not a directory.`);
-  if (code === 'EACCES' || code === 'EPERM') return new ToolError('PERMISSION_DENIED', `Permission denied: ${rel}`);
+  if (code === 'ENOTDIR') return errors.parentNotADirectory(rel);
+  if (code === 'EACCES' || code === 'EPERM') return errors.permissionDenied(rel);
   if (code === 'ENAMETOOLONG') return new ToolError('INVALID_PARAM', 'Path is too long.');
   if (code === 'ELOOP') return new ToolError('ACCESS_DENIED', 'Path changed to a symbolic link while it was being resolved; retry.');
   return err;
@@ -370,9 +370,9 @@ export function describeKind(st: Stats): string {
 
 /** Requires an existing regular file: NOT_FOUND, IS_DIRECTORY or NOT_REGULAR_FILE otherwise. */
 export function requireFile(p: ResolvedPath): Stats {
-  if (!p.stat) throw new ToolError('NOT_FOUND', `File not found: ${p.rel}`);
-  if (p.stat.isDirectory()) throw new ToolError('IS_DIRECTORY', `Path is a directory: ${p.rel}`);
-  if (!p.stat.isFile()) throw new ToolError('NOT_REGULAR_FILE', `Not a regular file (${describeKind(p.stat)}): ${p.rel}`);
+  if (!p.stat) throw errors.notFound(p.rel);
+  if (p.stat.isDirectory()) throw errors.isDirectory(p.rel);
+  if (!p.stat.isFile()) throw errors.notRegular(describeKind(p.stat), p.rel);
   return p.stat;
 }
 
@@ -389,32 +389,53 @@ export interface VerifiedFile {
 }
 
 /**
- * Opens a resolved regular file for reading without following a symlink at the leaf and without
- * blocking on a FIFO, then checks that the opened object is the one the sandbox checked (device/inode).
- * The caller closes `fd` (closeSync).
+ * Opens the regular file a resolved path names, as it is now (call it under the file's lock): never through
+ * a symlink, never blocking on a FIFO; a special file is refused before it is opened (a device open may act),
+ * unless `checked` says the resolution's lstat just did that. Null when there is no file. The caller closes `fd`.
  */
-export function openVerified(p: ResolvedPath): VerifiedFile {
-  const expected = requireFile(p);
+export function openRegular(p: ResolvedPath, checked = false): VerifiedFile | null {
+  if (p.missing.length > 0) return null; // its name through the missing segments must not be looked up
+  if (!checked) {
+    const pre = lstatOrNull(p.at);
+    if (!pre) return null;
+    if (pre.isSymbolicLink()) throw changedToLink(p.rel);
+    requireFile({ ...p, stat: pre });
+  }
   let fd: number;
   try {
     fd = openNoFollow(p.at);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ELOOP') throw new ToolError('ACCESS_DENIED', 'Path changed to a symbolic link while it was being opened; retry.');
-    if (code === 'ENOENT') throw new ToolError('NOT_FOUND', `File not found: ${p.rel}`);
+    if (code === 'ENOENT') return null;
+    if (code === 'ELOOP') throw changedToLink(p.rel);
+    if (code === 'ENXIO') throw new ToolError('NOT_REGULAR_FILE', `Not a regular file: ${p.rel}`);
     throw err;
   }
   try {
     const st = fstatSync(fd);
-    if (st.dev !== expected.dev || st.ino !== expected.ino) {
-      throw new ToolError('CONFLICT', `File '${p.rel}' was replaced while it was being opened; read it again.`);
-    }
-    if (!st.isFile()) throw new ToolError('NOT_REGULAR_FILE', `Not a regular file (${describeKind(st)}): ${p.rel}`);
+    requireFile({ ...p, stat: st });
     return { fd, stat: st };
   } catch (err) {
     closeSync(fd);
     throw err;
   }
+}
+
+const changedToLink = (rel: string) => new ToolError('ACCESS_DENIED', `Path '${rel}' changed to a symbolic link while it was being opened; retry.`);
+
+/**
+ * Opens a resolved regular file for reading (openRegular) and checks that the opened object is the one the
+ * sandbox checked (device/inode). The caller closes `fd` (closeSync).
+ */
+export function openVerified(p: ResolvedPath): VerifiedFile {
+  const expected = requireFile(p);
+  const opened = openRegular(p, true);
+  if (!opened) throw errors.notFound(p.rel);
+  if (opened.stat.dev !== expected.dev || opened.stat.ino !== expected.ino) {
+    closeSync(opened.fd);
+    throw new ToolError('CONFLICT', `File '${p.rel}' was replaced while it was being opened; read it again.`);
+  }
+  return opened;
 }
 
 /**

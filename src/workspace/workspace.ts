@@ -2,7 +2,7 @@
 import fs from 'node:fs/promises';
 import { closeSync } from 'node:fs';
 import path from 'node:path';
-import { openDirHandle } from './small-io.js';
+import { openDirHandle } from './sync-first-io.js';
 
 export interface WorkspaceLimits {
   maxReadBytes: number;

@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DIFF_MAX_BYTES, DIFF_MAX_LINES } from '../../src/workspace/diff.js';
+import { DIFF_MAX_BYTES, DIFF_MAX_LINES } from '../../src/edit/diff.js';
 import { makeApp, type TestApp } from '../helpers.js';
 import { expectEnvelope } from '../security/envelope-checks.js';
 

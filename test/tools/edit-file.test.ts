@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import { Sha256Snapshots } from '../../src/workspace/versions.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadCorpus } from '../workspace/edit-corpus-cases.js';
+import { loadCorpus } from '../edit/corpus-cases.js';
 import { makeApp, type TestApp } from '../helpers.js';
 
 let t: TestApp;

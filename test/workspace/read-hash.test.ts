@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readAll } from '../../src/workspace/small-io.js';
+import { readAll } from '../../src/workspace/sync-first-io.js';
 import { Sha256Snapshots } from '../../src/workspace/versions.js';
 
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');

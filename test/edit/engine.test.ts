@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ToolError } from '../../src/envelope.js';
-import { applyEdits, type EditOutcome, type EditRequest } from '../../src/workspace/edit-engine.js';
+import { applyEdits, type EditOutcome, type EditRequest } from '../../src/edit/engine.js';
 
 function fail(text: string, edits: EditRequest[]): ToolError {
   try {

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ToolError } from '../../src/envelope.js';
-import { applyEdits, type EditOutcome, type EditRequest } from '../../src/workspace/edit-engine.js';
+import { applyEdits, type EditOutcome, type EditRequest } from '../../src/edit/engine.js';
 
 /** Applies the spans to the original; must give the new text. Also checks order and disjointness. */
 function replaySpans(original: string, out: EditOutcome): string {

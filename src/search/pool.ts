@@ -5,9 +5,9 @@ import os from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { ToolError } from '../envelope.js';
 import { RegexTimeout } from './regex.js';
-import { searchWorkerMain, type BatchFiles, type BatchReply, type BatchRequest, type SearchSpec } from './search-worker.js';
+import { searchWorkerMain, type BatchFiles, type BatchReply, type BatchRequest, type SearchSpec } from './worker.js';
 
-export type { BatchFiles, SearchSpec } from './search-worker.js';
+export type { BatchFiles, SearchSpec } from './worker.js';
 
 // esbuild's keepNames (tsx) wraps nested functions in __name(); the worker has no such helper.
 const WORKER_SOURCE = `"use strict";\nvar __name = (f) => f;\n(${searchWorkerMain.toString()})();\n`;

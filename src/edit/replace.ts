@@ -1,7 +1,7 @@
 // Writing the replacement the file's way: its line endings, its indentation, its unchanged lines byte for byte.
 import { diffArrays, type ArrayChange } from 'diff';
-import type { BlockMatch, RangeMatch } from './edit-match.js';
-import { foldChar, indentWidth, leadingWhitespace, trimTrailing } from './edit-normalize.js';
+import type { BlockMatch, RangeMatch } from './match.js';
+import { foldChar, indentWidth, leadingWhitespace, trimTrailing } from './normalize.js';
 import {
   blockEnding,
   lineContent,
@@ -12,7 +12,7 @@ import {
   toFileEndings,
   type LineTable,
   type ModelLines,
-} from './edit-text.js';
+} from './text.js';
 
 /** text[start, end) becomes `text`. */
 export interface Replacement {

@@ -1,5 +1,5 @@
 // Files are created on the event loop unless an fsync is running, when creating an inode waits for the
-// journal; then the create goes to the thread pool (src/workspace/small-io.ts, openForWrite). A large
+// journal; then the create goes to the thread pool (src/workspace/sync-first-io.ts, openForWrite). A large
 // write starts in the thread pool before its caller goes on (src/workspace/atomic.ts, writeTempFile).
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import fs from 'node:fs/promises';
@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { writeTempFile } from '../../src/workspace/atomic.js';
-import { fsyncFd, openForWrite, renameFile, writeAll } from '../../src/workspace/small-io.js';
+import { fsyncFd, openForWrite, renameFile, writeAll } from '../../src/workspace/sync-first-io.js';
 import type { Workspace } from '../../src/workspace/workspace.js';
 
 let dir: string;
@@ -61,10 +61,11 @@ describe('renameFile', () => {
     const other = openSync(path.join(dir, 'other'), 'w');
     const syncing = fsyncFd(other);
     const during = renameFile(path.join(dir, 'b'), path.join(dir, 'b2'));
-    const missing = renameFile(path.join(dir, 'nope'), path.join(dir, 'x'));
+    // Its handler is attached at once: it may fail before `during` settles (an unhandled rejection otherwise).
+    const missing = expect(renameFile(path.join(dir, 'nope'), path.join(dir, 'x'))).rejects.toMatchObject({ code: 'ENOENT' });
     expect(during).toBeInstanceOf(Promise);
     await during;
-    await expect(missing).rejects.toMatchObject({ code: 'ENOENT' });
+    await missing;
     await syncing;
     closeSync(other);
     expect(() => renameFile(path.join(dir, 'nope'), path.join(dir, 'x'))).toThrow(expect.objectContaining({ code: 'ENOENT' }));

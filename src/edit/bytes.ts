@@ -8,11 +8,11 @@
 // the line break just before and just after it (line endings of new_text), and the snippet and diff look
 // at most SNIPPET/diff context lines around the change. The window holds WINDOW_CONTEXT whole lines on each
 // side (or reaches the file's start or end), so every one of those looks sees the same text. Line numbers
-// are the window's plus the lines before it. test/workspace/edit-bytes.test.ts runs the edit corpus and
+// are the window's plus the lines before it. test/edit/bytes.test.ts runs the edit corpus and
 // random edits through both paths.
 import { isUtf8 } from 'node:buffer';
-import { applyEdits, type EditOutcome, type EditRequest } from './edit-engine.js';
-import { looksBinary } from './text.js';
+import { applyEdits, type EditOutcome, type EditRequest } from './engine.js';
+import { looksBinary } from '../workspace/encoding.js';
 
 /** Whole lines kept on each side of the match: more than the snippet (4) and diff (3) context and the one line break the engine looks past. */
 const WINDOW_CONTEXT = 6;

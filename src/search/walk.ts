@@ -6,9 +6,9 @@ import { closeSync, constants as C, fstatSync, lstatSync, openSync, readFileSync
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import ignore, { type Ignore } from 'ignore';
-import { asLocalToolPath } from './path-syntax.js';
-import { entryOf, fdDirOrNull, TEMP_MARKER, toPosixRel } from './sandbox.js';
-import { isInside, type Workspace } from './workspace.js';
+import { asLocalToolPath } from '../workspace/path-syntax.js';
+import { entryOf, fdDirOrNull, TEMP_MARKER, toPosixRel } from '../workspace/sandbox.js';
+import { isInside, type Workspace } from '../workspace/workspace.js';
 import { ToolError } from '../envelope.js';
 
 export type EntryKind = 'file' | 'directory' | 'symlink' | 'other';

@@ -12,12 +12,12 @@
 // lines are whole lines of the file there.
 import { ToolError } from '../envelope.js';
 import type { ChangedSpan } from './diff.js';
-import { diagnoseNoMatch } from './edit-closest.js';
-import { LineTableCache, findMatches, type Candidate, type MatchStage } from './edit-match.js';
-import { blockReplacement, rangeReplacement, type Replacement } from './edit-replace.js';
-import { lastLineOffset, lineNumbersAt, splitModelLines } from './edit-text.js';
+import { diagnoseNoMatch } from './closest.js';
+import { LineTableCache, findMatches, type Candidate, type MatchStage } from './match.js';
+import { blockReplacement, rangeReplacement, type Replacement } from './replace.js';
+import { lastLineOffset, lineNumbersAt, splitModelLines } from './text.js';
 
-export type { MatchStage } from './edit-match.js';
+export type { MatchStage } from './match.js';
 
 export interface EditRequest {
   old_text: string;
@@ -56,7 +56,7 @@ interface EditRecord {
 
 export interface ApplyOptions {
   /**
-   * Lines before `text` when it is a window of whole lines cut from a larger file (edit-bytes.ts): line
+   * Lines before `text` when it is a window of whole lines cut from a larger file (bytes.ts): line
    * numbers in `edits` and in the snippet are the file's.
    */
   lineBase?: number;

@@ -9,7 +9,7 @@ import {
   splitModelLines,
   type LineTable,
   type ModelLines,
-} from './edit-text.js';
+} from './text.js';
 import {
   LINE_LEVELS,
   indentWidth,
@@ -17,7 +17,7 @@ import {
   longestWord,
   type LineKey,
   type LineLevel,
-} from './edit-normalize.js';
+} from './normalize.js';
 
 export type MatchStage = 'exact' | 'line_endings' | LineLevel;
 

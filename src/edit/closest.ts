@@ -1,6 +1,6 @@
 // When old_text is nowhere: the closest region of the file and how it differs, so that a retry succeeds.
-import { bigramSimilarity, hasUnicodeTypography, leadingWhitespace, lineKey, longestWord, trimTrailing, unicodeFold } from './edit-normalize.js';
-import { buildLineTable, lineContent, lineIndexAt, lineTerminator, splitModelLines, type LineTable } from './edit-text.js';
+import { bigramSimilarity, hasUnicodeTypography, leadingWhitespace, lineKey, longestWord, trimTrailing, unicodeFold } from './normalize.js';
+import { buildLineTable, lineContent, lineIndexAt, lineTerminator, splitModelLines, type LineTable } from './text.js';
 
 export interface ClosestRegion {
   start_line: number;

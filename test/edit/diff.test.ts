@@ -2,7 +2,7 @@ import { Buffer } from 'node:buffer';
 import { describe, it, expect } from 'vitest';
 import fc from 'fast-check';
 import { applyPatch, diffLines } from 'diff';
-import { DIFF_MAX_BYTES, DIFF_MAX_LINES, diffSpans, diffWhole, type ChangedSpan, type DiffPreview } from '../../src/workspace/diff.js';
+import { DIFF_MAX_BYTES, DIFF_MAX_LINES, diffSpans, diffWhole, type ChangedSpan, type DiffPreview } from '../../src/edit/diff.js';
 
 const lines = (n: number, f: (i: number) => string): string => Array.from({ length: n }, (_, i) => `${f(i)}\n`).join('');
 

@@ -1,4 +1,4 @@
-// The body of a search worker thread (see search-pool.ts). It runs in a worker so that user regexes can be
+// The body of a search worker thread (see pool.ts). It runs in a worker so that user regexes can be
 // stopped by terminating the thread, and so that file reads are plain synchronous syscalls on another core
 // instead of thread-pool round trips on the event loop.
 //

@@ -4,10 +4,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ToolError } from '../../src/envelope.js';
-import { diffSpans, type DiffPreview } from '../../src/workspace/diff.js';
-import { countLineBreaks, describeUtf8Edit, planUtf8Edit } from '../../src/workspace/edit-bytes.js';
-import { applyEdits, type EditOutcome, type EditRequest } from '../../src/workspace/edit-engine.js';
-import { loadCorpus } from './edit-corpus-cases.js';
+import { diffSpans, type DiffPreview } from '../../src/edit/diff.js';
+import { countLineBreaks, describeUtf8Edit, planUtf8Edit } from '../../src/edit/bytes.js';
+import { applyEdits, type EditOutcome, type EditRequest } from '../../src/edit/engine.js';
+import { loadCorpus } from './corpus-cases.js';
 
 interface Result {
   bytes: Buffer;

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ErrorCode } from '../../src/envelope.js';
-import type { EditRequest, MatchStage } from '../../src/workspace/edit-engine.js';
+import type { EditRequest, MatchStage } from '../../src/edit/engine.js';
 
 /**
  * Layout: one directory per case with case.json ({ description, file, edits | old_text/new_text/replace_all,

@@ -2,8 +2,8 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { buildApp } from '../app.js';
-import { loadConfig } from '../config.js';
+import { buildApp } from './app.js';
+import { loadConfig } from './config.js';
 
 /** Builds the app over a throw-away workspace and returns its OpenAPI document as YAML. */
 export async function generateOpenApi(): Promise<string> {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ToolError } from '../../src/envelope.js';
-import { applyEdits } from '../../src/workspace/edit-engine.js';
-import { isErrorCase, loadCorpus } from './edit-corpus-cases.js';
+import { applyEdits } from '../../src/edit/engine.js';
+import { isErrorCase, loadCorpus } from './corpus-cases.js';
 
 const corpus = loadCorpus();
 

@@ -1,0 +1,89 @@
+// The one way a tool changes a file's content: the backup of the old content, the durable write (unless the
+// call was stopped), the new version, and the answer — the same fields, stats and texts for every tool,
+// dry run or applied — so that tools cannot drift apart.
+import type { RiskLevel, VersionStamp } from '../envelope.js';
+import type { DiffPreview } from '../edit/diff.js';
+import { createBackup } from '../workspace/backups.js';
+import type { ResolvedPath } from '../workspace/sandbox.js';
+import { sha256Hex, versionOf } from '../workspace/versions.js';
+import type { ToolContext, ToolResult } from './define.js';
+import { writeUnlessStopped, type CurrentFile } from './file-access.js';
+
+/** Permission bits of a file, as kept by its backup and its replacement. */
+export function modeOf(file: { stat: { mode: number } }): number {
+  return file.stat.mode & 0o7777;
+}
+
+export interface NewContent {
+  /** The file as read under the lock; null for a new file. */
+  current: CurrentFile | null;
+  next: Buffer;
+  /** The tool, recorded with the backup. */
+  operation: string;
+  /** Keep the old content as a backup (default true). */
+  backup?: boolean;
+  /** Mode of the new file; default: the current file's, or the atomic writer's default for a new one. */
+  mode?: number | undefined;
+}
+
+export interface Committed {
+  backupId: string | null;
+  version: VersionStamp;
+}
+
+/** Backs up the old content and replaces the file durably; the caller has checked versions under the lock. */
+export async function commitChange(ctx: ToolContext, p: ResolvedPath, change: NewContent): Promise<Committed> {
+  const { current } = change;
+  const backupId = current && change.backup !== false ? await createBackup(p.ws, { rel: p.realRel, operation: change.operation, mode: modeOf(current), sha256: current.version.sha256 }, current.content) : null;
+  const st = await writeUnlessStopped(ctx, p.ws, p.at, change.next, { mode: change.mode ?? (current ? modeOf(current) : undefined) });
+  return { backupId, version: versionOf(st, sha256Hex(change.next)) };
+}
+
+export interface ChangeAnswer<E, B extends VersionStamp | null> {
+  diff: DiffPreview;
+  /** The version before the change (null for a new file). */
+  before: B;
+  /** What the commit did; null on a dry run. */
+  committed: Committed | null;
+  originalSize: number;
+  newSize: number;
+  /** One sentence: what would happen on a dry run ("Would …"), what happened otherwise. */
+  text: string;
+  /** Lines after the sentence (e.g. a directory created on the way). */
+  notes?: string[];
+  /** The tool's own data fields besides applied, the diff, backup_id and version. */
+  data: E;
+  /** The tool's own stats besides sizes, bytes written and line counts. */
+  stats?: Record<string, number>;
+  riskLevel?: RiskLevel;
+}
+
+const DRY_RUN = '[Dry Run] ';
+const TRUNCATED_NOTE = '(Diff preview truncated. Use read_file to verify full content.)';
+
+/** The answer of a change tool, dry run (status partial) or applied. */
+export function changeAnswer<E extends object, B extends VersionStamp | null>(p: ResolvedPath, a: ChangeAnswer<E, B>) {
+  const applied = a.committed !== null;
+  const version: B | VersionStamp = a.committed?.version ?? a.before;
+  const stats = {
+    ...a.stats,
+    bytes_written: applied ? a.newSize : 0,
+    original_size: a.originalSize,
+    new_size: a.newSize,
+    lines_added: a.diff.lines_added,
+    lines_removed: a.diff.lines_removed,
+  };
+  const lines = [applied ? a.text : DRY_RUN + a.text, ...(applied ? (a.notes ?? []) : [])];
+  if (applied && a.diff.diff_truncated) lines.push(TRUNCATED_NOTE);
+  const result: ToolResult<E & DiffPreview & { applied: boolean; backup_id: string | null; version: B | VersionStamp }> = {
+    data: { ...a.data, applied, ...a.diff, backup_id: a.committed?.backupId ?? null, version },
+    text: lines.join('\n'),
+    stats,
+    partial: applied ? a.diff.diff_truncated : true,
+    pathResolved: p.rel,
+    version,
+    ...(a.riskLevel && { riskLevel: a.riskLevel }),
+  };
+  if (a.committed) result.audit = { sha256_before: a.before?.sha256 ?? null, sha256_after: a.committed.version.sha256, bytes_written: a.newSize };
+  return result;
+}
