@@ -269,6 +269,25 @@ export async function walkTree(ws: Workspace, start: WalkStart, opts: WalkOption
   return result(false, null);
 }
 
+/** Size tools look everywhere (also .git and node_modules), except the state directory. */
+const SKIP_NOTHING: ReadonlySet<string> = new Set();
+
+/**
+ * Every entry below a directory with its lstat, .git and node_modules included (disk_usage, find_large_files),
+ * within the workspace's entry and time limits.
+ */
+export function walkSizes(ws: Workspace, start: WalkStart, signal: AbortSignal, onEntry: (e: WalkEntry) => void): Promise<WalkResult> {
+  return walkTree(ws, start, {
+    maxDepth: 64,
+    stats: true,
+    maxEntries: ws.limits.searchMaxFiles,
+    deadline: Date.now() + ws.limits.searchTimeoutMs,
+    signal,
+    skipDirs: SKIP_NOTHING,
+    onEntry,
+  });
+}
+
 /** Joins a tool-relative directory ('.' or '[project]/.' for a root) and a path below it. */
 export function joinRel(dirRel: string, below: string): string {
   if (dirRel === '.') return asLocalToolPath(below);

@@ -36,7 +36,6 @@ export const appendToFile = defineTool({
     'Append text to the end of an existing file (it must exist; use write_file to create one). Keeps the file mode and CRLF line endings; the old content is backed up. dry_run previews the diff without writing.',
   risk: 'write',
   riskLevel: 'medium',
-  mutates: true,
   input: Input,
   output: Output,
   async run(ctx, input) {

@@ -22,7 +22,6 @@ export const createDirectory = defineTool({
   description: 'Create a directory, with its missing parents unless parents is false. An existing directory is not an error.',
   risk: 'write',
   riskLevel: 'medium',
-  mutates: true,
   input: Input,
   output: Output,
   async run(ctx, input) {

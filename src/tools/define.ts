@@ -44,13 +44,16 @@ export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, O extends z
   description: string;
   risk: Risk;
   riskLevel: RiskLevel;
-  /** Whether the call changes files (locks, version requirements, backups). */
+  /**
+   * The tool may change files (its risk is write or destructive; set by defineTool): past its time limit the
+   * executor waits for it, so that the answer says what it did (TIMEOUT only when it changed nothing).
+   */
   mutates: boolean;
   input: I;
   output: O;
   run(ctx: ToolContext, input: z.output<I>): Promise<ToolResult<z.output<O>>>;
 }
 
-export function defineTool<I extends z.ZodObject, O extends z.ZodType>(def: ToolDefinition<I, O>): ToolDefinition<I, O> {
-  return def;
+export function defineTool<I extends z.ZodObject, O extends z.ZodType>(def: Omit<ToolDefinition<I, O>, 'mutates'>): ToolDefinition<I, O> {
+  return { ...def, mutates: def.risk !== 'read' };
 }

@@ -31,7 +31,6 @@ export const deleteFile = defineTool({
     'Delete one file (never a directory). The file is moved into the backups first, so restore_backup can undo it. Pass the version you read to make sure you delete what you saw; dry_run only checks.',
   risk: 'destructive',
   riskLevel: 'high',
-  mutates: true,
   input: Input,
   output: Output,
   async run(ctx, input) {

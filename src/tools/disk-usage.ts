@@ -3,12 +3,10 @@ import { z } from 'zod';
 import { errors } from '../envelope.js';
 import { formatBytes } from '../workspace/encoding.js';
 import { entryOf } from '../workspace/sandbox.js';
-import { walkTree, type WalkEntry } from '../search/walk.js';
+import { walkSizes, type WalkEntry } from '../search/walk.js';
 import { defineTool } from './define.js';
 import { OptionalDirArg } from './args.js';
 
-const SKIP_NOTHING: ReadonlySet<string> = new Set();
-const MAX_DEPTH = 64;
 
 const Input = z.strictObject({
   path: OptionalDirArg,
@@ -29,14 +27,11 @@ export const diskUsage = defineTool({
   description: 'Bytes and number of files under a path (default: the whole workspace, .git and node_modules included), and the free and total space of its volume.',
   risk: 'read',
   riskLevel: 'low',
-  mutates: false,
   input: Input,
   output: Output,
   async run(ctx, input) {
     const p = await ctx.resolve(input.path, { allowRoot: true });
     if (!p.stat) throw errors.notFound(p.rel);
-    const { searchMaxFiles, searchTimeoutMs } = ctx.ws.limits;
-    const deadline = Date.now() + searchTimeoutMs;
     let bytes = 0;
     let diskBytes = 0;
     let files = 0;
@@ -44,17 +39,9 @@ export const diskUsage = defineTool({
     let truncated = false;
     if (p.stat.isDirectory()) {
       const found: WalkEntry[] = [];
-      const walk = await walkTree(p.ws, p, {
-        maxDepth: MAX_DEPTH,
-        stats: true,
-        maxEntries: searchMaxFiles,
-        deadline,
-        signal: ctx.signal,
-        skipDirs: SKIP_NOTHING,
-        onEntry: (e) => {
-          if (e.kind === 'directory') directories++;
-          else if (e.kind === 'file') found.push(e);
-        },
+      const walk = await walkSizes(p.ws, p, ctx.signal, (e) => {
+        if (e.kind === 'directory') directories++;
+        else if (e.kind === 'file') found.push(e);
       });
       truncated = walk.truncated;
       for (const e of found) {

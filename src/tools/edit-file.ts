@@ -77,7 +77,6 @@ export const editFile = defineTool({
     'Replace text in a file. old_text must match one place (exactly, or tolerating line endings, trailing spaces, indentation and quote style); the replacement is re-indented to the file and keeps its line endings. Several matches is MULTIPLE_MATCHES (add context or set replace_all); no match names the closest region. edits[] applies several edits all or nothing.',
   risk: 'write',
   riskLevel: 'high',
-  mutates: true,
   input: Input,
   output: Output,
   async run(ctx, input) {

@@ -31,7 +31,6 @@ export const fileInfo = defineTool({
   description: 'Facts about a file or directory without reading it out: type, size, mode, mtime, symlink flag, line count of a text file, and its version (sha256).',
   risk: 'read',
   riskLevel: 'low',
-  mutates: false,
   input: Input,
   output: Output,
   async run(ctx, input) {

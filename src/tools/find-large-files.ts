@@ -1,13 +1,10 @@
 import { z } from 'zod';
 import { requireDirectory } from '../workspace/sandbox.js';
 import { formatBytes } from '../workspace/encoding.js';
-import { joinRel, walkTree, type WalkEntry } from '../search/walk.js';
+import { joinRel, walkSizes, type WalkEntry } from '../search/walk.js';
 import { defineTool } from './define.js';
 import { OptionalDirArg } from './args.js';
 
-/** Size tools look everywhere (also .git and node_modules), except the state directory. */
-const SKIP_NOTHING: ReadonlySet<string> = new Set();
-const MAX_DEPTH = 64;
 
 const Input = z.strictObject({
   path: OptionalDirArg,
@@ -32,25 +29,14 @@ export const findLargeFiles = defineTool({
   description: 'Find the largest files under a directory (default: the workspace), at least min_size_bytes, largest first. Also looks inside .git and node_modules.',
   risk: 'read',
   riskLevel: 'low',
-  mutates: false,
   input: Input,
   output: Output,
   async run(ctx, input) {
     const p = await ctx.resolve(input.path, { allowRoot: true });
     requireDirectory(p);
-    const { searchMaxFiles, searchTimeoutMs } = ctx.ws.limits;
-    const deadline = Date.now() + searchTimeoutMs;
     const files: WalkEntry[] = [];
-    const walk = await walkTree(p.ws, p, {
-      maxDepth: MAX_DEPTH,
-      stats: true,
-      maxEntries: searchMaxFiles,
-      deadline,
-      signal: ctx.signal,
-      skipDirs: SKIP_NOTHING,
-      onEntry: (e) => {
-        if (e.kind === 'file') files.push(e);
-      },
+    const walk = await walkSizes(p.ws, p, ctx.signal, (e) => {
+      if (e.kind === 'file') files.push(e);
     });
     let truncated = walk.truncated;
     const found: z.output<typeof LargeFile>[] = [];

@@ -22,7 +22,6 @@ export const listBackups = defineTool({
   description: 'List the backups kept before files were overwritten, edited, replaced or deleted (newest first). Pass a backup_id to restore_backup to undo a change.',
   risk: 'read',
   riskLevel: 'low',
-  mutates: false,
   input: Input,
   output: z.object({ backups: z.array(Entry), truncated: z.boolean() }),
   async run(ctx, input) {

@@ -35,7 +35,6 @@ export const listDirectory = defineTool({
     'List the entries of a directory (depth 1), or a tree up to `depth` levels, with type, size and mtime. Directories come first. Hidden entries need include_hidden; .git and node_modules are listed but not entered.',
   risk: 'read',
   riskLevel: 'low',
-  mutates: false,
   input: Input,
   output: Output,
   async run(ctx, input) {

@@ -60,7 +60,6 @@ export const moveFile = defineTool({
     'Move or rename a file or directory inside the workspace. An existing destination file is replaced only with overwrite: true (and backed up); a directory is never overwritten. Pass the version of the source you read to guard the move.',
   risk: 'write',
   riskLevel: 'high',
-  mutates: true,
   input: Input,
   output: Output,
   async run(ctx, input) {

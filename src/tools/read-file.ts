@@ -43,7 +43,6 @@ export const readFile = defineTool({
     'Read a text file, or a range of its lines. Returns the content and the version to pass back when you change the file. Large files must be read by line range (start_line/end_line); output is capped and `next_start_line` tells where to continue.',
   risk: 'read',
   riskLevel: 'low',
-  mutates: false,
   input: Input,
   output: Output,
   async run(ctx, input) {

@@ -100,7 +100,6 @@ export const replaceInFile = defineTool({
     'Find and replace in one file: exact text by default, or a regular expression with regex: true (time-limited). count limits the replacements. No match is not an error (replacements: 0). Returns a diff preview; dry_run previews without writing. For one precise edit with whitespace tolerance prefer edit_file.',
   risk: 'write',
   riskLevel: 'high',
-  mutates: true,
   input: Input,
   output: Output,
   async run(ctx, input) {

@@ -33,7 +33,6 @@ export const restoreBackup = defineTool({
   description: 'Undo a change: put a backup back in place at its original path. The content it replaces is itself backed up; pass the current version (expected_*) to guard against overwriting newer work.',
   risk: 'write',
   riskLevel: 'high',
-  mutates: true,
   input: Input,
   output: Output,
   async run(ctx, input) {

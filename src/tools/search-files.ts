@@ -96,7 +96,6 @@ export const searchFiles = defineTool({
     "Search file names and/or file contents under a directory, breadth-first: literal text by default (case-insensitive unless case_sensitive), or a regular expression with regex: true. Skips .git, node_modules, .gitignore'd paths, binary files and files over the read limit. Content results give path, line, column and a preview line.",
   risk: 'read',
   riskLevel: 'low',
-  mutates: false,
   input: Input,
   output: Output,
   async run(ctx, input) {

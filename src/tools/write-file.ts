@@ -35,7 +35,6 @@ export const writeFile = defineTool({
     'Create a file or overwrite it with the complete new content. Overwriting an existing file needs the version you read (expected_sha256 or expected_mtime_ms + expected_size_bytes). Returns a diff preview; dry_run previews without writing.',
   risk: 'write',
   riskLevel: 'high',
-  mutates: true,
   input: Input,
   output: Output,
   async run(ctx, input) {
