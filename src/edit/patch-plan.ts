@@ -1,0 +1,74 @@
+// Checks a whole patch against the files' current contents before anything is written: every operation of every
+// file must apply, or none does (codex leaves earlier files changed when a later hunk fails; toolgate does not).
+import { posix } from 'node:path';
+import { applyChunksDetailed, type AppliedHunk } from './patch-apply.js';
+import { PatchError } from './patch-error.js';
+import type { PatchOp } from './patch-v4a.js';
+
+export interface PlannedFile {
+  /** The path as the patch wrote it; the caller resolves it in the workspace. */
+  path: string;
+  /** Update with `*** Move to:`: the new content goes here and `path` is removed. */
+  moveTo?: string;
+  kind: 'create' | 'update' | 'delete';
+  /** null for create. */
+  oldContent: string | null;
+  /** null for delete. */
+  newContent: string | null;
+  /** Update only: where each hunk applied and how strictly it matched. */
+  hunks?: AppliedHunk[];
+}
+
+/** Current text of a file, or null when there is no file at that path. */
+export type ReadCurrent = (path: string) => string | null;
+
+/** One spelling per file, so that `a/b.txt` and `./a//b.txt` count as the same path. */
+export function patchPathKey(path: string): string {
+  const n = posix.normalize(path.replace(/^\.\/+/, ''));
+  return n.length > 1 ? n.replace(/\/+$/, '') : n;
+}
+
+/**
+ * The per-file results of a patch, in patch order, or the first PatchError: NOT_FOUND (update or delete of a
+ * missing file), ALREADY_EXISTS (add over a file, move onto a file), INVALID_PATCH (two operations on one path),
+ * NO_MATCH / MULTIPLE_MATCHES (a hunk). Reads through `readCurrent` only; writes nothing.
+ */
+export function planPatch(ops: PatchOp[], readCurrent: ReadCurrent): PlannedFile[] {
+  const owner = new Map<string, number>();
+  const claim = (path: string, op: number) => {
+    const key = patchPathKey(path);
+    const before = owner.get(key);
+    if (before !== undefined) {
+      throw new PatchError('INVALID_PATCH', `The patch names ${path} in more than one file operation (operations ${before + 1} and ${op + 1}); put all changes to a file in one '*** Update File' section.`, { path, operations: [before + 1, op + 1] });
+    }
+    owner.set(key, op);
+  };
+  ops.forEach((op, i) => {
+    claim(op.path, i);
+    if (op.type === 'update' && op.moveTo !== undefined && patchPathKey(op.moveTo) !== patchPathKey(op.path)) claim(op.moveTo, i);
+  });
+
+  return ops.map((op): PlannedFile => {
+    const current = readCurrent(op.path);
+    if (op.type === 'add') {
+      if (current !== null) {
+        throw new PatchError('ALREADY_EXISTS', `*** Add File: ${op.path} — the file already exists; nothing was changed. Use '*** Update File: ${op.path}' to change it.`, { path: op.path });
+      }
+      return { path: op.path, kind: 'create', oldContent: null, newContent: op.contents };
+    }
+    if (current === null) {
+      const verb = op.type === 'delete' ? 'Delete' : 'Update';
+      throw new PatchError('NOT_FOUND', `*** ${verb} File: ${op.path} — no such file; nothing was changed.${op.type === 'update' ? ` Use '*** Add File: ${op.path}' to create it.` : ''}`, { path: op.path });
+    }
+    if (op.type === 'delete') return { path: op.path, kind: 'delete', oldContent: current, newContent: null };
+    const applied = applyChunksDetailed(current, op.chunks, op.path);
+    if (op.moveTo === undefined || patchPathKey(op.moveTo) === patchPathKey(op.path)) {
+      return { path: op.path, kind: 'update', oldContent: current, newContent: applied.content, hunks: applied.hunks };
+    }
+    // codex overwrites an existing destination; a rename here never replaces a file silently.
+    if (readCurrent(op.moveTo) !== null) {
+      throw new PatchError('ALREADY_EXISTS', `*** Move to: ${op.moveTo} — a file already exists there; nothing was changed. Choose another destination, or remove that file in an earlier call.`, { path: op.path, move_to: op.moveTo });
+    }
+    return { path: op.path, moveTo: op.moveTo, kind: 'update', oldContent: current, newContent: applied.content, hunks: applied.hunks };
+  });
+}

@@ -1,0 +1,233 @@
+// The V4A patch grammar of OpenAI's apply_patch (`*** Begin Patch` … `*** End Patch`), parsed the way codex's
+// apply-patch crate parses it, plus the Responses API's per-file operations. Parsing only: see patch-apply.ts.
+import { z } from 'zod';
+import { PatchError } from './patch-error.js';
+
+export interface UpdateChunk {
+  /** The `@@ …` lines before the hunk, outermost first; each narrows where the hunk may apply. */
+  changeContext?: string[];
+  oldLines: string[];
+  newLines: string[];
+  /** `*** End of File` followed the hunk: its old lines must be the file's last lines. */
+  isEndOfFile: boolean;
+  /** 1-based line of the patch text where the hunk starts, for messages. */
+  patchLine?: number;
+}
+
+export type PatchOp =
+  | { type: 'add'; path: string; contents: string }
+  | { type: 'delete'; path: string }
+  | { type: 'update'; path: string; moveTo?: string; chunks: UpdateChunk[] };
+
+const BEGIN_PATCH = '*** Begin Patch';
+const END_PATCH = '*** End Patch';
+const ADD_FILE = '*** Add File:';
+const DELETE_FILE = '*** Delete File:';
+const UPDATE_FILE = '*** Update File:';
+const MOVE_TO = '*** Move to:';
+const END_OF_FILE = '*** End of File';
+const FILE_MARKERS = [ADD_FILE, DELETE_FILE, UPDATE_FILE, END_PATCH];
+
+/** `<<EOF`, `<<'EOF'`, `<<"EOF"`, optionally after `apply_patch` (a shell heredoc pasted as the argument). */
+const HEREDOC_START = /^(?:(?:apply_patch|applypatch)\s*)?<<-?\s*(?:'([A-Za-z_]\w*)'|"([A-Za-z_]\w*)"|([A-Za-z_]\w*))$/;
+/** A unified-diff hunk header (`@@ -12,7 +12,8 @@ def f():`): the numbers are dropped, the text after them kept. */
+const UNIFIED_HEADER = /^@@ -\d+(?:,\d+)? \+\d+(?:,\d+)? @@ ?(.*)$/;
+
+const quote = (line: string): string => `'${line.length > 120 ? `${line.slice(0, 120)}…` : line}'`;
+
+/** A line that ends the current file section, padded with whitespace or not (codex trims marker lines). */
+function isFileBoundary(line: string): boolean {
+  if (line.startsWith('*')) return true;
+  const t = line.trim();
+  return FILE_MARKERS.some((m) => t.startsWith(m));
+}
+
+function invalid(message: string, line?: number): PatchError {
+  return new PatchError('INVALID_PATCH', line === undefined ? message : `Invalid patch at line ${line}: ${message}`, line === undefined ? {} : { line });
+}
+
+/**
+ * Reads hunks from lines[start, end) until a file boundary. `firstNeedsHeader` false lets the first hunk start
+ * without `@@` (codex allows it). Returns the hunks and the index of the first line not consumed.
+ */
+function parseChunks(lines: string[], start: number, end: number, path: string, firstNeedsHeader: boolean, lineBase: number): { chunks: UpdateChunk[]; next: number } {
+  const chunks: UpdateChunk[] = [];
+  let i = start;
+  while (i < end) {
+    const first = lines[i] as string;
+    // Blank lines between hunks separate them; inside a hunk an empty line is an unchanged empty line.
+    if (first.trim() === '') { i++; continue; }
+    if (isFileBoundary(first) && first.trim() !== END_OF_FILE) break;
+    const patchLine = i + lineBase;
+    const context: string[] = [];
+    let sawHeader = false;
+    while (i < end && (lines[i] as string).startsWith('@@')) {
+      const raw = (lines[i] as string).trimEnd();
+      const unified = UNIFIED_HEADER.exec(raw);
+      const rest = unified ? (unified[1] as string) : raw.slice(2);
+      const text = rest.startsWith(' ') ? rest.slice(1) : rest;
+      if (text.trim() !== '') context.push(text);
+      sawHeader = true;
+      i++;
+    }
+    if (!sawHeader && (firstNeedsHeader || chunks.length > 0)) {
+      throw invalid(`expected '@@' to start the next hunk of ${path}, got ${quote(first)}. Each hunk starts with '@@' or '@@ <a line above it, e.g. the enclosing function>'.`, patchLine);
+    }
+    const chunk: UpdateChunk = { oldLines: [], newLines: [], isEndOfFile: false, patchLine };
+    if (context.length > 0) chunk.changeContext = context;
+    let count = 0;
+    while (i < end) {
+      const line = lines[i] as string;
+      if (line.trim() === END_OF_FILE) {
+        if (count === 0) throw invalid(`the hunk of ${path} has no lines before '*** End of File'.`, i + lineBase);
+        chunk.isEndOfFile = true;
+        i++;
+        break;
+      }
+      if (line.startsWith('@@') || isFileBoundary(line)) break;
+      const tag = line[0];
+      if (tag === undefined) {
+        chunk.oldLines.push('');
+        chunk.newLines.push('');
+      } else if (tag === ' ') {
+        chunk.oldLines.push(line.slice(1));
+        chunk.newLines.push(line.slice(1));
+      } else if (tag === '-') {
+        chunk.oldLines.push(line.slice(1));
+      } else if (tag === '+') {
+        chunk.newLines.push(line.slice(1));
+      } else {
+        throw invalid(`unexpected line ${quote(line)} in a hunk of ${path}. Every hunk line starts with ' ' (unchanged), '-' (removed) or '+' (added); an unchanged line keeps its own indentation after that first space.`, i + lineBase);
+      }
+      count++;
+      i++;
+    }
+    if (count === 0) throw invalid(`a hunk of ${path} has no lines after its '@@' header.`, patchLine);
+    chunks.push(chunk);
+  }
+  return { chunks, next: i };
+}
+
+function pathAfter(marker: string, trimmed: string, lineNo: number): string {
+  const path = trimmed.slice(marker.length).trim();
+  if (path === '') throw invalid(`'${marker} ' must be followed by a path.`, lineNo);
+  return path;
+}
+
+/** The lines between the patch markers, with a heredoc wrapper and surrounding blank lines removed. */
+function patchBody(text: string): { lines: string[]; start: number; end: number } {
+  const lines = text.split(/\r?\n/);
+  let start = 0;
+  let end = lines.length;
+  const trimEnds = () => {
+    while (start < end && (lines[start] as string).trim() === '') start++;
+    while (end > start && (lines[end - 1] as string).trim() === '') end--;
+  };
+  trimEnds();
+  if (start === end) throw invalid("The patch is empty. It must start with '*** Begin Patch' and end with '*** End Patch'.");
+  const heredoc = HEREDOC_START.exec((lines[start] as string).trim());
+  if (heredoc) {
+    const delimiter = heredoc[1] ?? heredoc[2] ?? heredoc[3];
+    if (end - start < 2 || (lines[end - 1] as string).trim() !== delimiter) {
+      throw invalid(`The patch opens a heredoc (${(lines[start] as string).trim()}) but its last line is not '${delimiter}'.`);
+    }
+    start++;
+    end--;
+    trimEnds();
+    if (start === end) throw invalid('The heredoc holds no patch.');
+  }
+  const first = (lines[start] as string).trim();
+  if (first !== BEGIN_PATCH) throw invalid(`The first line of the patch must be '${BEGIN_PATCH}', got ${quote(first)}.`, start + 1);
+  if (end - start < 2 || (lines[end - 1] as string).trim() !== END_PATCH) {
+    throw invalid(`The last line of the patch must be '${END_PATCH}', got ${quote((lines[end - 1] as string).trim())}.`, end);
+  }
+  return { lines, start: start + 1, end: end - 1 };
+}
+
+/** Parses a whole V4A patch. Throws PatchError INVALID_PATCH naming the patch line that is wrong. */
+export function parsePatch(text: string): PatchOp[] {
+  const { lines, start, end } = patchBody(text);
+  const ops: PatchOp[] = [];
+  let i = start;
+  while (i < end) {
+    const raw = lines[i] as string;
+    const t = raw.trim();
+    const lineNo = i + 1;
+    if (t === '') { i++; continue; }
+    if (t.startsWith(ADD_FILE)) {
+      const path = pathAfter(ADD_FILE, t, lineNo);
+      i++;
+      const contents: string[] = [];
+      while (i < end && (lines[i] as string).startsWith('+')) contents.push((lines[i++] as string).slice(1));
+      ops.push({ type: 'add', path, contents: contents.map((l) => `${l}\n`).join('') });
+      // codex ends an added file at the first line without '+'; say so rather than "not a file header".
+      const next = lines[i];
+      if (i < end && next !== undefined && next.trim() !== '' && !isFileBoundary(next)) {
+        throw invalid(`every line of '*** Add File: ${path}' must start with '+' (an empty line too: '+'), got ${quote(next)}.`, i + 1);
+      }
+    } else if (t.startsWith(DELETE_FILE)) {
+      ops.push({ type: 'delete', path: pathAfter(DELETE_FILE, t, lineNo) });
+      i++;
+    } else if (t.startsWith(UPDATE_FILE)) {
+      const path = pathAfter(UPDATE_FILE, t, lineNo);
+      i++;
+      let moveTo: string | undefined;
+      const maybeMove = (lines[i] ?? '').trim();
+      if (i < end && maybeMove.startsWith(MOVE_TO)) {
+        moveTo = pathAfter(MOVE_TO, maybeMove, i + 1);
+        i++;
+      }
+      const { chunks, next } = parseChunks(lines, i, end, path, false, 1);
+      if (chunks.length === 0) throw invalid(`'*** Update File: ${path}' has no hunks; add '@@' followed by the lines to change.`, lineNo);
+      i = next;
+      ops.push(moveTo !== undefined && moveTo !== path ? { type: 'update', path, moveTo, chunks } : { type: 'update', path, chunks });
+    } else if (t === END_PATCH) {
+      throw invalid(`'${END_PATCH}' must be the last line; found more after it.`, lineNo);
+    } else {
+      const hint = /^[+\-@]/.test(t) ? " If it belongs to the section above, that section ended early: inside *** Add File every line starts with '+' (an empty line is '+')." : '';
+      throw invalid(`${quote(t)} is not a file header. Valid headers: '*** Add File: <path>', '*** Delete File: <path>', '*** Update File: <path>'.${hint}`, lineNo);
+    }
+  }
+  if (ops.length === 0) throw invalid('The patch names no file: add an *** Add File, *** Update File or *** Delete File section.');
+  return ops;
+}
+
+/** The Responses API's `apply_patch_call.operation`. */
+export const ResponsesOperation = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('create_file'), path: z.string().min(1), diff: z.string() }),
+  z.object({ type: z.literal('update_file'), path: z.string().min(1), diff: z.string() }),
+  z.object({ type: z.literal('delete_file'), path: z.string().min(1), diff: z.string().optional() }),
+]);
+export type ResponsesOperation = z.infer<typeof ResponsesOperation>;
+
+function diffLines(diff: string): string[] {
+  const lines = diff.split(/\r?\n/);
+  if (lines.length > 0 && lines[lines.length - 1] === '') lines.pop();
+  return lines;
+}
+
+/**
+ * One Responses API operation as a PatchOp. create_file's diff is '+' lines joined with '\n' as OpenAI's Agents
+ * SDK joins them (a final '+' line gives the final newline); update_file's diff is the hunks without file headers.
+ */
+export function parseResponsesOperation(operation: ResponsesOperation): PatchOp {
+  const op = ResponsesOperation.parse(operation);
+  if (op.type === 'delete_file') return { type: 'delete', path: op.path };
+  if (op.diff.trim().startsWith(BEGIN_PATCH)) {
+    // A whole patch in the diff field: accept it when it is about this one file.
+    const ops = parsePatch(op.diff);
+    const only = ops[0];
+    if (ops.length === 1 && only && only.path === op.path && (only.type === 'add') === (op.type === 'create_file')) return only;
+    throw invalid(`the ${op.type} diff for ${op.path} holds a whole patch for other files or operations; send only this file's ${op.type === 'create_file' ? "'+' lines" : 'hunks'}.`);
+  }
+  const lines = diffLines(op.diff);
+  if (op.type === 'create_file') {
+    const bad = lines.findIndex((l) => !l.startsWith('+'));
+    if (bad >= 0) throw invalid(`every line of the create_file diff for ${op.path} must start with '+', got ${quote(lines[bad] as string)}.`, bad + 1);
+    return { type: 'add', path: op.path, contents: lines.map((l) => l.slice(1)).join('\n') };
+  }
+  const { chunks, next } = parseChunks(lines, 0, lines.length, op.path, false, 1);
+  if (next < lines.length) throw invalid(`unexpected ${quote(lines[next] as string)} in the update_file diff for ${op.path}; the diff holds only '@@' hunks.`, next + 1);
+  if (chunks.length === 0) throw invalid(`the update_file diff for ${op.path} has no hunks.`);
+  return { type: 'update', path: op.path, chunks };
+}
