@@ -1,0 +1,307 @@
+// Checks an Office file's zip container before any parser sees it, and hands the parser only entries that
+// were inflated here under a byte counter.
+//
+// Why yauzl: it reads the central directory itself (zip64, CP437/UTF-8 names, a Buffer or a file
+// descriptor), exposes each local header, and gives the raw inflate stream of one entry, so the bytes can
+// be counted as they come out and the stream destroyed the moment a limit is passed. JSZip (inside mammoth
+// and exceljs) inflates a whole entry before it compares the result with the declared size, and fflate's
+// unzipSync allocates what the header declares; neither can stop a lying entry early. Inflating is
+// node:zlib's inflateRaw (inside yauzl); nothing here parses deflate data by hand.
+//
+// The parser then gets a fresh zip of stored (uncompressed) entries built from these checked bytes
+// (storedZip), not the original file: whatever the original's headers say, the parser can only read what
+// was counted here, and reading a stored entry inflates nothing.
+import { read as fsRead } from 'node:fs';
+import type { Readable } from 'node:stream';
+import { promisify } from 'node:util';
+import { zipSync, type Zippable } from 'fflate';
+import yauzl from 'yauzl';
+import { OfficeError } from './errors.js';
+
+export interface ZipLimits {
+  /** Entries in the central directory, directories included. */
+  maxEntries: number;
+  /** Inflated bytes of one entry. */
+  maxEntryBytes: number;
+  /** Inflated bytes of all entries handed to the parser. */
+  maxTotalBytes: number;
+  /** Inflated / compressed bytes of one entry, checked once the entry passes RATIO_GRACE_BYTES. */
+  maxRatio: number;
+  /** Bytes of one entry name. */
+  maxNameBytes: number;
+}
+
+export const DEFAULT_ZIP_LIMITS: ZipLimits = {
+  maxEntries: 10_000,
+  maxEntryBytes: 64 * 1024 * 1024,
+  maxTotalBytes: 128 * 1024 * 1024,
+  // Apache POI's default minimum inflate ratio is 0.01, i.e. 100x.
+  maxRatio: 100,
+  maxNameBytes: 1024,
+};
+
+// Small entries are not held to the ratio (as in POI): a few KiB of repeated XML can pass 100x legitimately,
+// and a small entry cannot hurt anyway.
+const RATIO_GRACE_BYTES = 1024 * 1024;
+
+export interface CheckOptions {
+  limits?: Partial<ZipLimits>;
+  /**
+   * Entries the parser does not need (embedded objects, macros, thumbnails): counted and name-checked but
+   * never inflated, and left out of the result. An embedded Office file is itself a zip; skipping it is
+   * why a real document with an embedded chart workbook still reads, while a zip anywhere else is refused.
+   */
+  skip?: (name: string) => boolean;
+}
+
+export interface CheckedArchive {
+  /** Entry name → inflated bytes, for every file entry that was not skipped. */
+  entries: Map<string, Buffer>;
+  /** Names left out by `skip`. */
+  skipped: string[];
+  /** Sum of the inflated bytes in `entries`. */
+  inflatedBytes: number;
+}
+
+/** A file descriptor to read the zip from (not closed here), instead of a Buffer. */
+export interface FdSource {
+  fd: number;
+}
+
+const ZIP_MAGIC = [0x50, 0x4b]; // "PK"
+const OLE_MAGIC = Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]);
+const NESTED_NAME = /\.(zip|jar|docx|docm|xlsx|xlsm|pptx|pptm|odt|ods|odp|epub|gz|tgz|7z|rar|bz2|xz|zst)$/i;
+const XML_NAME = /\.(xml|rels|vml)$/i;
+// Office never writes a DTD; one in a part is an entity-expansion attempt (billion laughs) or an external
+// entity. Searched in UTF-8 and both UTF-16 byte orders, since an XML part may be UTF-16.
+const DTD_MARKERS = ['<!DOCTYPE', '<!ENTITY'].flatMap((s) => [Buffer.from(s, 'latin1'), Buffer.from(s, 'utf16le'), Buffer.from(s, 'utf16le').subarray(1)]);
+
+const readFd = promisify(fsRead);
+
+function unsafe(message: string, details?: Record<string, unknown>): OfficeError {
+  return new OfficeError('ARCHIVE_UNSAFE', message, details);
+}
+
+function tooLarge(message: string, details?: Record<string, unknown>): OfficeError {
+  return new OfficeError('ARCHIVE_TOO_LARGE', message, details);
+}
+
+function corrupt(reason: string): OfficeError {
+  return new OfficeError('ARCHIVE_CORRUPT', `The document's zip container is damaged or truncated (${reason}); ask for an intact copy or re-save the file.`);
+}
+
+async function head(source: Buffer | FdSource): Promise<Buffer> {
+  if (Buffer.isBuffer(source)) return source.subarray(0, 8);
+  const buf = Buffer.alloc(8);
+  const { bytesRead } = await readFd(source.fd, buf, 0, 8, 0);
+  return buf.subarray(0, bytesRead);
+}
+
+/** Refuses what is no zip at all, with a message that says what the file seems to be instead. */
+function assertZipMagic(start: Buffer): void {
+  if (start.length >= 8 && start.equals(OLE_MAGIC)) {
+    throw new OfficeError(
+      'NOT_AN_ARCHIVE',
+      'The file is an OLE compound file, not an Office Open XML zip: a password-protected document or a legacy binary format (.doc/.xls). Remove the password or save it as .docx/.xlsx.',
+    );
+  }
+  if (start.length < 4 || start[0] !== ZIP_MAGIC[0] || start[1] !== ZIP_MAGIC[1]) {
+    throw new OfficeError('NOT_AN_ARCHIVE', 'The file is not a zip archive, so it is not a .docx/.xlsx document (check the path, or read it with read_file).');
+  }
+}
+
+function open(source: Buffer | FdSource): Promise<yauzl.ZipFile> {
+  // lazyEntries: entries are read one at a time, on demand. decodeStrings off: names are decoded and
+  // validated below, so that a bad name is our typed error rather than a yauzl Error. Entry sizes are
+  // checked by the counter below, which also covers the limits, so yauzl's own size check is off.
+  const options = { lazyEntries: true, autoClose: false, decodeStrings: false, validateEntrySizes: false };
+  return new Promise((resolve, reject) => {
+    const done = (err: Error | null, zip: yauzl.ZipFile) => (err ? reject(err) : resolve(zip));
+    if (Buffer.isBuffer(source)) yauzl.fromBuffer(source, options, done);
+    else yauzl.fromFd(source.fd, options, done);
+  });
+}
+
+function readEntries(zip: yauzl.ZipFile): Promise<yauzl.Entry[]> {
+  return new Promise((resolve, reject) => {
+    const entries: yauzl.Entry[] = [];
+    zip.on('entry', (entry: yauzl.Entry) => {
+      entries.push(entry);
+      zip.readEntry();
+    });
+    zip.once('end', () => resolve(entries));
+    zip.once('error', reject);
+    zip.readEntry();
+  });
+}
+
+/** Decodes and validates one name; returns it, or throws ARCHIVE_UNSAFE. */
+function checkName(entry: yauzl.Entry, limits: ZipLimits): string {
+  const raw = entry.fileNameRaw;
+  if (raw.length === 0) throw unsafe('The archive has an entry with an empty name; the document is malformed and was not parsed.');
+  if (raw.length > limits.maxNameBytes) {
+    throw unsafe(`The archive has an entry name of ${raw.length} bytes (limit ${limits.maxNameBytes}); the document was not parsed.`);
+  }
+  const name = yauzl.getFileNameLowLevel(entry.generalPurposeBitFlag, raw, entry.extraFields, false);
+  // eslint-disable-next-line no-control-regex -- control characters are exactly what is refused here
+  const problem = yauzl.validateFileName(name) ?? (/[\u0000-\u001f]/.test(name) ? `control character in ${JSON.stringify(name)}` : null);
+  if (problem) throw unsafe(`The archive has an unsafe entry name (${problem}); the document was not parsed.`, { entry: name });
+  return name;
+}
+
+function isNestedArchive(name: string, start: Buffer): boolean {
+  if (NESTED_NAME.test(name)) return true;
+  // Zip local header, empty zip, spanned zip; gzip.
+  if (start.length >= 4 && start[0] === 0x50 && start[1] === 0x4b && [0x0304, 0x0506, 0x0708].includes(start.readUInt16BE(2))) return true;
+  return start.length >= 2 && start[0] === 0x1f && start[1] === 0x8b;
+}
+
+function hasDtd(name: string, data: Buffer): boolean {
+  return XML_NAME.test(name) && DTD_MARKERS.some((marker) => data.includes(marker));
+}
+
+/**
+ * Inflates one entry under a counter: stops (destroying the inflate stream) as soon as the entry passes its
+ * declared size, the per-entry limit, the remaining total, or the ratio; never trusts the size fields.
+ */
+async function inflateCounted(zip: yauzl.ZipFile, entry: yauzl.Entry, name: string, limits: ZipLimits, totalSoFar: number): Promise<Buffer> {
+  let stream: Readable;
+  try {
+    stream = await zip.openReadStreamPromise(entry);
+  } catch (err) {
+    throw corrupt(`${name}: ${(err as Error).message}`);
+  }
+  const declared = entry.uncompressedSize;
+  const chunks: Buffer[] = [];
+  let count = 0;
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      count += chunk.length;
+      if (count > declared) {
+        throw unsafe(`Entry '${name}' inflates past the ${declared} bytes its header declares: the size fields lie (a zip bomb pattern); the document was not parsed.`, { entry: name });
+      }
+      if (count > limits.maxEntryBytes) throw tooLarge(`Entry '${name}' inflates to more than ${limits.maxEntryBytes} bytes, the per-entry limit.`, { entry: name });
+      if (totalSoFar + count > limits.maxTotalBytes) {
+        throw tooLarge(`The document inflates to more than ${limits.maxTotalBytes} bytes in all, the limit; it was not parsed.`, { entry: name });
+      }
+      if (count > RATIO_GRACE_BYTES && count > limits.maxRatio * Math.max(entry.compressedSize, 1)) {
+        throw unsafe(`Entry '${name}' inflates more than ${limits.maxRatio}x its compressed size (a zip bomb pattern); the document was not parsed.`, { entry: name });
+      }
+      chunks.push(chunk);
+    }
+  } catch (err) {
+    stream.destroy();
+    if (err instanceof OfficeError) throw err;
+    throw corrupt(`${name}: ${(err as Error).message}`);
+  }
+  if (count !== declared) throw corrupt(`entry '${name}' has ${count} bytes, its header declares ${declared}`);
+  return Buffer.concat(chunks, count);
+}
+
+/** Compares the local header with the central directory: two readers that disagree are an attack surface. */
+async function checkLocalHeader(zip: yauzl.ZipFile, entry: yauzl.Entry, name: string): Promise<void> {
+  let local: yauzl.LocalFileHeader;
+  try {
+    local = await zip.readLocalFileHeaderPromise(entry);
+  } catch (err) {
+    throw corrupt(`${name}: ${(err as Error).message}`);
+  }
+  if (!local.fileName.equals(entry.fileNameRaw)) {
+    throw unsafe(`Entry '${name}' has a different name in its local header; the document was not parsed.`, { entry: name });
+  }
+  // Bit 3: sizes come in a data descriptor after the data (the local fields are zero); 0xffffffff: zip64.
+  const deferred = (local.generalPurposeBitFlag & 0x8) !== 0;
+  const sizesMatch = (localSize: number, centralSize: number) => localSize === 0xffffffff || localSize === centralSize || (deferred && localSize === 0);
+  if (!sizesMatch(local.compressedSize, entry.compressedSize) || !sizesMatch(local.uncompressedSize, entry.uncompressedSize)) {
+    throw unsafe(`Entry '${name}' declares different sizes in its local header and the central directory (lying size fields); the document was not parsed.`, { entry: name });
+  }
+}
+
+/**
+ * Checks every entry of the zip in `source` against `limits` and returns the inflated entries the parser may
+ * read. Throws OfficeError: NOT_AN_ARCHIVE, ARCHIVE_CORRUPT, ARCHIVE_TOO_LARGE or ARCHIVE_UNSAFE.
+ */
+export async function checkZip(source: Buffer | FdSource, options: CheckOptions = {}): Promise<CheckedArchive> {
+  const limits = { ...DEFAULT_ZIP_LIMITS, ...options.limits };
+  assertZipMagic(await head(source));
+  let zip: yauzl.ZipFile;
+  try {
+    zip = await open(source);
+  } catch (err) {
+    throw corrupt((err as Error).message);
+  }
+  try {
+    // The count is known from the end record before a single entry is read.
+    if (zip.entryCount > limits.maxEntries) {
+      throw tooLarge(`The archive has ${zip.entryCount} entries, more than the limit of ${limits.maxEntries}; it was not parsed.`, { entries: zip.entryCount });
+    }
+    let entries: yauzl.Entry[];
+    try {
+      entries = await readEntries(zip);
+    } catch (err) {
+      throw corrupt((err as Error).message);
+    }
+
+    // First pass, headers only: names, flags and declared sizes, before anything is inflated.
+    const names = new Set<string>();
+    const wanted: Array<{ entry: yauzl.Entry; name: string }> = [];
+    const skipped: string[] = [];
+    let declaredTotal = 0;
+    for (const entry of entries) {
+      const name = checkName(entry, limits);
+      if (names.has(name)) throw unsafe(`The archive has two entries named '${name}' (readers may pick different ones); the document was not parsed.`, { entry: name });
+      names.add(name);
+      if (name.endsWith('/')) continue;
+      if (options.skip?.(name)) {
+        skipped.push(name);
+        continue;
+      }
+      if (entry.isEncrypted()) throw unsafe(`Entry '${name}' is encrypted; remove the password and save the document again.`, { entry: name });
+      if (entry.compressionMethod !== 0 && entry.compressionMethod !== 8) {
+        throw unsafe(`Entry '${name}' uses compression method ${entry.compressionMethod}; only stored and deflated entries are read.`, { entry: name });
+      }
+      if (NESTED_NAME.test(name)) throw unsafe(`The archive contains another archive ('${name}'); nested archives are refused.`, { entry: name });
+      if (entry.uncompressedSize > limits.maxEntryBytes) {
+        throw tooLarge(`Entry '${name}' declares ${entry.uncompressedSize} bytes, more than the per-entry limit of ${limits.maxEntryBytes}.`, { entry: name });
+      }
+      if (entry.uncompressedSize > RATIO_GRACE_BYTES && entry.uncompressedSize > limits.maxRatio * Math.max(entry.compressedSize, 1)) {
+        throw unsafe(`Entry '${name}' declares more than ${limits.maxRatio}x its compressed size (a zip bomb pattern); the document was not parsed.`, { entry: name });
+      }
+      declaredTotal += entry.uncompressedSize;
+      if (declaredTotal > limits.maxTotalBytes) {
+        throw tooLarge(`The document declares more than ${limits.maxTotalBytes} inflated bytes in all, the limit; it was not parsed.`);
+      }
+      wanted.push({ entry, name });
+    }
+
+    // Second pass: inflate under the counter, then look inside.
+    const out = new Map<string, Buffer>();
+    let total = 0;
+    for (const { entry, name } of wanted) {
+      await checkLocalHeader(zip, entry, name);
+      const data = await inflateCounted(zip, entry, name, limits, total);
+      total += data.length;
+      if (isNestedArchive(name, data.subarray(0, 4))) throw unsafe(`The archive contains another archive ('${name}'); nested archives are refused.`, { entry: name });
+      if (hasDtd(name, data)) {
+        throw unsafe(`Part '${name}' declares a DTD or entities (an XML entity-expansion pattern Office never writes); the document was not parsed.`, { entry: name });
+      }
+      out.set(name, data);
+    }
+    return { entries: out, skipped, inflatedBytes: total };
+  } finally {
+    // yauzl's close() also closes a file descriptor, which belongs to the caller.
+    if (Buffer.isBuffer(source)) zip.close();
+  }
+}
+
+/**
+ * A new zip of the checked entries, all stored (method 0): what the parser opens instead of the original,
+ * so that it reads exactly the bytes that were counted and inflates nothing itself. The result owns its
+ * ArrayBuffer (offset 0), so it can be transferred to a worker.
+ */
+export function storedZip(archive: CheckedArchive): Buffer {
+  const files: Zippable = {};
+  for (const [name, data] of archive.entries) files[name] = [data, { level: 0 }];
+  const bytes = zipSync(files, { level: 0 });
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
