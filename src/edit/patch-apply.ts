@@ -3,7 +3,7 @@
 import { diffArrays } from 'diff';
 import { PatchError } from './patch-error.js';
 import type { UpdateChunk } from './patch-v4a.js';
-import { unicodeFold } from '../workspace/edit-normalize.js';
+import { unicodeFold } from './normalize.js';
 
 /** The passes in order; each forgives what the ones before it forgive. */
 export type MatchPass = 'exact' | 'trailing_whitespace' | 'whitespace' | 'unicode';

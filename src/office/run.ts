@@ -1,7 +1,7 @@
 // Reads .docx and .xlsx/.xlsm documents for read_docx / read_excel: the zip guard checks and inflates the
 // entries here (streaming, counted, on zlib's thread pool), then one worker thread per document parses a
 // stored copy of the checked entries under a heap limit and a timer. Workers start from source text, as
-// search-pool.ts and regex.ts do, so the same code runs under tsx/vitest, from tsc's output and from the
+// search/pool.ts and search/regex.ts do, so the same code runs under tsx/vitest, from tsc's output and from the
 // esbuild bundle.
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';

@@ -27,7 +27,7 @@ function tryApply(text: string, edits: EditRequest[]): EditOutcome | ToolError {
   }
 }
 
-/** EDIT_PROPERTY_RUNS=5000 npx vitest run test/workspace/edit-properties.test.ts for a longer hunt. */
+/** EDIT_PROPERTY_RUNS=5000 npx vitest run test/edit/properties.test.ts for a longer hunt. */
 const runs = (n: number) => Number(process.env.EDIT_PROPERTY_RUNS ?? n);
 
 const isUnique = (text: string, s: string) => {
