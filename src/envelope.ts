@@ -143,7 +143,7 @@ export function shortenText(value: string, max = MAX_PARAM_STRING): string {
   return value.length > max ? `${value.slice(0, max)}…(${value.length} chars)` : value;
 }
 
-/** The arguments as received, with every string longer than 200 characters shortened (SPEC §1). */
+/** The arguments as received, with every string longer than 200 characters shortened (docs/api.md, "Envelope"). */
 export function shortenParams(value: unknown, depth = 0): unknown {
   if (typeof value === 'string') return shortenText(value);
   if (value === null || typeof value !== 'object') return value;
@@ -156,7 +156,7 @@ export function shortenParams(value: unknown, depth = 0): unknown {
 
 /**
  * Turns anything thrown into a ToolError without leaking stack traces or host paths; `rel` is the
- * caller's relative path, used in the seed 000 messages (`Permission denied: <path>`).
+ * caller's relative path, used in messages such as `Permission denied: <path>`.
  */
 export function toToolError(err: unknown, rel?: string | null): ToolError {
   if (err instanceof ToolError) return err;

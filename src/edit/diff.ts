@@ -1,4 +1,4 @@
-// Unified-diff previews for writes and edits, bounded in time and output size (SPEC §5 "Dry runs and diff previews").
+// Unified-diff previews for writes and edits, bounded in time and output size (docs/api.md, "Tools").
 //
 // Conventions of the preview:
 // - Lines are compared with their line endings, so a change from LF to CRLF is a change. In the preview the

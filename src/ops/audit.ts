@@ -1,4 +1,4 @@
-// Audit log (SPEC §8): one JSON line per tool call, appended to `<state>/audit/<instance>-<YYYY-MM-DD>.jsonl`
+// Audit log (docs/operations.md): one JSON line per tool call, appended to `<state>/audit/<instance>-<YYYY-MM-DD>.jsonl`
 // and written to stdout. Lines are hash-chained per file: each carries `prev` (the `hash` of the line
 // before it, null on a file's first line) and `hash` (sha256 of the line's own text without the `hash`
 // field), so an edited, removed or reordered line breaks the chain (`toolgate audit verify <file>`).

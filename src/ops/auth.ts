@@ -1,4 +1,4 @@
-// Bearer-token auth (SPEC §8): tokens are stored as sha256 hashes in TOOLGATE_TOKENS_FILE, each with an
+// Bearer-token auth (docs/operations.md): tokens are stored as sha256 hashes in TOOLGATE_TOKENS_FILE, each with an
 // id, the projects it may use and the risk classes it may run. Presented tokens are hashed and compared
 // in constant time against every entry; a token never reaches a log, a response or the audit line.
 import { createHash, timingSafeEqual } from 'node:crypto';
@@ -138,7 +138,7 @@ export function isLoopbackHost(host: string): boolean {
   return false;
 }
 
-/** Start-up check (SPEC §8): without tokens the service only binds to loopback. */
+/** Start-up check (docs/operations.md): without tokens the service only binds to loopback. */
 export function assertSafeBind(host: string, auth: Authenticator): void {
   if (!auth.enabled && !isLoopbackHost(host)) {
     throw new ConfigError(

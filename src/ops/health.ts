@@ -1,4 +1,4 @@
-// Probes (SPEC §8): /livez (the process answers), /readyz (the volume is writable and the service is
+// Probes (docs/operations.md): /livez (the process answers), /readyz (the volume is writable and the service is
 // not shutting down; 503 otherwise), /healthz (details). They need no token, so that kubelet and load
 // balancers can call them; they reveal no path.
 import fs from 'node:fs/promises';

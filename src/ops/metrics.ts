@@ -1,4 +1,4 @@
-// Prometheus metrics (SPEC §8) in a Registry of their own per app, so tests can build several apps.
+// Prometheus metrics (docs/operations.md) in a Registry of their own per app, so tests can build several apps.
 // The names are fixed: the Grafana dashboard (helm/toolgate/dashboards) queries them. Labels carry tool
 // names, codes and route templates only: never a path, a project id or a raw URL.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';

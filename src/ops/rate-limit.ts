@@ -1,4 +1,4 @@
-// Rate limit (SPEC §8, seed 003: 100 tool calls a minute per caller) with @fastify/rate-limit's stores:
+// Rate limit (docs/operations.md: 100 tool calls a minute per caller by default) with @fastify/rate-limit's stores:
 // in memory, or in Redis (TOOLGATE_REDIS_URL) so that replicas share one budget. The check runs as an
 // executor before-hook, so every door (REST now, MCP and WebSocket later) spends the same budget and a
 // refusal is an ordinary RATE_LIMITED envelope that the audit log and the metrics see.

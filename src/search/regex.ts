@@ -1,4 +1,4 @@
-// User regular expressions under a hard time limit (SPEC §5 replace_in_file; search_files uses the same
+// User regular expressions under a hard time limit (replace_in_file; search_files uses the same
 // approach in pool.ts). JavaScript's engine backtracks, so a pattern such as (a+)+$ can run for hours
 // on a short input; every user regex therefore runs in a worker thread that is terminated when it passes the
 // limit, and recreated for the next job. The event loop never executes a user pattern.

@@ -26,7 +26,7 @@ export interface WalkEntry {
   stat?: Stats | null;
 }
 
-/** Directories that tree walks list but never enter (SPEC §2, seed 004). */
+/** Directories that tree walks list but never enter (docs/api.md, "Sandbox"). */
 export const DEFAULT_SKIP_DIRS: ReadonlySet<string> = new Set(['.git', 'node_modules']);
 
 export interface WalkOptions {

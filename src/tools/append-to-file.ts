@@ -23,7 +23,7 @@ const Output = z.object({
   version: VersionSchema.describe('After the append; the current version on a dry run.'),
 });
 
-/** A file whose first line ends with CRLF gets CRLF line endings in appended text too (SPEC §3). */
+/** A file whose first line ends with CRLF gets CRLF line endings in appended text too (docs/api.md, "Durable writes and backups"). */
 function matchLineEndings(existing: Buffer, content: string): string {
   const nl = existing.indexOf(10);
   if (nl <= 0 || existing[nl - 1] !== 13) return content;

@@ -37,7 +37,7 @@ export interface ToolResult<D> {
 
 export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, O extends z.ZodType = z.ZodType> {
   name: string;
-  /** Other names the tool answers to (SPEC §5). */
+  /** Other names the tool answers to (docs/api.md, "Tools"). */
   aliases?: readonly string[];
   /** Parameter aliases: alias -> canonical name, applied to the top level and to objects in top-level arrays. */
   paramAliases?: Readonly<Record<string, string>>;

@@ -154,7 +154,7 @@ function safeRel(input: string): string | null {
 
 export async function runWithTimeout(tool: ToolDefinition, call: CallInfo, input: Record<string, unknown>, timeoutMs: number): Promise<ToolResult<unknown>> {
   // The tool's signal is made when the tool first asks for it: most calls (a small read) never do, and an
-  // AbortController per call was 2% of a small read's time. Aborts that come before are remembered.
+  // AbortController per call shows in a small read's profile. Aborts that come before are remembered.
   let controller: AbortController | null = null;
   let reason: ToolError | null = null;
   const abort = (why: ToolError) => {

@@ -64,7 +64,7 @@ export function expectationsOf(ctx: ToolContext, input: Expectations): Expectati
 }
 
 /**
- * The version rules (SPEC §4), checked under the lock: every given expectation must hold, and
+ * The version rules (docs/api.md, "Versions"), checked under the lock: every given expectation must hold, and
  * TOOLGATE_REQUIRE_VERSION decides whether changing an existing file needs one at all.
  */
 export function enforceVersion(ctx: ToolContext, p: ResolvedPath, current: CurrentFile | null, input: Expectations, kind: 'overwrite' | 'mutation'): void {

@@ -28,10 +28,8 @@ const PENDING_BATCHES = 8;
  * A content search's share of the memory budget (TOOLGATE_MEMORY_BUDGET_BYTES): its pending window, its
  * results and its part of the workers' read buffers. Searches beyond the budget wait their turn (first in,
  * first out) instead of all sharing the workers at a crawl; the time limit starts when a search does. With
- * the default 64 MiB budget, 2 searches run at once, which keep the workers busy: 4 at once gave the same
- * throughput on two cores with about 35 MiB more resident set, 8 about 30 MiB more again (bench/README.md,
- * hot spot 7). Each running search costs the main thread some 15 MiB of heap (its walk's listings and
- * paths outlive a few scavenges and reach the old generation before a full collection frees them).
+ * the default 64 MiB budget 2 searches run at once, which keep the workers busy; more only cost memory
+ * (bench/README.md, "Decisions").
  */
 const SEARCH_MEMORY_BYTES = 32 * 1024 * 1024;
 

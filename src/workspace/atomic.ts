@@ -1,4 +1,4 @@
-// Durable writes (SPEC §3): temp file, fsync, rename over the target, fsync of the directory.
+// Durable writes (docs/api.md, "Durable writes and backups"): temp file, fsync, rename over the target, fsync of the directory.
 // Temp files live in the state directory (same volume), so a crash never leaves one beside the user's files.
 import { randomBytes } from 'node:crypto';
 import fsCallbacks, { accessSync, closeSync, constants, fchmodSync, lstatSync, mkdirSync, openSync, rmdirSync, rmSync, type Stats } from 'node:fs';

@@ -1,4 +1,4 @@
-// Backups (SPEC §3): the old content of a file before it is overwritten, edited, replaced or deleted,
+// Backups (docs/api.md, "Durable writes and backups"): the old content of a file before it is overwritten, edited, replaced or deleted,
 // kept under <state>/backups/<file key>/ with bounded retention (count per file, total bytes).
 import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, constants as fsConstants, mkdirSync, readdirSync, statSync, unlinkSync } from 'node:fs';
@@ -62,7 +62,7 @@ export async function createBackup(ws: Workspace, input: BackupInput, content: B
   const loc = locate(ws, id);
   mkdirSync(loc.dir, { recursive: true, mode: 0o700 });
   // Backups are an undo aid written before the change, not made durable (the file itself is). They are
-  // copies: the service never creates hard links (SPEC §2), which would also tie a backup to a user's inode.
+  // copies: the service never creates hard links (docs/api.md, "Sandbox"), which would also tie a backup to a user's inode.
   await writeNew(loc.data, content);
   knownSizes.set(loc.data, content.length);
   await writeMeta(loc.meta, id, ws.id, input, content.length);

@@ -9,7 +9,7 @@ const CHUNK = LINE_RANGE_CHUNK_BYTES;
 /**
  * Bytes scanned between two turns of the event loop. The chunks are read synchronously (sync-first-io.ts), so a
  * scan through a large file would otherwise hold every other request, and the tool's time limit, until it
- * ends (a 1 GiB file took 0.3 s); a turn every MiB (about 0.3 ms of work) costs nothing measurable.
+ * ends (bench/README.md, "Decisions").
  */
 export const LINE_RANGE_YIELD_BYTES = 1024 * 1024;
 

@@ -12,8 +12,8 @@ import type { Workspace } from './workspace.js';
 const queues = new Map<string, Promise<void>>();
 const STALE_MS = 10_000;
 /**
- * The file-system calls proper-lockfile makes with lockSync (and rmdirSync when the process exits). It copies the
- * object it is given on every lock: its default, all of graceful-fs, cost about 40 µs per write.
+ * The file-system calls proper-lockfile makes with lockSync (and rmdirSync when the process exits): it copies the
+ * object it is given on every lock, and its default is all of graceful-fs (bench/README.md, "Decisions").
  */
 const LOCK_FS = { mkdirSync: makeLockDir, realpathSync, rmdirSync: removeLockDir, statSync, utimesSync };
 /** Inside a lock directory: who holds it, so that a waiter on this host sees a holder killed with -9 at once. */

@@ -1,4 +1,4 @@
-// The workspace sandbox (SPEC §2): every tool path is checked lexically, then walked segment by segment
+// The workspace sandbox (docs/api.md, "Sandbox"): every tool path is checked lexically, then walked segment by segment
 // on the real file system, so no symlink, `..` or swap can lead a tool outside the workspace root.
 import { closeSync, fstatSync, lstatSync, mkdirSync, readlinkSync, type Stats } from 'node:fs';
 import path from 'node:path';

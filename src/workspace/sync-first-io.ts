@@ -19,14 +19,10 @@ let syncsInFlight = 0;
 
 /**
  * Opens (usually creates) a file to write: synchronously when no fsync is running, in the thread pool
- * otherwise. Creating an inode is a journal update: a fraction of a millisecond on ext4 when the journal is
- * idle, but while other writers' fsyncs commit it waits for them, and on the event loop that wait held every
- * request (46% of the busy time of 4 KiB writes at c=32; creating in the thread pool then gave 1.18× the
- * throughput, and 0.96× at c=1, where the journal is idle). The size of what follows does not matter to the
- * open: a large file opened in the thread pool had its write wait until the event loop took the open's
- * answer, and an edit of 50 MiB keeps the event loop busy for tens of milliseconds (hashing) meanwhile.
- * Callers use a descriptor that comes back synchronously without an await (`typeof opened === 'number'`), so
- * that their write starts (in the thread pool when large) before the code that called them goes on.
+ * otherwise, because creating an inode waits for other writers' fsyncs to commit and would hold every request
+ * on the event loop meanwhile (bench/README.md, "Decisions": creates during fsyncs). Callers use a descriptor
+ * that comes back synchronously without an await (`typeof opened === 'number'`), so that their write starts
+ * before the code that called them goes on.
  */
 export function openForWrite(file: string, flags: string | number, mode: number): number | Promise<number> {
   return syncsInFlight === 0 ? fs.openSync(file, flags, mode) : openAsync(file, flags, mode);

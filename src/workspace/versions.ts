@@ -1,4 +1,4 @@
-// Version stamps and optimistic-lock expectations (SPEC §4).
+// Version stamps and optimistic-lock expectations (docs/api.md, "Versions").
 import { createHash, type Hash } from 'node:crypto';
 import type { Stats } from 'node:fs';
 import { ToolError, type VersionStamp } from '../envelope.js';

@@ -1,7 +1,7 @@
 // The container image, built and run for real (`npm run test:container`, also the last step of .ci/run;
 // not part of `npm test`). It builds the stand-in base image (../shared/container/make-base-image.sh),
 // builds toolgate's image from the Dockerfile with podman (../shared/container/podman.sh, --format docker
-// so the HEALTHCHECK is kept), runs it the way docs/deploy.md says (read-only root, tmpfs /tmp, a host
+// so the HEALTHCHECK is kept), runs it the way the README's "Run the container" says (read-only root, tmpfs /tmp, a host
 // directory owned by uid 1000 at /workspace, a read-only tokens file) on the host network, and drives
 // it over HTTP from the host: write, read, edit, a CONFLICT, /metrics, /readyz; then the process's
 // identity and file-system limits, and SIGTERM -> a clean exit 0 with the audit chain on the volume.
