@@ -253,7 +253,7 @@ function isServiceStatePath(rel: string): boolean {
     new RegExp(`^tmp/${INSTANCE}$`),
     // The temp directory's owner record (a regular file; "state symlinks" would catch a link).
     new RegExp(`^tmp/${INSTANCE}/\\.owner$`),
-    /^locks\/[0-9a-f]{32}\.lock\/owner$/,
+    /^locks\/[0-9a-f]{32}\.lock\/owner=[^/]+$/,
   ].some((re) => re.test(rel)) || (rel.startsWith(`tmp/${INSTANCE}/`) && path.basename(rel).includes(TEMP_MARKER));
 }
 
