@@ -103,9 +103,9 @@ function humanSize(n: number): string {
     v /= 1024;
     u++;
   }
-  // GNU ls rounds up, with one decimal below 10.
-  const shown = v < 10 ? Math.ceil(v * 10) / 10 : Math.ceil(v);
-  return `${shown < 10 && !Number.isInteger(shown) ? shown.toFixed(1) : String(shown)}${units[u]}`;
+  // GNU ls rounds up, with one decimal below 10 (4096 -> 4.0K, 2000 -> 2.0K, 15000 -> 15K).
+  const tenths = Math.ceil(v * 10) / 10;
+  return `${tenths < 10 ? tenths.toFixed(1) : String(Math.ceil(v))}${units[u]}`;
 }
 
 function timeString(ms: number, now: number): string {
