@@ -40,7 +40,7 @@ export async function registerAttachments(app: FastifyInstance, opts: Attachment
     operationId: withProject ? 'project_get_attachment' : 'get_attachment',
     params: withProject ? z.object({ projectId: z.string(), id: z.string() }) : z.object({ id: z.string() }),
     response: {
-      200: z.string().describe('The attachment bytes, with its media type as Content-Type.'),
+      200: { description: 'The attachment bytes, with its media type as Content-Type.', content: { 'application/octet-stream': { schema: z.string().meta({ format: 'binary' }) } } },
       '4XX': ErrorEnvelopeSchema.describe('error envelope (404 for an unknown, expired or foreign id)'),
     },
   });
