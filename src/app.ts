@@ -15,6 +15,7 @@ import type { Metrics } from './ops/metrics.js';
 import { loggerOptions, prepareOperations, registerOperations } from './ops/operations.js';
 import type { Projects } from './ops/projects.js';
 import { createExecutor, type AfterHook, type BeforeHook, type Executor } from './tools/execute.js';
+import { registerAttachments } from './transports/attachments.js';
 import { registerRest, sendEnvelope } from './transports/rest.js';
 import type { Workspace, WorkspaceLimits } from './workspace/workspace.js';
 
@@ -69,6 +70,8 @@ export function limitsOf(config: Config): WorkspaceLimits {
     searchMaxFiles: config.searchMaxFiles,
     searchTimeoutMs: config.searchTimeoutMs,
     memoryBudgetBytes: config.memoryBudgetBytes,
+    officeMaxBytes: config.officeMaxBytes,
+    attachmentRetentionMs: config.attachmentRetentionS * 1000,
   };
 }
 
@@ -229,6 +232,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
 
   await registerRest(app, { executor, callInfoFor: wiring.callInfoFor });
+  await registerAttachments(app, { callInfoFor: wiring.callInfoFor });
 
   await app.ready();
   return app;

@@ -8,6 +8,8 @@ export interface ToolContext {
   /** The caller's workspace (project). */
   readonly ws: Workspace;
   readonly requestId: string;
+  /** Who calls: the token id, else the client address (attachments are kept for this caller only). */
+  readonly caller: { readonly actor: string | null; readonly clientIp: string | undefined };
   /** Aborted when the call runs past its time limit or the client goes away. */
   readonly signal: AbortSignal;
   /** A version the transport received out of band (REST `If-Match`), checked like `expected_sha256`. */
@@ -51,6 +53,8 @@ export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, O extends z
   mutates: boolean;
   input: I;
   output: O;
+  /** Paths named inside other arguments (a shell command's argv), for checks that look at paths (policy). */
+  pathArgs?(input: z.output<I>): string[];
   run(ctx: ToolContext, input: z.output<I>): Promise<ToolResult<z.output<O>>>;
 }
 

@@ -169,6 +169,7 @@ export async function runWithTimeout(tool: ToolDefinition, call: CallInfo, input
   const ctx: ToolContext = {
     ws: call.ws,
     requestId: call.requestId,
+    caller: { actor: call.actor ?? null, clientIp: call.clientIp },
     get signal() {
       if (!controller) {
         controller = new AbortController();

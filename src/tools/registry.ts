@@ -15,6 +15,11 @@ import { diskUsage } from './disk-usage.js';
 import { searchFiles } from './search-files.js';
 import { listBackups } from './list-backups.js';
 import { restoreBackup } from './restore-backup.js';
+import { readDocx } from './documents/read-docx.js';
+import { readExcel } from './documents/read-excel.js';
+import { shellReadonly } from './shell/shell-readonly.js';
+import { shellWrite } from './shell/shell-write.js';
+import { shellDestructive } from './shell/shell-destructive.js';
 
 // One entry per line, in the order tools are listed (GET /v1/tools, OpenAPI).
 const ALL = [
@@ -33,6 +38,11 @@ const ALL = [
   searchFiles,
   listBackups,
   restoreBackup,
+  readDocx,
+  readExcel,
+  shellReadonly,
+  shellWrite,
+  shellDestructive,
 ];
 
 export const TOOLS: readonly ToolDefinition[] = ALL as unknown as ToolDefinition[];

@@ -17,6 +17,10 @@ export interface WorkspaceLimits {
   searchTimeoutMs: number;
   /** Bytes of file content the process's tools hold at once (memory-budget.ts). */
   memoryBudgetBytes: number;
+  /** Largest office document read_docx / read_excel open (default: zip guard limits only bound it). */
+  officeMaxBytes?: number;
+  /** How long extracted attachments are kept (attachments.ts). */
+  attachmentRetentionMs?: number;
 }
 
 /** Hooks the operations layer attaches to count lock waits (metrics); workspace/ knows nothing of metrics. */

@@ -70,7 +70,19 @@ export interface PathTarget {
   key: string;
   /** Arguments besides the hostile one (other path arguments name ordinary files). */
   base: Record<string, unknown>;
+  /** For tools whose paths live inside another argument (a shell argv): the arguments for one path. */
+  build?: (path: string) => Record<string, unknown>;
 }
+
+/**
+ * Tools that take paths inside an argv rather than as a path argument: each program that takes a path, as an
+ * args array (the hostile string arrives literally, as a path argument would; the tokenizer has its own tests).
+ */
+export const ARGV_PATH_BUILDERS: Record<string, Record<string, (path: string) => Record<string, unknown>>> = {
+  shell_readonly: { 'ls': (p) => ({ command: 'ls', args: ['-la', '--', p] }) },
+  shell_write: { 'mkdir': (p) => ({ command: 'mkdir', args: ['-p', '--', p] }) },
+  shell_destructive: { 'rm': (p) => ({ command: 'rm', args: ['--', p] }) },
+};
 
 /** Every (tool, path argument) pair of the registry; other path arguments of the tool get `ordinary`. */
 export function pathTargets(ordinary: Record<string, string>): PathTarget[] {
@@ -82,6 +94,7 @@ export function pathTargets(ordinary: Record<string, string>): PathTarget[] {
       for (const k of keys) if (k !== key) others[k] = ordinary[k] ?? ordinary.path;
       out.push({ tool, key, base: argsFor(tool, others) });
     }
+    for (const [program, build] of Object.entries(ARGV_PATH_BUILDERS[tool.name] ?? {})) out.push({ tool, key: `argv(${program})`, base: build(ordinary.path ?? 'x'), build });
   }
   return out;
 }

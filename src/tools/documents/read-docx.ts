@@ -1,0 +1,37 @@
+import { z } from 'zod';
+import { readDocx as readDocxEngine } from '../../office/run.js';
+import { PathArg } from '../args.js';
+import { defineTool } from '../define.js';
+import { officeNotes, officeOutput, OfficeOutputFields, withOfficeDocument } from './office-file.js';
+
+const Input = z.strictObject({
+  path: PathArg.describe('A .docx file, relative to the workspace root.'),
+});
+
+const Output = z.object(OfficeOutputFields);
+
+export const readDocx = defineTool({
+  name: 'read_docx',
+  aliases: ['file-read-docx'],
+  description:
+    'Read a Word .docx document as Markdown (headings, lists, tables, emphasis). Embedded images come back as attachments {id, name, media_type, bytes}, fetched with GET /v1/attachments/{id}. Output is capped (`truncated`). Hostile or damaged files are refused with an error.',
+  risk: 'read',
+  riskLevel: 'low',
+  input: Input,
+  output: Output,
+  async run(ctx, input) {
+    const maxOutputBytes = ctx.ws.limits.maxOutputBytes;
+    return withOfficeDocument(ctx, input.path, async (source, { p, size }) => {
+      const result = await readDocxEngine(source, { maxOutputBytes });
+      const data = await officeOutput(ctx, result, size);
+      return {
+        data,
+        text: `Read '${p.rel}' as Markdown.${officeNotes(data, maxOutputBytes)}`,
+        stats: { bytes_read: size, output_bytes: Buffer.byteLength(data.content), attachments: data.attachments.length },
+        partial: data.truncated,
+        pathResolved: p.rel,
+        audit: { bytes_read: size },
+      };
+    });
+  },
+});

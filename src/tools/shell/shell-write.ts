@@ -1,0 +1,33 @@
+import { z } from 'zod';
+import { ToolError } from '../../envelope.js';
+import { createDirectory } from '../create-directory.js';
+import { defineTool } from '../define.js';
+import { commandLine, MKDIR_FLAGS, parseArgs, pathOperands, ShellInput, ShellOutputFields, type Program } from './argv.js';
+import { runAs } from './run-delegated.js';
+
+const PROGRAMS: readonly Program[] = ['mkdir'];
+
+export const shellWrite = defineTool({
+  name: 'shell_write',
+  description:
+    'Run `mkdir [-p] <path>` inside the project, exactly as create_directory (sandboxed, audited). No shell runs: shell syntax (pipes, redirections, ;, &&, $, backticks, globs) is refused.',
+  risk: 'write',
+  riskLevel: 'medium',
+  input: ShellInput,
+  output: z.object({
+    ...ShellOutputFields,
+    created: z.boolean().describe('false when the directory already existed (mkdir -p).'),
+    created_path: z.string().nullable(),
+  }),
+  pathArgs: (input) => pathOperands(input, PROGRAMS),
+  async run(ctx, input) {
+    const { program, argv } = commandLine(input, PROGRAMS, 'shell_write');
+    const { flags, operands } = parseArgs('mkdir', argv, MKDIR_FLAGS);
+    if (operands.length !== 1) throw new ToolError('INVALID_PARAM', 'mkdir takes exactly one path (call it once per directory).');
+    const parents = flags.has('p');
+    const r = await runAs(createDirectory, ctx, { path: operands[0] as string, parents });
+    // Without -p, mkdir refuses an existing directory, as the real one does.
+    if (!parents && !r.data.created) throw new ToolError('ALREADY_EXISTS', `mkdir: cannot create directory '${r.pathResolved}': File exists (use -p to accept it).`);
+    return { ...r, data: { program, argv, output: '', truncated: false, ...r.data } };
+  },
+});

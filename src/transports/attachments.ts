@@ -1,0 +1,50 @@
+// GET /v1/attachments/{id} (and per project): the bytes of an attachment a tool returned (images extracted
+// by read_docx / read_excel), for the caller and project that made it. Auth is the /v1 door's; every miss
+// (unknown, expired, another caller's or project's id) is the same 404, so ids cannot be probed.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { bareContext, ErrorEnvelopeSchema, errorEnvelope, ToolError } from '../envelope.js';
+import { loadAttachment, ownerOf } from '../workspace/attachments.js';
+import { sendEnvelope, type CallInfoFor } from './rest.js';
+
+export interface AttachmentRouteOptions {
+  callInfoFor: CallInfoFor;
+}
+
+const noValidation = () => (data: unknown) => ({ value: data });
+
+export async function registerAttachments(app: FastifyInstance, opts: AttachmentRouteOptions): Promise<void> {
+  const handle = async (req: FastifyRequest, reply: FastifyReply) => {
+    const { id, projectId } = req.params as { id: string; projectId?: string };
+    const call = await opts.callInfoFor(req, projectId);
+    const found = await loadAttachment(call.ws, ownerOf({ actor: call.actor ?? null, clientIp: call.clientIp }), id);
+    if (!found) {
+      const e = new ToolError('NOT_FOUND', 'No such attachment for this caller and project (attachments expire after TOOLGATE_ATTACHMENT_RETENTION_S); read the document again.');
+      return sendEnvelope(reply, 404, errorEnvelope(bareContext(String(req.id)), e));
+    }
+    const { ref, data } = found;
+    // Never rendered inline by a browser: the bytes come from an untrusted document.
+    return reply
+      .code(200)
+      .header('content-type', ref.media_type)
+      .header('content-disposition', `attachment; filename="${ref.name.replace(/[^A-Za-z0-9._-]/g, '_')}"; filename*=UTF-8''${encodeURIComponent(ref.name)}`)
+      .header('x-content-type-options', 'nosniff')
+      .header('cache-control', 'private, no-store')
+      .send(data);
+  };
+  const schema = (withProject: boolean) => ({
+    hide: withProject,
+    summary: 'Fetch an attachment',
+    description: 'The bytes of an attachment (an image read_docx or read_excel extracted), for the caller and project that read the document, until it expires (TOOLGATE_ATTACHMENT_RETENTION_S).',
+    tags: ['attachments'],
+    operationId: withProject ? 'project_get_attachment' : 'get_attachment',
+    params: withProject ? z.object({ projectId: z.string(), id: z.string() }) : z.object({ id: z.string() }),
+    response: {
+      200: { description: 'The attachment bytes, with its media type as Content-Type.', content: { 'application/octet-stream': { schema: z.string().meta({ format: 'binary' }) } } },
+      '4XX': ErrorEnvelopeSchema.describe('error envelope (404 for an unknown, expired or foreign id)'),
+    },
+  });
+  const route = { validatorCompiler: noValidation, serializerCompiler: () => (data: unknown) => JSON.stringify(data) };
+  app.get('/v1/attachments/:id', { ...route, schema: schema(false) }, handle);
+  app.get('/v1/projects/:projectId/attachments/:id', { ...route, schema: schema(true) }, handle);
+}
