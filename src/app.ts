@@ -17,6 +17,7 @@ import type { Projects } from './ops/projects.js';
 import { createExecutor, type AfterHook, type BeforeHook, type Executor } from './tools/execute.js';
 import { registerRest, sendEnvelope } from './transports/rest.js';
 import type { Workspace, WorkspaceLimits } from './workspace/workspace.js';
+import { webSettingsOf } from './web/settings.js';
 
 export const VERSION = '0.1.0';
 
@@ -69,6 +70,7 @@ export function limitsOf(config: Config): WorkspaceLimits {
     searchMaxFiles: config.searchMaxFiles,
     searchTimeoutMs: config.searchTimeoutMs,
     memoryBudgetBytes: config.memoryBudgetBytes,
+    web: webSettingsOf(config),
   };
 }
 

@@ -15,6 +15,9 @@ import { diskUsage } from './disk-usage.js';
 import { searchFiles } from './search-files.js';
 import { listBackups } from './list-backups.js';
 import { restoreBackup } from './restore-backup.js';
+import { webFetchTool } from './web-fetch.js';
+import { webSearchTool } from './web-search.js';
+import { timeNowTool } from './time-now.js';
 
 // One entry per line, in the order tools are listed (GET /v1/tools, OpenAPI).
 const ALL = [
@@ -33,6 +36,9 @@ const ALL = [
   searchFiles,
   listBackups,
   restoreBackup,
+  webFetchTool,
+  webSearchTool,
+  timeNowTool,
 ];
 
 export const TOOLS: readonly ToolDefinition[] = ALL as unknown as ToolDefinition[];
