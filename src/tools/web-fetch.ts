@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { webFetch } from '../web/fetch.js';
 import { DEFAULT_WEB_SETTINGS } from '../web/settings.js';
 import { defineTool } from './define.js';
 
@@ -42,6 +41,8 @@ export const webFetchTool = defineTool({
   async run(ctx, input) {
     const web = ctx.ws.limits.web ?? DEFAULT_WEB_SETTINGS;
     const maxBytes = Math.min(input.max_bytes ?? web.maxBytes, web.maxBytes);
+    // Loaded on the first call: undici and the HTML converter weigh more than the rest of the service.
+    const { webFetch } = await import('../web/fetch.js');
     const res = await webFetch(input.url, { allow: web.allow, maxBytes, timeoutMs: web.timeoutMs, maxRedirects: web.maxRedirects });
     const cut = cutUtf8(res.content, ctx.ws.limits.maxOutputBytes);
     const shown = res.format === 'markdown' ? 'as Markdown' : `as ${res.format}`;
