@@ -58,6 +58,8 @@ const DIRNAME_HARMLESS = {
   // Only for the `targets`/`pipeline` options and the 'pino/file' target; serve.ts uses one target,
   // pino-pretty, which is resolved from the caller (this bundle) and run by the external thread-stream.
   'node_modules/pino/lib/transport.js': true,
+  // `typeof __filename !== 'undefined' ? __filename : undefined`: only for stack-trace augmentation.
+  'node_modules/undici/index.js': true,
 };
 const unknown = [];
 for (const input of Object.keys(result.metafile.inputs)) {

@@ -18,6 +18,7 @@ import { createExecutor, type AfterHook, type BeforeHook, type Executor } from '
 import { registerAttachments } from './transports/attachments.js';
 import { registerRest, sendEnvelope } from './transports/rest.js';
 import type { Workspace, WorkspaceLimits } from './workspace/workspace.js';
+import { webSettingsOf } from './web/settings.js';
 
 export const VERSION = '0.1.0';
 
@@ -72,6 +73,7 @@ export function limitsOf(config: Config): WorkspaceLimits {
     memoryBudgetBytes: config.memoryBudgetBytes,
     officeMaxBytes: config.officeMaxBytes,
     attachmentRetentionMs: config.attachmentRetentionS * 1000,
+    web: webSettingsOf(config),
   };
 }
 

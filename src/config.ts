@@ -3,10 +3,21 @@ import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
+import { parseAllowList } from './web/address-policy.js';
+import { SEARCH_PROVIDERS, searchSettingsFromEnv } from './web/search.js';
 
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
   .transform((v) => v === 'true' || v === '1' || v === 'yes');
+// TOOLGATE_WEB_ALLOW read once at start: an entry that cannot be read stops the service, named in the message.
+const allowList = z.string().transform((spec, ctx) => {
+  try {
+    return parseAllowList(spec);
+  } catch (err) {
+    ctx.addIssue({ code: 'custom', message: (err as Error).message.replace(/^TOOLGATE_WEB_ALLOW: /, '') });
+    return z.NEVER;
+  }
+});
 const int = (min: number, max = Number.MAX_SAFE_INTEGER) =>
   z
     .string()
@@ -52,6 +63,12 @@ export const SETTINGS = {
   auditStdout: { env: 'TOOLGATE_AUDIT_STDOUT', schema: bool, default: 'true', doc: 'Also write each audit line to stdout (JSON, `"log":"audit"`).' },
   metrics: { env: 'TOOLGATE_METRICS', schema: bool, default: 'true', doc: 'Serve Prometheus metrics at `/metrics`.' },
   shutdownTimeoutMs: { env: 'TOOLGATE_SHUTDOWN_TIMEOUT_MS', schema: int(0), default: '30000', doc: 'On SIGTERM, how long in-flight calls may finish before the process exits anyway.' },
+  webAllow: { env: 'TOOLGATE_WEB_ALLOW', schema: allowList.optional(), default: undefined, doc: 'Hosts (`wiki.corp`, `*.corp.example`), IP addresses and CIDRs, comma-separated, that `web_fetch` and `web_search` may reach although loopback, private, link-local or metadata addresses (on any port). Read at start: an entry that cannot be read stops the service.' },
+  webSearchProvider: { env: 'TOOLGATE_WEB_SEARCH_PROVIDER', schema: z.enum(SEARCH_PROVIDERS), default: 'duckduckgo', doc: '`web_search` provider: `duckduckgo` (Instant Answer API: an abstract and related topics, not a full result list), `searxng` (needs `TOOLGATE_WEB_SEARCH_URL`) or `brave` (needs `TOOLGATE_WEB_SEARCH_KEY`).' },
+  webSearchUrl: { env: 'TOOLGATE_WEB_SEARCH_URL', schema: z.string().optional(), default: undefined, doc: 'The search provider\'s endpoint (for SearXNG the instance\'s base URL); reached through the same address checks as `web_fetch`.' },
+  webSearchKey: { env: 'TOOLGATE_WEB_SEARCH_KEY', schema: z.string().optional(), default: undefined, secret: true, doc: 'The search provider\'s API key (Brave\'s subscription token).' },
+  webMaxBytes: { env: 'TOOLGATE_WEB_MAX_BYTES', schema: int(1024), default: String(5 * 1024 * 1024), doc: 'Largest response body `web_fetch` and `web_search` read (after content decoding); a call\'s `max_bytes` may only lower it.' },
+  webTimeoutMs: { env: 'TOOLGATE_WEB_TIMEOUT_MS', schema: int(1), default: '15000', doc: 'Time for one fetch or search, redirects and body included (`TIMEOUT`).' },
   logLevel: { env: 'TOOLGATE_LOG_LEVEL', schema: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), default: 'info', doc: 'Log level: `fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent` (JSON lines; readable when stdout is a terminal; Authorization headers redacted).' },
   logRequests: { env: 'TOOLGATE_LOG_REQUESTS', schema: bool, default: 'false', doc: 'Also log every HTTP request (Fastify\'s "incoming request"/"request completed" lines); off by default because the audit log already has one line per tool call.' },
   instanceId: { env: 'TOOLGATE_INSTANCE_ID', schema: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'letters, digits, dot, dash, underscore').optional(), default: undefined, doc: 'Name of this replica in audit file names (default: host name, process id and a random suffix, so unique per process; a set name is used as is, so give each process its own).' },
@@ -99,8 +116,16 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       problems.push(`${source}=${shown}: ${describeAccepted(setting.schema as z.ZodType, parsed.error)}`);
     }
   }
-  if (problems.length > 0) throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);
   const config = out as Config;
+  if (problems.length === 0) {
+    // The search settings' combinations (brave needs a key, searxng a URL) are checked by the engine's own reader.
+    try {
+      searchSettingsFromEnv({ TOOLGATE_WEB_SEARCH_PROVIDER: config.webSearchProvider, TOOLGATE_WEB_SEARCH_URL: config.webSearchUrl, TOOLGATE_WEB_SEARCH_KEY: config.webSearchKey });
+    } catch (err) {
+      problems.push((err as Error).message);
+    }
+  }
+  if (problems.length > 0) throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);
   config.root = path.resolve(config.root);
   if (config.projectsRoot) config.projectsRoot = path.resolve(config.projectsRoot);
   if (config.stateDir) config.stateDir = path.resolve(config.stateDir);

@@ -20,6 +20,9 @@ import { readExcel } from './documents/read-excel.js';
 import { shellReadonly } from './shell/shell-readonly.js';
 import { shellWrite } from './shell/shell-write.js';
 import { shellDestructive } from './shell/shell-destructive.js';
+import { webFetch } from './web-fetch.js';
+import { webSearch } from './web-search.js';
+import { timeNow } from './time-now.js';
 
 // One entry per line, in the order tools are listed (GET /v1/tools, OpenAPI).
 const ALL = [
@@ -43,6 +46,9 @@ const ALL = [
   shellReadonly,
   shellWrite,
   shellDestructive,
+  webFetch,
+  webSearch,
+  timeNow,
 ];
 
 export const TOOLS: readonly ToolDefinition[] = ALL as unknown as ToolDefinition[];

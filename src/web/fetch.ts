@@ -8,7 +8,9 @@ import zlib from 'node:zlib';
 import { Agent, buildConnector } from 'undici';
 import { ToolError } from '../envelope.js';
 import { checkConnectTarget, DEFAULT_WEB_PORTS, type AllowList, type Denial } from './address-policy.js';
-import { htmlToMarkdown } from './html-to-markdown.js';
+import { parseWebUrl } from './web-url.js';
+
+export { parseWebUrl };
 
 export interface ResolvedAddress {
   address: string;
@@ -62,7 +64,6 @@ export interface WebFetchResult {
   redirects: string[];
 }
 
-const MAX_URL_LENGTH = 8192;
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 const USER_AGENT = 'toolgate-web-fetch/1';
 
@@ -75,24 +76,6 @@ function denied(denial: Denial, url?: string): ToolError {
   return new ToolError('ACCESS_DENIED', denial.message, { reason: denial.reason, ...(denial.range ? { range: denial.range } : {}), ...(url ? { url } : {}) });
 }
 
-/** Parses and vets a URL a caller gave (or a redirect named): http/https, a host, no credentials. */
-export function parseWebUrl(input: string, what = 'url'): URL {
-  if (input.length > MAX_URL_LENGTH) throw new ToolError('INVALID_PARAM', `The ${what} is longer than ${MAX_URL_LENGTH} characters.`);
-  let url: URL;
-  try {
-    url = new URL(input);
-  } catch {
-    throw new ToolError('INVALID_PARAM', `Not a valid absolute URL: '${input.slice(0, 200)}'. Give a full http:// or https:// URL.`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new ToolError('INVALID_PARAM', `Only http:// and https:// URLs can be fetched, not ${url.protocol}//.`);
-  }
-  if (url.hostname === '') throw new ToolError('INVALID_PARAM', `The ${what} has no host.`);
-  // Credentials in a URL would be sent to whatever host a redirect names; nothing here needs them.
-  if (url.username !== '' || url.password !== '') throw new ToolError('INVALID_PARAM', 'URLs with a user name or password are not fetched; remove the credentials.');
-  url.hash = '';
-  return url;
-}
 
 /**
  * net's `lookup` for one connection: asks the resolver and refuses the whole answer when any address in it is
@@ -385,7 +368,9 @@ export async function webFetch(input: string, opts: WebFetchOptions): Promise<We
     throw new ToolError('BINARY_FILE', `${res.finalUrl} has no content type and looks binary; web_fetch returns only HTML, JSON and text.`);
   }
   const text = decodeText(res.body, res.charset, format === 'markdown');
-  const page = format === 'markdown' ? htmlToMarkdown(text, res.finalUrl) : { title: null, markdown: text };
+  // Loaded on the first HTML page: the DOM, Readability and Turndown are a third of the bundle, and a service
+  // that never converts a page should not evaluate them at start.
+  const page = format === 'markdown' ? (await import('./html-to-markdown.js')).htmlToMarkdown(text, res.finalUrl) : { title: null, markdown: text };
   return {
     url: res.url,
     final_url: res.finalUrl,

@@ -1,7 +1,8 @@
 // The web_search tool's engine: one query to the configured provider (DuckDuckGo, SearXNG or Brave) through the
 // same guarded fetch as web_fetch, answered as {title, url, snippet} results.
 import { ToolError } from '../envelope.js';
-import { parseWebUrl, safeRequest, type SafeRequestOptions } from './fetch.js';
+import type { SafeRequestOptions } from './fetch.js';
+import { parseWebUrl } from './web-url.js';
 
 export const SEARCH_PROVIDERS = ['duckduckgo', 'searxng', 'brave'] as const;
 export type SearchProvider = (typeof SEARCH_PROVIDERS)[number];
@@ -193,6 +194,8 @@ export async function webSearch(query: string, limit: number, opts: WebSearchOpt
 
   const { provider } = opts.settings;
   const request = requestFor(opts.settings, q, limit);
+  // undici (in fetch.ts) is loaded by the first web call, not at start.
+  const { safeRequest } = await import('./fetch.js');
   const res = await safeRequest(request.url, { ...opts, headers: request.headers });
   if (res.status < 200 || res.status > 299) {
     const hint = res.status === 401 || res.status === 403 ? ' check TOOLGATE_WEB_SEARCH_KEY' : res.status === 429 ? ' it is rate limiting; try again later' : ' try again later';

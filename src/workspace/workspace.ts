@@ -3,6 +3,7 @@ import fs from 'node:fs/promises';
 import { closeSync } from 'node:fs';
 import path from 'node:path';
 import { openDirHandle } from './sync-first-io.js';
+import type { WebSettings } from '../web/settings.js';
 
 export interface WorkspaceLimits {
   maxReadBytes: number;
@@ -21,6 +22,8 @@ export interface WorkspaceLimits {
   officeMaxBytes?: number;
   /** How long extracted attachments are kept (attachments.ts). */
   attachmentRetentionMs?: number;
+  /** The web tools' settings; absent in workspaces opened without a config, where DEFAULT_WEB_SETTINGS apply. */
+  web?: WebSettings;
 }
 
 /** Hooks the operations layer attaches to count lock waits (metrics); workspace/ knows nothing of metrics. */

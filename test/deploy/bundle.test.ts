@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeTempDir } from '../helpers.js';
+import { startServer } from '../web/servers.js';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const TOKEN = 'bundle-test-token';
@@ -99,7 +100,7 @@ describe('the bundled build', () => {
   describe('node dist/main.js', () => {
     let server: Server | undefined;
     beforeAll(async () => {
-      server = await start([path.join(dist, 'main.js')], { TOOLGATE_ROOT: path.join(base, 'ws'), TOOLGATE_TOKENS_FILE: path.join(base, 'tokens.yaml'), TOOLGATE_REGEX_TIMEOUT_MS: '300' });
+      server = await start([path.join(dist, 'main.js')], { TOOLGATE_ROOT: path.join(base, 'ws'), TOOLGATE_TOKENS_FILE: path.join(base, 'tokens.yaml'), TOOLGATE_REGEX_TIMEOUT_MS: '300', TOOLGATE_WEB_ALLOW: '127.0.0.1' });
     });
     afterAll(async () => {
       await stop(server);
@@ -117,6 +118,22 @@ describe('the bundled build', () => {
       const read = await call(s(), 'read_file', { path: 'src/a.txt' });
       expect(read.status).toBe(200);
       expect(read.body.data?.content).toBe('hello world\n  // TODO: bundle\nlast line\n');
+    });
+
+    it('fetches a page as Markdown through the lazily loaded web engines (undici, the HTML converter)', async () => {
+      const page = await startServer((_req, res) => {
+        res.writeHead(200, { 'content-type': 'text/html' });
+        res.end('<html><head><title>Bundled</title></head><body><main><h1>Bundled</h1><p>A <a href="/next">link</a> made absolute.</p></main></body></html>');
+      });
+      try {
+        const res = await call(s(), 'web_fetch', { url: `${page.origin}/page` });
+        expect(res.status).toBe(200);
+        expect(res.body.data?.format).toBe('markdown');
+        expect(res.body.data?.content).toContain(`[link](${page.origin}/next)`);
+        expect((await call(s(), 'time_now', { timezone: 'UTC' })).body.data?.utc_offset).toBe('+00:00');
+      } finally {
+        await page.close();
+      }
     });
 
     it('searches contents and names in the search workers, literal and regex', async () => {

@@ -249,6 +249,41 @@ describe('templates', () => {
   });
 });
 
+describe('the web tools in the chart', () => {
+  const source = (file: string) => templates.find((t) => t.file === file)!.source;
+
+  it('pass every web setting as its TOOLGATE_WEB_* variable, the search key only from a Secret', () => {
+    const d = source('deployment.yaml');
+    for (const name of ['ALLOW', 'SEARCH_PROVIDER', 'SEARCH_URL', 'MAX_BYTES', 'TIMEOUT_MS', 'SEARCH_KEY']) expect(d).toContain(`name: TOOLGATE_WEB_${name}`);
+    expect(d).toMatch(/TOOLGATE_WEB_ALLOW\n\s+value: \{\{ join "," \.webAllow \| quote \}\}/);
+    expect(d).toMatch(/TOOLGATE_WEB_SEARCH_KEY\n\s+valueFrom:\n\s+secretKeyRef:/);
+    expect(defaults.webSearch).toEqual({ existingSecret: '', existingSecretKey: 'search-key' });
+  });
+
+  it('give the NetworkPolicy an egress rule for public addresses, off by default, the internal ranges excepted', () => {
+    const np = source('networkpolicy.yaml');
+    expect(np).toMatch(/with \.Values\.networkPolicy\.webEgress \}\}\n\s+\{\{- if \.enabled \}\}\n\s+- to:\n\s+- ipBlock:\n\s+cidr: \{\{ \.cidr \}\}/);
+    const web = (defaults.networkPolicy as Values).webEgress as Values;
+    expect(web.enabled).toBe(false);
+    expect(web.cidr).toBe('0.0.0.0/0');
+    expect(web.except).toEqual(expect.arrayContaining(['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '100.64.0.0/10', '169.254.0.0/16', '127.0.0.0/8']));
+    expect(web.ports).toEqual([80, 443]);
+  });
+
+  it('are exercised by a ci values file, which the schema accepts', () => {
+    const ci = coalesce(defaults, readYaml(path.join(CI_DIR, 'networkpolicy-servicemonitor-values.yaml')));
+    expect(validate(ci), describeErrors(validate.errors)).toBe(true);
+    expect(((ci.networkPolicy as Values).webEgress as Values).enabled).toBe(true);
+    expect((ci.config as Values).webAllow).toEqual(['wiki.corp.example', '10.20.0.0/16']);
+  });
+
+  it('refuse web values the service would refuse', () => {
+    for (const over of [{ config: { webSearchProvider: 'bing' } }, { config: { webAllow: 'a,b' } }, { config: { webAllow: ['a, b'] } }, { config: { webSearchUrl: 'ftp://x' } }, { networkPolicy: { webEgress: { enabled: true, ports: [] } } }]) {
+      expect(validate(coalesce(defaults, over)), JSON.stringify(over)).toBe(false);
+    }
+  });
+});
+
 describe('the scope tracking of the template scan', () => {
   it('resolves relative references and rejects unbalanced blocks', () => {
     const src = '{{- with .Values.a }}{{ .b | quote }}{{ with .c }}{{ .d }}{{ end }}{{ range .e }}{{ .f }}{{ end }}{{ end }}{{ $.Values.g.h }}';

@@ -16,6 +16,8 @@ export const TOOL_ARGS: Record<string, Record<string, unknown>> = {
   search_files: { query: 'x' },
   move_file: { destination: 'moved-by-test.txt' },
   restore_backup: { backup_id: '0000000000000000-000000000-000000' },
+  // Loopback, not allowed in tests: refused before any connection, so a sweep never leaves the machine.
+  web_fetch: { url: 'http://127.0.0.1:9/' },
 };
 
 const GENERIC_ARGS: Record<string, unknown> = {

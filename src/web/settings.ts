@@ -1,0 +1,38 @@
+// The operator's web settings as the web tools receive them (built from the config in src/app.ts limitsOf).
+import { EMPTY_ALLOW_LIST, type AllowList } from './address-policy.js';
+import type { Config } from '../config.js';
+import type { SearchSettings } from './search.js';
+
+export interface WebSettings {
+  /** TOOLGATE_WEB_ALLOW: hosts and ranges reachable although private or loopback. */
+  allow: AllowList;
+  search: SearchSettings;
+  /** Largest response body (TOOLGATE_WEB_MAX_BYTES); a call's max_bytes may only lower it. */
+  maxBytes: number;
+  /** Time for one fetch or search, redirects included (TOOLGATE_WEB_TIMEOUT_MS). */
+  timeoutMs: number;
+  maxRedirects: number;
+}
+
+/** Redirects followed by web_fetch and web_search (SPEC §5: at most five). */
+export const WEB_MAX_REDIRECTS = 5;
+
+/** For workspaces opened without a config (tests of other layers): nothing allowed, DuckDuckGo, modest bounds. */
+export const DEFAULT_WEB_SETTINGS: WebSettings = {
+  allow: EMPTY_ALLOW_LIST,
+  search: { provider: 'duckduckgo' },
+  maxBytes: 5 * 1024 * 1024,
+  timeoutMs: 15_000,
+  maxRedirects: WEB_MAX_REDIRECTS,
+};
+
+/** The web settings of a validated config (TOOLGATE_WEB_*). */
+export function webSettingsOf(config: Config): WebSettings {
+  return {
+    allow: config.webAllow ?? EMPTY_ALLOW_LIST,
+    search: { provider: config.webSearchProvider, url: config.webSearchUrl, key: config.webSearchKey },
+    maxBytes: config.webMaxBytes,
+    timeoutMs: config.webTimeoutMs,
+    maxRedirects: WEB_MAX_REDIRECTS,
+  };
+}
