@@ -33,7 +33,7 @@ export class OfficeError extends Error {
     this.details = details;
   }
 
-  /** The envelope code (SPEC §1) for this error; the tool layer puts `code` in `details.office_code`. */
+  /** The envelope code (docs/api.md, "Error codes") for this error; the tool layer puts `code` in `details.office_code`. */
   get envelopeCode(): ErrorCode {
     return OFFICE_ERROR_ENVELOPE[this.code];
   }

@@ -14,7 +14,7 @@ export interface WebSettings {
   maxRedirects: number;
 }
 
-/** Redirects followed by web_fetch and web_search (SPEC §5: at most five). */
+/** Redirects followed by web_fetch and web_search (docs/web.md: at most five). */
 export const WEB_MAX_REDIRECTS = 5;
 
 /** For workspaces opened without a config (tests of other layers): nothing allowed, DuckDuckGo, modest bounds. */
