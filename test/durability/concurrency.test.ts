@@ -1,4 +1,4 @@
-// Concurrent writers (SPEC §3, §4): optimistic locks let exactly one racing writer win, appends are never
+// Concurrent writers (docs/api.md): optimistic locks let exactly one racing writer win, appends are never
 // lost, writers in other processes are serialized through proper-lockfile, and a held lock gives LOCKED.
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';

@@ -1,4 +1,4 @@
-// Crash safety (SPEC §3): a writer process killed with SIGKILL at random moments leaves every file with
+// Crash safety (docs/api.md): a writer process killed with SIGKILL at random moments leaves every file with
 // exactly one of its known contents, no temp file where tools (or users) can see it, and a fresh start
 // sweeps the temp files of its instance.
 import { spawn, type ChildProcess } from 'node:child_process';

@@ -1,4 +1,4 @@
-// Diffing is bounded (SPEC §5): a huge overwrite answers with a cut preview, status partial, and exact
+// Diffing is bounded (docs/api.md): a huge overwrite answers with a cut preview, status partial, and exact
 // whole-change line counts. No time is asserted (STYLE: benchmarks measure, tests assert).
 import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';

@@ -1,4 +1,4 @@
-// Size limits at their edges (SPEC §5, §8): whole-read limit, write limit, output cap with continuation,
+// Size limits at their edges (docs/api.md): whole-read limit, write limit, output cap with continuation,
 // sparse huge files read by range, the request body limit and path/segment lengths.
 import fs from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// Audit log (SPEC §8): one hash-chained JSON line per tool call, in `<state>/audit/<instance>-<date>.jsonl`
+// Audit log (docs/operations.md): one hash-chained JSON line per tool call, in `<state>/audit/<instance>-<date>.jsonl`
 // and on a stdout stream; facts only (never contents or secrets); `toolgate audit verify` finds edited,
 // removed and reordered lines; the chain survives a restart.
 import fs from 'node:fs/promises';

@@ -1,4 +1,4 @@
-// Auth (SPEC §8): hashed bearer tokens compared in constant time, 401 envelopes with WWW-Authenticate on
+// Auth (docs/operations.md): hashed bearer tokens compared in constant time, 401 envelopes with WWW-Authenticate on
 // every /v1 route, risk classes per token, probes open, no listening beyond loopback without tokens.
 import fs from 'node:fs/promises';
 import path from 'node:path';

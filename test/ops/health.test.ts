@@ -1,4 +1,4 @@
-// Probes (SPEC §8): /livez, /readyz (volume writable, not shutting down), /healthz details.
+// Probes (docs/operations.md): /livez, /readyz (volume writable, not shutting down), /healthz details.
 import fs from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { makeApp, type TestApp } from '../helpers.js';

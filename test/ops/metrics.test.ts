@@ -1,4 +1,4 @@
-// Metrics (SPEC §8): prom-client text at /metrics with the exact names the Grafana dashboard queries,
+// Metrics (docs/operations.md): prom-client text at /metrics with the exact names the Grafana dashboard queries,
 // per-app registries, route templates (never raw URLs), and no path or project id in any label.
 import fs from 'node:fs/promises';
 import path from 'node:path';

@@ -1,4 +1,4 @@
-// Multi-project mode (SPEC §2, seed 004): the project comes from X-Project-Id or the URL, ids are
+// Multi-project mode (docs/api.md): the project comes from X-Project-Id or the URL, ids are
 // validated, unknown projects are NOT_FOUND, and a token may only touch the projects it names, by
 // every route, including `[otherId]/path`.
 import fs from 'node:fs/promises';

@@ -1,4 +1,4 @@
-// Rate limits (SPEC §8, seed 003): a budget of tool calls per token (client address without auth),
+// Rate limits (docs/operations.md): a budget of tool calls per token (client address without auth),
 // checked before the tool runs; RATE_LIMITED (429) with Retry-After and x-ratelimit-* headers. With
 // TOOLGATE_REDIS_URL replicas share one budget, and the service keeps answering when Redis goes away.
 import fs from 'node:fs/promises';

@@ -1,4 +1,4 @@
-// Replicas (SPEC §8, Helm "three replicas sharing one volume and one rate-limit budget"): three real
+// Replicas (docs/operations.md, Helm "three replicas sharing one volume and one rate-limit budget"): three real
 // toolgate processes on ONE workspace directory and one real redis-server, with auth on and distinct
 // instance ids. 32 concurrent clients do read-modify-write with versions (read_file, then write_file
 // with expected_sha256 carrying one more line; on CONFLICT re-read and retry), reading from one

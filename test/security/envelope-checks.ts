@@ -1,4 +1,4 @@
-// Shared checks of the standard envelope (SPEC §1) for the security, durability and limits suites.
+// Shared checks of the standard envelope (docs/api.md) for the security, durability and limits suites.
 import { expect } from 'vitest';
 import { ERROR_STATUS, shortenParams, type Envelope } from '../../src/envelope.js';
 
@@ -24,7 +24,7 @@ export function expectEnvelope(body: unknown, httpStatus: number): asserts body 
     expect(httpStatus, `HTTP status of ${code}`).toBe(ERROR_STATUS[code]);
     expect(typeof env.error?.message).toBe('string');
   } else {
-    // success and partial answer 200; a call waiting for approval answers 202 (SPEC §6).
+    // success and partial answer 200; a call waiting for approval answers 202 (docs/api.md).
     expect([200, 202]).toContain(httpStatus);
   }
 }

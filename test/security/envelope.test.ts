@@ -1,4 +1,4 @@
-// Every answer is the envelope (SPEC §1), including requests that never reach a tool: bad JSON, wrong
+// Every answer is the envelope (docs/api.md), including requests that never reach a tool: bad JSON, wrong
 // content type, unknown routes and tools, oversized bodies and schema violations. No stack traces.
 import fs from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

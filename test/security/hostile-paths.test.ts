@@ -1,4 +1,4 @@
-// Hostile paths against every path-taking tool of the registry (SPEC §2): nothing outside the workspace is
+// Hostile paths against every path-taking tool of the registry (docs/api.md): nothing outside the workspace is
 // read, written or listed, no host path leaks, and every answer is an envelope without a 5xx.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs/promises';

@@ -1,4 +1,4 @@
-// Race suite (SPEC §2): while a separate process keeps swapping workspace entries for symlinks that lead out
+// Race suite (docs/api.md): while a separate process keeps swapping workspace entries for symlinks that lead out
 // (to a directory outside, the state directory, another project), every path-taking tool is called on paths
 // below them over HTTP. Nothing outside may be created, changed, removed or shown, and no answer may be a 5xx.
 // TOOLGATE_RACE_MS sets how long each tool family races (default 3000 ms).
