@@ -8,6 +8,8 @@ export interface ToolContext {
   /** The caller's workspace (project). */
   readonly ws: Workspace;
   readonly requestId: string;
+  /** The authenticated caller (token id), null without auth: recorded with backups so undo_edit finds the caller's own change. */
+  readonly actor?: string | null;
   /** Aborted when the call runs past its time limit or the client goes away. */
   readonly signal: AbortSignal;
   /** A version the transport received out of band (REST `If-Match`), checked like `expected_sha256`. */

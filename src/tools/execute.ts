@@ -169,6 +169,7 @@ export async function runWithTimeout(tool: ToolDefinition, call: CallInfo, input
   const ctx: ToolContext = {
     ws: call.ws,
     requestId: call.requestId,
+    actor: call.actor ?? null,
     get signal() {
       if (!controller) {
         controller = new AbortController();

@@ -15,6 +15,8 @@ import { diskUsage } from './disk-usage.js';
 import { searchFiles } from './search-files.js';
 import { listBackups } from './list-backups.js';
 import { restoreBackup } from './restore-backup.js';
+import { applyPatch } from './apply-patch.js';
+import { textEditor } from './text-editor.js';
 
 // One entry per line, in the order tools are listed (GET /v1/tools, OpenAPI).
 const ALL = [
@@ -33,6 +35,8 @@ const ALL = [
   searchFiles,
   listBackups,
   restoreBackup,
+  applyPatch,
+  textEditor,
 ];
 
 export const TOOLS: readonly ToolDefinition[] = ALL as unknown as ToolDefinition[];

@@ -21,6 +21,8 @@ export interface BackupMeta {
   size_bytes: number;
   sha256: string | null;
   mode: number;
+  /** Who made the change that took this backup (token id; null without auth); absent in old metas. Lets undo_edit find the caller's own last change. */
+  actor?: string | null;
 }
 
 const ID_RE = /^([0-9a-f]{16})-([0-9a-z]{8,})-([0-9a-f]{6})$/;
@@ -53,6 +55,7 @@ export interface BackupInput {
   operation: string;
   mode: number;
   sha256: string | null;
+  actor?: string | null | undefined;
 }
 
 /** Keeps `content` as a backup of `rel`; returns the backup id, or null when backups are disabled. */
@@ -132,6 +135,7 @@ async function writeMeta(file: string, id: string, project: string | null, input
     size_bytes: size,
     sha256: input.sha256,
     mode: input.mode,
+    ...(input.actor !== undefined && { actor: input.actor }),
   };
   await writeNew(file, Buffer.from(JSON.stringify(meta)));
 }
