@@ -75,6 +75,13 @@ const UTF8_BOM = '\uFEFF';
 export const applyPatch = defineTool({
   name: 'apply_patch',
   paramAliases: { input: 'patch' },
+  pathsOf: (input) => {
+    try {
+      return opsOf(Input.parse(input)).flatMap((op) => (op.type === 'update' && op.moveTo !== undefined ? [op.path, op.moveTo] : [op.path]));
+    } catch {
+      return []; // refused anyway when it runs
+    }
+  },
   description:
     "Apply a V4A patch (OpenAI's apply_patch format) to one or more files: add, update (with context-matched hunks, optionally moving the file) or delete. The whole patch applies or nothing does; a hunk whose context fits more than one place needs an '@@ <line above it>' header. Returns one diff per file. Also accepts one Responses API operation ({type, path, diff}).",
   risk: 'destructive',

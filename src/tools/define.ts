@@ -43,6 +43,11 @@ export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, O extends z
   aliases?: readonly string[];
   /** Parameter aliases: alias -> canonical name, applied to the top level and to objects in top-level arrays. */
   paramAliases?: Readonly<Record<string, string>>;
+  /**
+   * Every workspace path a call names, for hooks that act per path (policy), when they are not only the top-level
+   * `path` and `destination` (a patch's file headers, a list of paths). Paths as given, unresolved.
+   */
+  pathsOf?: (input: Record<string, unknown>) => string[];
   description: string;
   risk: Risk;
   riskLevel: RiskLevel;

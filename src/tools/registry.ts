@@ -17,6 +17,7 @@ import { listBackups } from './list-backups.js';
 import { restoreBackup } from './restore-backup.js';
 import { applyPatch } from './apply-patch.js';
 import { textEditor } from './text-editor.js';
+import { readMultipleFiles } from './read-multiple-files.js';
 
 // One entry per line, in the order tools are listed (GET /v1/tools, OpenAPI).
 const ALL = [
@@ -37,6 +38,7 @@ const ALL = [
   restoreBackup,
   applyPatch,
   textEditor,
+  readMultipleFiles,
 ];
 
 export const TOOLS: readonly ToolDefinition[] = ALL as unknown as ToolDefinition[];

@@ -35,6 +35,12 @@ export const PATH_BUILDERS: Record<string, Record<string, { build: (p: string) =
     'patch:delete': { build: (p) => ({ patch: patch(`*** Delete File: ${p}`) }) },
     'patch:move': { build: (p) => ({ patch: patch('*** Update File: victim.txt', `*** Move to: ${p}`, '@@', '-victim', '+moved') }) },
   },
+  read_multiple_files: {
+    paths: {
+      build: (p) => ({ paths: [p] }),
+      codeOf: (body) => (body.data as { files: Array<{ error: { code: string } | null }> } | null)?.files[0]?.error?.code ?? body.error?.code,
+    },
+  },
   str_replace_based_edit_tool: {
     'path:view': { build: (p) => ({ command: 'view', path: p }) },
     'path:create': { build: (p) => ({ command: 'create', path: p, file_text: 'x' }) },
