@@ -123,6 +123,7 @@ function buildTargets(r: Results, C: number): Target[] {
     goal: '≤ 64 MiB',
     pass: b ? b.head100ExtraRssMiB.median <= 64 : null,
   });
+  t.push(ratioTarget('tail_vs_head', 'last 100 lines of 1 GiB (tail: 100), time vs lines 1–100', '≤ 2.0×', b ? `${fmt(b.tailFromEnd100Ms.median)} ms (+${fmt(b.tailFromEnd100ExtraRssMiB.median)} MiB) vs ${fmt(b.head100Ms.median)} ms` : 'n/a', b?.tailFromEnd100Ratio ?? null, (x) => x <= 2));
   t.push(
     ratioTarget(
       'edit50_vs_plain',

@@ -38,6 +38,11 @@ export interface BigResults {
   tail100ExtraRssMiB: Figure;
   /** Absolute peak RSS of the process during the call (the extra RSS depends on what the heap kept from earlier calls). */
   tail100PeakRssMiB: Figure;
+  /** The last 100 lines asked as `tail: 100`: read backwards from the end, so its cost follows the lines, not the file. */
+  tailFromEnd100Ms: Figure;
+  tailFromEnd100ExtraRssMiB: Figure;
+  /** tail: 100 against lines 1-100, paired request by request. */
+  tailFromEnd100Ratio: number;
   peer: { head100Ms: Figure; tail100Ms: Figure } | null;
   edit50Ms: Figure;
   edit50ExtraRssMiB: Figure;
@@ -94,6 +99,7 @@ export async function bigSection(tg: Server, auth: Record<string, string>, ws: s
 
   const head = { path: big.rel, start_line: 1, end_line: 100 };
   const tail = { path: big.rel, start_line: big.lines - 99, end_line: big.lines };
+  const tailFromEnd = { path: big.rel, tail: 100 };
   const editBody = () => {
     const e = editFor(editState);
     return JSON.stringify({ path: rel(editFile), old_text: e.old, new_text: e.new });
@@ -118,6 +124,9 @@ export async function bigSection(tg: Server, auth: Record<string, string>, ws: s
   const rTail: number[] = [];
   const rTailRss: number[] = [];
   const rTailPeak: number[] = [];
+  const rTailEnd: number[] = [];
+  const rTailEndRss: number[] = [];
+  const rTailEndPaired: number[] = [];
   const rEditPeak: number[] = [];
   const rOverPeak: number[] = [];
   const pHead: number[] = [];
@@ -154,7 +163,24 @@ export async function bigSection(tg: Server, auth: Record<string, string>, ws: s
     rHead.push(median(b));
     rHeadRss.push(median(bRss));
 
-    // The last 100 lines scan the whole file: three rounds at most, to keep the run short.
+    // The last 100 lines asked as tail: read from the end, paired with lines 1-100.
+    {
+      const h: number[] = [];
+      const e: number[] = [];
+      const eRss: number[] = [];
+      for (let i = 0; i < options.pairs; i++) {
+        h.push((await call('read_file', head)).answer.ms);
+        const te = await call('read_file', tailFromEnd);
+        if (te.env.data.end_line !== -1) throw new Error(`tail: 100: end_line ${String(te.env.data.end_line)}, expected -1`);
+        e.push(te.answer.ms);
+        eRss.push(te.extra);
+      }
+      rTailEnd.push(median(e));
+      rTailEndRss.push(median(eRss));
+      rTailEndPaired.push(median(h));
+    }
+
+    // The last 100 lines by line numbers scan the whole file: three rounds at most, to keep the run short.
     if (r < 3) {
       const tl = await call('read_file', tail);
       if (tl.env.data.end_line !== big.lines) throw new Error(`last 100 lines: end_line ${String(tl.env.data.end_line)}, expected ${big.lines}`);
@@ -241,6 +267,9 @@ export async function bigSection(tg: Server, auth: Record<string, string>, ws: s
     tail100Ms: fig(rTail),
     tail100ExtraRssMiB: fig(rTailRss),
     tail100PeakRssMiB: fig(rTailPeak),
+    tailFromEnd100Ms: fig(rTailEnd),
+    tailFromEnd100ExtraRssMiB: fig(rTailEndRss),
+    tailFromEnd100Ratio: pairedRatio(rTailEnd, rTailEndPaired),
     peer: peer ? { head100Ms: fig(pHead), tail100Ms: fig(pTail) } : null,
     edit50Ms: fig(rEdit),
     edit50ExtraRssMiB: fig(rEditRss),

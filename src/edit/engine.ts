@@ -105,10 +105,8 @@ export function applyEdits(text: string, edits: EditRequest[], opts: ApplyOption
     const reps = found.candidates.map((c: Candidate): Replacement =>
       c.kind === 'range' ? rangeReplacement(current, c, newText) : blockReplacement(tables.get(current), c, oldModel, newText),
     );
-    for (const r of reps) {
-      const hit = spans.find((s) => intersects(r.start, r.end, s.newStart, s.newEnd));
-      if (hit) throw overlapError(i, hit, original);
-    }
+    // A match inside text an earlier edit wrote is fine: edits apply in sequence, each on the result of the
+    // ones before (MultiEdit semantics); mergeSpans folds the change into the earlier span.
 
     const parts: string[] = [];
     let pos = 0;
@@ -132,7 +130,7 @@ export function applyEdits(text: string, edits: EditRequest[], opts: ApplyOption
     current = parts.join('');
   });
 
-  if (spans.length === 0) {
+  if (spans.length === 0 || current === original) {
     throw new ToolError(
       'NO_CHANGE',
       `The edit${several ? 's' : ''} would not change the file: new_text equals the text it replaces; re-read the file, the change may already be there.`,

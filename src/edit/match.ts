@@ -228,29 +228,80 @@ function lineMatches(t: LineTable, oldText: string, opts: MatchOptions): StageMa
   if (anchor === null) return null;
   const fk = new FileKeys(t);
   const anchorLines = anchor.lines ?? Array.from({ length: t.count }, (_, i) => i);
-  for (const loose of [false, true]) {
-    for (const level of LINE_LEVELS) {
-      const blocks: BlockMatch[] = [];
-      const seen = new Set<string>();
-      for (const line of anchorLines) {
-        const m = loose ? verifyLoose(fk, line, anchor.j, old, level) : verifyStrict(fk, line - anchor.j, old, level);
-        if (m === null) continue;
-        const id = `${m.first}:${m.last}`;
-        if (seen.has(id)) continue;
-        seen.add(id);
-        blocks.push(m);
-      }
-      if (blocks.length === 0) continue;
-      blocks.sort((a, b) => a.first - b.first || a.last - b.last);
-      if (opts.all) {
-        const kept: BlockMatch[] = [];
-        for (const b of blocks) if (kept.length === 0 || b.first > (kept[kept.length - 1] as BlockMatch).last) kept.push(b);
-        return { stage: level, candidates: kept, total: kept.length };
-      }
-      return { stage: level, candidates: blocks.slice(0, opts.limit), total: blocks.length };
+  const passes = [false, true].flatMap((loose) => LINE_LEVELS.map((level) => ({ loose, level })));
+  const blocksOf = (loose: boolean, level: LineLevel): BlockMatch[] => {
+    const blocks: BlockMatch[] = [];
+    const seen = new Set<string>();
+    for (const line of anchorLines) {
+      const m = loose ? verifyLoose(fk, line, anchor.j, old, level) : verifyStrict(fk, line - anchor.j, old, level);
+      if (m === null) continue;
+      const id = `${m.first}:${m.last}`;
+      if (seen.has(id)) continue;
+      seen.add(id);
+      blocks.push(m);
     }
+    return blocks.sort((a, b) => a.first - b.first || a.last - b.last);
+  };
+  for (let p = 0; p < passes.length; p++) {
+    const { loose, level } = passes[p] as { loose: boolean; level: LineLevel };
+    const blocks = blocksOf(loose, level);
+    if (blocks.length === 0) continue;
+    if (opts.all) {
+      const kept: BlockMatch[] = [];
+      for (const b of blocks) if (kept.length === 0 || b.first > (kept[kept.length - 1] as BlockMatch).last) kept.push(b);
+      return { stage: level, candidates: kept, total: kept.length };
+    }
+    if (blocks.length === 1) {
+      // Unique at this pass, but a looser pass may fit another region as well: then the model's text does
+      // not say which one it meant, and the first pass to find one must not decide alone.
+      const chosen = blocks[0] as BlockMatch;
+      const bar = misfit(t, chosen, old);
+      const rivals: BlockMatch[] = [];
+      for (const later of passes.slice(p + 1)) {
+        for (const b of blocksOf(later.loose, later.level)) {
+          const apart = b.last < chosen.first || b.first > chosen.last;
+          if (apart && misfit(t, b, old) <= bar && !rivals.some((r) => r.first <= b.last && b.first <= r.last)) rivals.push(b);
+        }
+      }
+      if (rivals.length > 0) {
+        const all = [chosen, ...rivals].sort((a, b) => a.first - b.first);
+        return { stage: level, candidates: all.slice(0, opts.limit), total: all.length };
+      }
+    }
+    return { stage: level, candidates: blocks.slice(0, opts.limit), total: blocks.length };
   }
   return null;
+}
+
+/**
+ * How far a block is from old_text: for each line, the kinds of difference from the model's line (trailing
+ * whitespace, indentation, other characters such as quotes), plus one for each model line it has no line for
+ * and each file line inside it that no model line stands for (blank lines one side left out).
+ */
+function misfit(t: LineTable, m: BlockMatch, old: OldLines): number {
+  let n = 0;
+  let aligned = 0;
+  m.align.forEach((f, j) => {
+    if (f < 0) {
+      n++;
+      return;
+    }
+    aligned++;
+    n += differenceKinds(lineContent(t, f), old.model.lines[j] as string);
+  });
+  return n + (m.last - m.first + 1 - aligned);
+}
+
+function differenceKinds(a: string, b: string): number {
+  if (a === b) return 0;
+  const ta = a.trimEnd();
+  const tb = b.trimEnd();
+  let kinds = a.slice(ta.length) === b.slice(tb.length) ? 0 : 1;
+  const ca = ta.trimStart();
+  const cb = tb.trimStart();
+  if (ta.length - ca.length !== tb.length - cb.length || ta.slice(0, ta.length - ca.length) !== tb.slice(0, tb.length - cb.length)) kinds++;
+  if (ca !== cb) kinds++;
+  return kinds;
 }
 
 function verifyStrict(fk: FileKeys, first: number, old: OldLines, level: LineLevel): BlockMatch | null {

@@ -56,6 +56,8 @@ interface OutLine {
   text: string;
   /** The file line emitted verbatim, or -1 for a line written from new_text. */
   fileLine: number;
+  /** A line new_text adds (not one it rewrites in place). */
+  inserted?: boolean;
 }
 
 function lineChanges(oldLines: string[], newLines: string[]): ArrayChange<string>[] {
@@ -93,7 +95,10 @@ function replayLines(t: LineTable, m: BlockMatch, oldLines: string[], newLines: 
       return;
     }
     const kept = mode !== 'delete';
-    if (!rewritten && (prevKept || kept)) for (let g = nextFile; g < f; g++) out.push({ text: lineContent(t, g), fileLine: g });
+    // Right after lines new_text adds, the file's skipped blank lines are left out: there the model
+    // wrote the region itself, blank lines included, and keeping the file's too doubled them.
+    const afterFresh = out.length > 0 && (out[out.length - 1] as OutLine).inserted === true;
+    if (!rewritten && !afterFresh && (prevKept || kept)) for (let g = nextFile; g < f; g++) out.push({ text: lineContent(t, g), fileLine: g });
     nextFile = f + 1;
     prevKept = kept;
     if (mode === 'keep') out.push({ text: lineContent(t, f), fileLine: f });
@@ -121,7 +126,7 @@ function replayLines(t: LineTable, m: BlockMatch, oldLines: string[], newLines: 
     removed.forEach((_, n) => {
       visitOld(j++, n < added.length ? 'replace' : 'delete', added[n], rewrite && n > 0);
     });
-    for (let n = removed.length; n < added.length; n++) out.push({ text: indent.fresh(added[n] as string), fileLine: -1 });
+    for (let n = removed.length; n < added.length; n++) out.push({ text: indent.fresh(added[n] as string), fileLine: -1, inserted: true });
   }
   return out;
 }

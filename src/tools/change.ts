@@ -34,7 +34,7 @@ export interface Committed {
 /** Backs up the old content and replaces the file durably; the caller has checked versions under the lock. */
 export async function commitChange(ctx: ToolContext, p: ResolvedPath, change: NewContent): Promise<Committed> {
   const { current } = change;
-  const backupId = current && change.backup !== false ? await createBackup(p.ws, { rel: p.realRel, operation: change.operation, mode: modeOf(current), sha256: current.version.sha256 }, current.content) : null;
+  const backupId = current && change.backup !== false ? await createBackup(p.ws, { rel: p.realRel, operation: change.operation, mode: modeOf(current), sha256: current.version.sha256, actor: ctx.caller.actor }, current.content) : null;
   const st = await writeUnlessStopped(ctx, p.ws, p.at, change.next, { mode: change.mode ?? (current ? modeOf(current) : undefined) });
   return { backupId, version: versionOf(st, sha256Hex(change.next)) };
 }

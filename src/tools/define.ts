@@ -43,6 +43,12 @@ export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, O extends z
   aliases?: readonly string[];
   /** Parameter aliases: alias -> canonical name, applied to the top level and to objects in top-level arrays. */
   paramAliases?: Readonly<Record<string, string>>;
+  /**
+   * Every workspace path a call names, for hooks that act per path (policy), when they are not only the top-level
+   * `path` and `destination` (a patch's file headers, a list of paths, a shell command's argv). Paths as given,
+   * unresolved.
+   */
+  pathsOf?: (input: z.output<I>) => string[];
   description: string;
   risk: Risk;
   riskLevel: RiskLevel;
@@ -53,8 +59,6 @@ export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, O extends z
   mutates: boolean;
   input: I;
   output: O;
-  /** Paths named inside other arguments (a shell command's argv), for checks that look at paths (policy). */
-  pathArgs?(input: z.output<I>): string[];
   run(ctx: ToolContext, input: z.output<I>): Promise<ToolResult<z.output<O>>>;
 }
 

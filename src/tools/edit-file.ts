@@ -11,12 +11,13 @@ import { fileBuffers } from '../workspace/buffer-pool.js';
 import { withMemory } from '../workspace/memory-budget.js';
 import { SMALL_IO_BYTES } from '../workspace/sync-first-io.js';
 import type { ResolvedPath } from '../workspace/sandbox.js';
-import { checkEncoding, decodeText, encodeText, looksBinary } from '../workspace/encoding.js';
+import { checkEncoding, countLines, decodeText, encodeText, looksBinary } from '../workspace/encoding.js';
 import { Sha256Snapshots, sha256Hex, versionOf } from '../workspace/versions.js';
 import { defineTool, type ToolContext, type ToolResult } from './define.js';
-import { changeAnswer, modeOf, type Committed } from './change.js';
+import { changeAnswer, commitChange, modeOf, type Committed } from './change.js';
+import { insertAfterLine, lineCount } from '../edit/insert-lines.js';
 import { DiffFields, DryRunArg, PathArg, VersionArgs, VersionSchema } from './args.js';
-import { enforceVersion, readCurrentBytes, type CurrentFile } from './file-access.js';
+import { enforceVersion, readCurrent, readCurrentBytes, type CurrentFile } from './file-access.js';
 
 /**
  * Memory an edit holds per byte of the file, for the memory budget: the file itself, and on the general
@@ -37,6 +38,7 @@ const Input = z
     new_text: z.string().optional().describe('Replacement text (alias newText, new).'),
     replace_all: z.boolean().default(false),
     edits: z.array(Edit).min(1).max(100).optional().describe('Several edits applied in order, all or nothing.'),
+    insert_line: z.number().int().min(0).optional().describe('Insert new_text as whole lines after this line (0 = the top) instead of replacing old_text.'),
     encoding: z.string().optional().describe('Encoding of the file (default utf-8); kept when writing back.'),
     dry_run: DryRunArg,
     ...VersionArgs,
@@ -72,7 +74,7 @@ function editsOf(input: z.output<typeof Input>): EditRequest[] {
 export const editFile = defineTool({
   name: 'edit_file',
   aliases: ['edit'],
-  paramAliases: { oldText: 'old_text', newText: 'new_text', old: 'old_text', new: 'new_text', replaceAll: 'replace_all' },
+  paramAliases: { oldText: 'old_text', newText: 'new_text', old: 'old_text', new: 'new_text', old_str: 'old_text', new_str: 'new_text', replaceAll: 'replace_all', file_path: 'path' },
   description:
     'Replace text in a file. old_text must match one place (exactly, or tolerating line endings, trailing spaces, indentation and quote style); the replacement is re-indented to the file and keeps its line endings. Several matches is MULTIPLE_MATCHES (add context or set replace_all); no match names the closest region. edits[] applies several edits all or nothing.',
   risk: 'write',
@@ -80,9 +82,10 @@ export const editFile = defineTool({
   input: Input,
   output: Output,
   async run(ctx, input) {
-    const edits = editsOf(input);
     const encoding = checkEncoding(input.encoding);
     if (encoding === 'base64') throw new ToolError('INVALID_PARAM', 'edit_file works on text; use write_file for binary content.');
+    if (input.insert_line !== undefined) return insertLines(ctx, input, input.insert_line, encoding);
+    const edits = editsOf(input);
     const p = await ctx.resolve(input.path);
     const { limits } = p.ws;
     return withFileLock(p.ws, p.real, p.rel, () =>
@@ -106,6 +109,47 @@ export const editFile = defineTool({
 });
 
 type EditInput = z.output<typeof Input>;
+
+/** The insert_line form: new_text as whole lines after line N, in the file's line endings. */
+async function insertLines(ctx: ToolContext, input: EditInput, after: number, encoding: string): Promise<ToolResult<EditData>> {
+  if (input.old_text !== undefined || input.edits !== undefined) throw new ToolError('INVALID_PARAM', 'insert_line inserts new_text; pass it without old_text or edits[].');
+  if (input.new_text === undefined) throw new ToolError('INVALID_PARAM', 'Missing required parameter: new_text (the lines to insert after insert_line).');
+  const newText = input.new_text;
+  const p = await ctx.resolve(input.path);
+  return withFileLock(p.ws, p.real, p.rel, async () => {
+    const file = await readCurrent(p, p.ws.limits.maxEditBytes);
+    if (!file) throw errors.notFound(p.rel);
+    enforceVersion(ctx, p, file, input, 'mutation');
+    if (encoding === 'utf-8' && looksBinary(file.content)) throw new ToolError('BINARY_FILE', `File '${p.rel}' is binary; edit_file only changes text files.`);
+    const text = decodeText(file.content, encoding, p.rel);
+    const lines = lineCount(text);
+    if (after > lines) throw new ToolError('INVALID_PARAM', `insert_line ${after} is past the end of '${p.rel}' (${lines} lines); 0 inserts at the top, ${lines} at the end.`);
+    const out = insertAfterLine(text, after, newText);
+    const diff = diffSpans(p.rel, text, out.text, [{ oldStart: out.at, oldEnd: out.at, newStart: out.at, newEnd: out.at + out.inserted.length }]);
+    const bytes = encodeText(out.text, encoding);
+    const committed = input.dry_run ? null : await commitChange(ctx, p, { current: file, next: bytes, operation: 'edit_file' });
+    const added = countLines(out.inserted);
+    const startLine = after + 1;
+    const endLine = after + added;
+    const shown = out.text.charCodeAt(0) === 0xfeff ? out.text.slice(1) : out.text;
+    const snippet = shown
+      .split('\n')
+      .slice(Math.max(0, startLine - 5), endLine + 4)
+      .map((l, i) => `${Math.max(1, startLine - 4) + i}: ${l}`)
+      .join('\n');
+    const counts = `${added} line(s) after line ${after}`;
+    return changeAnswer(p, {
+      diff,
+      before: file.version,
+      committed,
+      originalSize: file.content.length,
+      newSize: bytes.length,
+      text: committed ? `Inserted ${counts} of '${p.rel}' (${bytes.length} bytes).` : `Would insert ${counts} of '${p.rel}'.`,
+      data: { replacements: 0, edits: [{ stage: 'exact' as const, replacements: 0, start_line: startLine, end_line: endLine }], snippet },
+      stats: { replacements: 0 },
+    });
+  }, ctx.signal);
+}
 type EditData = z.output<typeof Output>;
 
 /** The file as read under the lock, with its version (hashed while it was read). */

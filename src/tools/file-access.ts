@@ -6,7 +6,10 @@ import { errors, ToolError, type VersionStamp } from '../envelope.js';
 import { commitTempFile, discardTempFile, writeTempFile, type AtomicWriteOptions, type FileContent } from '../workspace/atomic.js';
 import { createMissingParents, openRegular, type ResolvedPath } from '../workspace/sandbox.js';
 import { readAll } from '../workspace/sync-first-io.js';
-import { checkExpectations, hasVersion, sha256Hex, versionOf, type Expectations } from '../workspace/versions.js';
+import { checkExpectations, hasVersion, parseIfMatch, sha256Hex, versionOf, type Expectations } from '../workspace/versions.js';
+import { findBackupBySha256 } from '../workspace/backups.js';
+import { looksBinary } from '../workspace/encoding.js';
+import { diffWhole } from '../edit/diff.js';
 import type { Workspace } from '../workspace/workspace.js';
 import type { ToolContext } from './define.js';
 
@@ -69,7 +72,11 @@ export function expectationsOf(ctx: ToolContext, input: Expectations): Expectati
  */
 export function enforceVersion(ctx: ToolContext, p: ResolvedPath, current: CurrentFile | null, input: Expectations, kind: 'overwrite' | 'mutation'): void {
   const e = expectationsOf(ctx, input);
-  checkExpectations(p.rel, current?.version ?? null, e);
+  try {
+    checkExpectations(p.rel, current?.version ?? null, e);
+  } catch (err) {
+    throw withDiffSinceYourVersion(err, p, current, e);
+  }
   if (!current || hasVersion(e)) return;
   const mode = ctx.ws.requireVersion;
   if (mode === 'always' || (mode === 'overwrite' && kind === 'overwrite')) {
@@ -81,6 +88,27 @@ export function enforceVersion(ctx: ToolContext, p: ResolvedPath, current: Curre
       },
     );
   }
+}
+
+/**
+ * A CONFLICT over a sha256 the backups still hold gets the diff from that version to the current one
+ * (`details.diff_since_your_version`, cut like every diff preview): the caller sees what changed instead of
+ * retrying blindly with the new sha256.
+ */
+function withDiffSinceYourVersion(err: unknown, p: ResolvedPath, current: CurrentFile | null, e: Expectations): unknown {
+  if (!(err instanceof ToolError) || err.code !== 'CONFLICT' || !current) return err;
+  // Only callers that read the whole content (delete and move pass a version without it).
+  if (current.content.length !== current.version.size_bytes) return err;
+  const expected = e.expected_sha256?.toLowerCase() ?? (e.if_match !== undefined ? parseIfMatch(e.if_match).tags[0] : undefined);
+  if (!expected || expected === current.version.sha256) return err;
+  const old = findBackupBySha256(p.ws, p.realRel, expected, p.ws.limits.maxEditBytes);
+  if (!old || looksBinary(old.content) || looksBinary(current.content)) return err;
+  const diff = diffWhole(p.rel, old.content.toString('utf8'), current.content.toString('utf8'));
+  return new ToolError('CONFLICT', `${err.message} details.diff_since_your_version shows what changed since your version; apply your change to the current content.`, {
+    ...err.details,
+    diff_since_your_version: diff.diff_preview,
+    diff_truncated: diff.diff_truncated,
+  });
 }
 
 /**

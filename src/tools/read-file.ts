@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ToolError } from '../envelope.js';
-import { readLineRange } from '../workspace/lines.js';
+import { readLineRange, readTailLines } from '../workspace/lines.js';
+import { mediaTypeOf } from '../workspace/media-type.js';
 import { closeSync } from 'node:fs';
 import { openVerifiedRetrying } from '../workspace/sandbox.js';
 import { readAll, readAt } from '../workspace/sync-first-io.js';
@@ -12,8 +13,10 @@ import { PathArg, VersionSchema } from './args.js';
 const Input = z.strictObject({
   path: PathArg,
   encoding: z.string().optional().describe('utf-8 (default), any iconv-lite encoding (latin1, windows-1251, shift_jis, utf-16le…), or base64 for binary files.'),
-  start_line: z.number().int().min(1).optional().describe('First line to read (1-based, inclusive).'),
+  start_line: z.number().int().optional().describe('First line to read (1-based, inclusive); negative counts from the end (-100 = the last 100 lines, as tail).'),
   end_line: z.number().int().min(1).optional().describe('Last line to read (1-based, inclusive).'),
+  view_range: z.array(z.number().int()).length(2).optional().describe('[start_line, end_line] in one argument; -1 as end_line reads to the end.'),
+  tail: z.number().int().min(1).optional().describe('Read the last N lines, found from the end of the file (as fast on a huge file as reading its first lines).'),
   line_numbers: z.boolean().default(false).describe('Prefix every line with its number and a tab.'),
 });
 
@@ -26,6 +29,7 @@ const Output = z.object({
   truncated: z.boolean(),
   next_start_line: z.number().int().nullable().describe('Pass as start_line to continue after a truncated read.'),
   bom: z.boolean(),
+  media_type: z.string().optional().describe('Set for images, PDF, audio and video (by magic bytes): content is then base64 of the bytes.'),
   version: VersionSchema,
 });
 
@@ -39,24 +43,36 @@ function withLineNumbers(text: string, first: number): string {
 export const readFile = defineTool({
   name: 'read_file',
   aliases: ['read', 'file-read'],
+  paramAliases: { file_path: 'path' },
   description:
-    'Read a text file, or a range of its lines. Returns the content and the version to pass back when you change the file. Large files must be read by line range (start_line/end_line); output is capped and `next_start_line` tells where to continue.',
+    'Read a text file, or a range of its lines. Returns the content and the version to pass back when you change the file. Large files must be read by line range (start_line/end_line, or view_range) or from the end (tail: N); output is capped and `next_start_line` tells where to continue. Images, PDF and other media come back as base64 with media_type.',
   risk: 'read',
   riskLevel: 'low',
   input: Input,
   output: Output,
-  async run(ctx, input) {
+  async run(ctx, rawInput) {
+    const { input, tail } = rangeOf(rawInput);
     const resolved = await ctx.resolve(input.path);
     const encoding = checkEncoding(input.encoding);
     if (input.end_line !== undefined && input.start_line !== undefined && input.end_line < input.start_line) {
       throw new ToolError('INVALID_PARAM', 'end_line must not be smaller than start_line.');
     }
-    const ranged = input.start_line !== undefined || input.end_line !== undefined;
+    let ranged = input.start_line !== undefined || input.end_line !== undefined || tail !== null;
     if (encoding === 'base64' && ranged) throw new ToolError('INVALID_PARAM', 'Line ranges cannot be combined with encoding: base64.');
     const { maxReadBytes, maxOutputBytes } = ctx.ws.limits;
     const { p, fd, stat: st } = await openVerifiedRetrying(resolved, () => ctx.resolve(input.path));
     try {
-      const start = input.start_line ?? 1;
+      let start = input.start_line ?? 1;
+      if (st.size > maxReadBytes && tail !== null) {
+        if (encoding !== 'utf-8' && !isAsciiCompatible(encoding)) throw new ToolError('FILE_TOO_LARGE', `File '${p.rel}' is over TOOLGATE_MAX_READ_BYTES and ${encoding} cannot be read from the end.`);
+        const head = Buffer.alloc(Math.min(8192, st.size));
+        await readAt(fd, head, head.length, 0);
+        if (looksBinary(head)) throw binary(p.rel);
+        const bom = startsWithBom(head, encoding);
+        // Line numbers are unknown without a scan from the top: counted from the end (-N … -1), as asked.
+        const got = await readTailLines(fd, st.size, tail, { maxOutputBytes, signal: ctx.signal, skipBom: bom });
+        return answer(decodeText(got.bytes, encoding, p.rel), -got.lines, -1, null, got.truncated, null, versionOf(st, null), got.bytesScanned, bom);
+      }
       if (st.size > maxReadBytes) {
         if (!ranged) {
           throw new ToolError('FILE_TOO_LARGE', `File '${p.rel}' is ${st.size} bytes, over TOOLGATE_MAX_READ_BYTES (${maxReadBytes}); read a line range with start_line and end_line instead.`, {
@@ -77,14 +93,15 @@ export const readFile = defineTool({
       }
       const buf = await readAll(fd, st.size);
       const version = versionOf(st, sha256Hex(buf));
-      if (encoding === 'base64') {
+      const mediaType = input.encoding === undefined && !ranged ? mediaTypeOf(buf.subarray(0, 64)) : null;
+      if (encoding === 'base64' || mediaType) {
         const content = buf.toString('base64');
         if (content.length > maxOutputBytes) {
           throw new ToolError('FILE_TOO_LARGE', `File '${p.rel}' is ${buf.length} bytes; as base64 it is over TOOLGATE_MAX_OUTPUT_BYTES (${maxOutputBytes}).`);
         }
         return {
-          data: { content, encoding, total_lines: null, start_line: 1, end_line: 0, truncated: false, next_start_line: null, bom: false, version },
-          text: `Read '${p.rel}' as base64 (${formatBytes(buf.length)}).`,
+          data: { content, encoding: 'base64', total_lines: null, start_line: 1, end_line: 0, truncated: false, next_start_line: null, bom: false, ...(mediaType && { media_type: mediaType }), version },
+          text: `Read '${p.rel}' as base64 (${mediaType ? `${mediaType}, ` : ''}${formatBytes(buf.length)}).`,
           stats: { bytes_read: buf.length },
           pathResolved: p.rel,
           version,
@@ -102,6 +119,10 @@ export const readFile = defineTool({
       }
       const lines = text.split(/(?<=\n)/);
       const total = text.length === 0 ? 0 : lines.length;
+      if (tail !== null) {
+        start = Math.max(1, total - tail + 1);
+        ranged = true;
+      }
       if (ranged && total > 0 && start > total) {
         throw new ToolError('INVALID_PARAM', `start_line ${start} is past the end of '${p.rel}' (${total} lines).`);
       }
@@ -149,6 +170,30 @@ export const readFile = defineTool({
     }
   },
 });
+
+/**
+ * One spelling of the range: view_range as start_line/end_line (-1 = to the end), and the last N lines (tail, or
+ * a negative start_line) apart, since they are read from the end.
+ */
+function rangeOf(raw: z.output<typeof Input>): { input: z.output<typeof Input>; tail: number | null } {
+  const input = { ...raw };
+  if (input.view_range !== undefined) {
+    if (input.start_line !== undefined || input.end_line !== undefined || input.tail !== undefined) throw new ToolError('INVALID_PARAM', 'Pass view_range, or start_line/end_line, or tail; not several.');
+    const [start, end] = input.view_range as [number, number];
+    if (start < 1 || (end !== -1 && end < start)) throw new ToolError('INVALID_PARAM', `Invalid view_range [${start}, ${end}]: start must be at least 1 and end at least start (or -1 for the end of the file).`);
+    input.start_line = start;
+    input.end_line = end === -1 ? undefined : end;
+  }
+  if (input.start_line === 0) throw new ToolError('INVALID_PARAM', 'start_line is 1-based; 0 is not a line (a negative start_line counts from the end).');
+  let tail = input.tail ?? null;
+  if (input.start_line !== undefined && input.start_line < 0) {
+    if (tail !== null) throw new ToolError('INVALID_PARAM', 'Pass tail or a negative start_line, not both.');
+    tail = -input.start_line;
+    input.start_line = undefined;
+  }
+  if (tail !== null && (input.start_line !== undefined || input.end_line !== undefined)) throw new ToolError('INVALID_PARAM', 'tail reads the last lines; it takes no start_line or end_line.');
+  return { input, tail };
+}
 
 function binary(rel: string): ToolError {
   return new ToolError('BINARY_FILE', `File '${rel}' is binary; read it with encoding: base64.`);

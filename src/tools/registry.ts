@@ -23,6 +23,9 @@ import { shellDestructive } from './shell/shell-destructive.js';
 import { webFetch } from './web-fetch.js';
 import { webSearch } from './web-search.js';
 import { timeNow } from './time-now.js';
+import { applyPatch } from './apply-patch.js';
+import { textEditor } from './text-editor.js';
+import { readMultipleFiles } from './read-multiple-files.js';
 
 // One entry per line, in the order tools are listed (GET /v1/tools, OpenAPI).
 const ALL = [
@@ -49,6 +52,9 @@ const ALL = [
   webFetch,
   webSearch,
   timeNow,
+  applyPatch,
+  textEditor,
+  readMultipleFiles,
 ];
 
 export const TOOLS: readonly ToolDefinition[] = ALL as unknown as ToolDefinition[];

@@ -1,7 +1,7 @@
 // Backups (docs/api.md, "Durable writes and backups"): the old content of a file before it is overwritten, edited, replaced or deleted,
 // kept under <state>/backups/<file key>/ with bounded retention (count per file, total bytes).
 import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, constants as fsConstants, mkdirSync, readdirSync, statSync, unlinkSync } from 'node:fs';
+import { closeSync, constants as fsConstants, mkdirSync, readdirSync, readFileSync, statSync, unlinkSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { ToolError } from '../envelope.js';
@@ -21,6 +21,8 @@ export interface BackupMeta {
   size_bytes: number;
   sha256: string | null;
   mode: number;
+  /** Who made the change that took this backup (token id; null without auth); absent in old metas. Lets undo_edit find the caller's own last change. */
+  actor?: string | null;
 }
 
 const ID_RE = /^([0-9a-f]{16})-([0-9a-z]{8,})-([0-9a-f]{6})$/;
@@ -53,6 +55,7 @@ export interface BackupInput {
   operation: string;
   mode: number;
   sha256: string | null;
+  actor?: string | null | undefined;
 }
 
 /** Keeps `content` as a backup of `rel`; returns the backup id, or null when backups are disabled. */
@@ -132,6 +135,7 @@ async function writeMeta(file: string, id: string, project: string | null, input
     size_bytes: size,
     sha256: input.sha256,
     mode: input.mode,
+    ...(input.actor !== undefined && { actor: input.actor }),
   };
   await writeNew(file, Buffer.from(JSON.stringify(meta)));
 }
@@ -300,4 +304,28 @@ export async function readBackup(ws: Workspace, id: string): Promise<{ meta: Bac
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new ToolError('NOT_FOUND', `Backup not found: ${id}`);
     throw err;
   }
+}
+
+/**
+ * The newest backup of `rel` whose content had this sha256, up to `maxBytes`, or null. Synchronous: it runs only
+ * on a version conflict, under the file's lock, over the few backups one file keeps.
+ */
+export function findBackupBySha256(ws: Workspace, rel: string, sha256: string, maxBytes: number): { meta: BackupMeta; content: Buffer } | null {
+  const dir = path.join(backupsRoot(ws), fileKey(rel));
+  let names: string[];
+  try {
+    names = readdirSync(dir).filter((n) => n.endsWith('.json')).sort().reverse();
+  } catch {
+    return null;
+  }
+  for (const n of names) {
+    try {
+      const meta = JSON.parse(readFileSync(path.join(dir, n), 'utf8')) as BackupMeta;
+      if (meta.sha256 !== sha256 || meta.path !== rel || meta.size_bytes > maxBytes) continue;
+      return { meta, content: readFileSync(locate(ws, meta.backup_id).data) };
+    } catch {
+      // Half-written or pruned meanwhile: look further.
+    }
+  }
+  return null;
 }

@@ -158,3 +158,69 @@ export function cutAtCharBoundary(buf: Buffer, max: number): Buffer {
   while (end > 0 && ((buf[end] as number) & 0xc0) === 0x80) end--;
   return buf.subarray(0, end);
 }
+
+export interface TailLines {
+  /** The raw bytes of the last lines, line endings included. */
+  bytes: Buffer;
+  /** How many lines `bytes` holds. */
+  lines: number;
+  /** Fewer lines than asked because the output cap was reached (the earliest ones were left out). */
+  truncated: boolean;
+  bytesScanned: number;
+}
+
+/**
+ * The last `count` lines of an open file of `size` bytes, found by reading chunks backwards from its end: the
+ * cost follows the lines asked for, not the file's size. A final newline ends the last line (it starts none).
+ * Over `maxOutputBytes` the earliest of those lines are left out, whole.
+ */
+export async function readTailLines(fd: number, size: number, count: number, opts: { maxOutputBytes: number; signal?: AbortSignal; skipBom?: boolean }): Promise<TailLines> {
+  const buf = Buffer.allocUnsafe(CHUNK);
+  let pos = size;
+  let start = 0;
+  let found = 0;
+  let first = true;
+  let scanned = 0;
+  // Past the cap nothing more could be returned: the scan stops there too.
+  const floor = Math.max(0, size - opts.maxOutputBytes);
+  let capped = false;
+  scan: while (pos > 0) {
+    if (opts.signal?.aborted) throw opts.signal.reason;
+    const from = Math.max(0, pos - CHUNK);
+    const n = await readAt(fd, buf, pos - from, from);
+    scanned += n;
+    let i = n - 1;
+    if (first && n > 0 && buf[n - 1] === 10) i--; // the final newline ends the last line
+    first = false;
+    for (; i >= 0; i--) {
+      i = buf.lastIndexOf(10, i);
+      if (i < 0) break;
+      const lineStart = from + i + 1;
+      if (lineStart < floor) {
+        capped = true;
+        break scan;
+      }
+      start = lineStart;
+      if (++found === count) break scan;
+    }
+    pos = from;
+    if (pos === 0) start = 0;
+    if (pos < floor) {
+      capped = true;
+      break;
+    }
+  }
+  if (capped && found === 0) start = floor; // one line longer than the cap: its end
+  if (!capped && found < count) start = 0;
+  if (start === 0 && opts.skipBom && size >= 3) {
+    const head = Buffer.alloc(3);
+    await readAt(fd, head, 3, 0);
+    if (head.equals(BOM)) start = 3;
+  }
+  const bytes = Buffer.allocUnsafe(size - start);
+  await readAt(fd, bytes, bytes.length, start);
+  let lines = 0;
+  for (let i = bytes.indexOf(10); i >= 0; i = bytes.indexOf(10, i + 1)) lines++;
+  if (bytes.length > 0 && bytes[bytes.length - 1] !== 10) lines++;
+  return { bytes, lines, truncated: capped && found < count, bytesScanned: scanned + bytes.length };
+}

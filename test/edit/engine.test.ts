@@ -150,13 +150,26 @@ describe('applyEdits: errors', () => {
     expect(err.details?.edit_index).toBe(0);
   });
 
-  it('says overlapping edits overlap, with the lines of the earlier one', () => {
+  it('refuses an edit quoting text an earlier edit replaced, with the lines of the earlier one', () => {
     const err = fail('one\ntwo\nthree\n', [
       { old_text: 'two\n', new_text: 'TWO\n' },
-      { old_text: 'TWO\nthree', new_text: 'x' },
+      { old_text: 'two\nthree', new_text: 'x' },
     ]);
     expect(err.code).toBe('INVALID_PARAM');
     expect(err.message).toBe('Edit 2 overlaps edit 1 (lines 2-2); merge them into one edit');
+  });
+
+  it('applies edits in sequence: a later edit may target text an earlier one wrote (a -> b, b -> c)', () => {
+    const out = applyEdits('x = a\ny = 1\n', [
+      { old_text: 'x = a', new_text: 'x = b' },
+      { old_text: 'x = b', new_text: 'x = c' },
+    ]);
+    expect(out.text).toBe('x = c\ny = 1\n');
+    expect(out.spans).toHaveLength(1);
+  });
+
+  it('says NO_CHANGE when edits in sequence end where they began', () => {
+    expect(fail('a\nb\n', [{ old_text: 'a', new_text: 'z' }, { old_text: 'z', new_text: 'a' }]).code).toBe('NO_CHANGE');
   });
 
   it('says NO_CHANGE when nothing changes', () => {

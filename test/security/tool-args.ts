@@ -1,5 +1,6 @@
 // Minimal valid arguments for any tool in the registry, so suites cover tools added later without edits.
 import type { z } from 'zod';
+import type { Envelope } from '../../src/envelope.js';
 import type { ToolDefinition } from '../../src/tools/define.js';
 import { applyParamAliases } from '../../src/tools/execute.js';
 import { TOOLS } from '../../src/tools/registry.js';
@@ -18,6 +19,36 @@ export const TOOL_ARGS: Record<string, Record<string, unknown>> = {
   restore_backup: { backup_id: '0000000000000000-000000000-000000' },
   // Loopback, not allowed in tests: refused before any connection, so a sweep never leaves the machine.
   web_fetch: { url: 'http://127.0.0.1:9/' },
+  apply_patch: { type: 'update_file', diff: '@@\n-victim\n+changed\n' },
+  str_replace_based_edit_tool: { command: 'str_replace', old_str: 'victim', new_str: 'changed' },
+};
+
+const patch = (...lines: string[]) => ['*** Begin Patch', ...lines, '*** End Patch'].join('\n');
+
+/**
+ * Paths a tool takes inside another argument (a patch's file headers, a list of paths), or under a command that
+ * argsFor would not pick: each builder makes the whole arguments around one hostile path. `codeOf` reads the
+ * refusal where the tool reports it per path (default: the envelope's error code).
+ */
+export const PATH_BUILDERS: Record<string, Record<string, { build: (p: string) => Record<string, unknown>; codeOf?: (body: Envelope) => string | undefined }>> = {
+  apply_patch: {
+    'patch:update': { build: (p) => ({ patch: patch(`*** Update File: ${p}`, '@@', '-victim', '+changed') }) },
+    'patch:add': { build: (p) => ({ patch: patch(`*** Add File: ${p}`, '+x') }) },
+    'patch:delete': { build: (p) => ({ patch: patch(`*** Delete File: ${p}`) }) },
+    'patch:move': { build: (p) => ({ patch: patch('*** Update File: victim.txt', `*** Move to: ${p}`, '@@', '-victim', '+moved') }) },
+  },
+  read_multiple_files: {
+    paths: {
+      build: (p) => ({ paths: [p] }),
+      codeOf: (body) => (body.data as { files: Array<{ error: { code: string } | null }> } | null)?.files[0]?.error?.code ?? body.error?.code,
+    },
+  },
+  str_replace_based_edit_tool: {
+    'path:view': { build: (p) => ({ command: 'view', path: p }) },
+    'path:create': { build: (p) => ({ command: 'create', path: p, file_text: 'x' }) },
+    'path:insert': { build: (p) => ({ command: 'insert', path: p, insert_line: 0, new_str: 'x' }) },
+    'path:undo_edit': { build: (p) => ({ command: 'undo_edit', path: p }) },
+  },
 };
 
 const GENERIC_ARGS: Record<string, unknown> = {
@@ -72,8 +103,15 @@ export interface PathTarget {
   key: string;
   /** Arguments besides the hostile one (other path arguments name ordinary files). */
   base: Record<string, unknown>;
-  /** For tools whose paths live inside another argument (a shell argv): the arguments for one path. */
-  build?: (path: string) => Record<string, unknown>;
+  /** The whole arguments around the hostile path, for paths not given as a top-level argument (PATH_BUILDERS). */
+  build?: (hostile: string) => Record<string, unknown>;
+  /** Where the refusal is reported, when not as the envelope's error. */
+  codeOf?: (body: Envelope) => string | undefined;
+}
+
+/** The arguments of one target around one path. */
+export function targetArgs(target: PathTarget, hostile: string): Record<string, unknown> {
+  return target.build ? target.build(hostile) : { ...target.base, [target.key]: hostile };
 }
 
 /**
@@ -97,6 +135,8 @@ export function pathTargets(ordinary: Record<string, string>): PathTarget[] {
       out.push({ tool, key, base: argsFor(tool, others) });
     }
     for (const [program, build] of Object.entries(ARGV_PATH_BUILDERS[tool.name] ?? {})) out.push({ tool, key: `argv(${program})`, base: build(ordinary.path ?? 'x'), build });
+    // Built targets change only the hostile path's file; base.path names the file that must stay as it was.
+    for (const [key, b] of Object.entries(PATH_BUILDERS[tool.name] ?? {})) out.push({ tool, key, base: { path: ordinary.path }, ...b });
   }
   return out;
 }

@@ -21,7 +21,7 @@ export const shellDestructive = defineTool({
     backup_id: z.string().nullable().describe('restore_backup with this id brings the file back.'),
     version: VersionSchema.nullable().describe('Version of the file that was deleted.'),
   }),
-  pathArgs: (input) => pathOperands(input, PROGRAMS),
+  pathsOf: (input) => pathOperands(input, PROGRAMS),
   async run(ctx, input) {
     const { program, argv } = commandLine(input, PROGRAMS, 'shell_destructive');
     const { flags, operands } = parseArgs('rm', argv, RM_FLAGS);

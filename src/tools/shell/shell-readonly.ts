@@ -13,7 +13,7 @@ export const shellReadonly = defineTool({
   riskLevel: 'low',
   input: ShellInput,
   output: z.object(ShellOutputFields),
-  pathArgs: (input) => pathOperands(input, PROGRAMS),
+  pathsOf: (input) => pathOperands(input, PROGRAMS),
   async run(ctx, input) {
     const { program, argv } = commandLine(input, PROGRAMS, 'shell_readonly');
     const result = program === 'date' ? runDate(argv) : program === 'pwd' ? runPwd(argv) : await runLs(ctx, argv);

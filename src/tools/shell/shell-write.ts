@@ -19,7 +19,7 @@ export const shellWrite = defineTool({
     created: z.boolean().describe('false when the directory already existed (mkdir -p).'),
     created_path: z.string().nullable(),
   }),
-  pathArgs: (input) => pathOperands(input, PROGRAMS),
+  pathsOf: (input) => pathOperands(input, PROGRAMS),
   async run(ctx, input) {
     const { program, argv } = commandLine(input, PROGRAMS, 'shell_write');
     const { flags, operands } = parseArgs('mkdir', argv, MKDIR_FLAGS);

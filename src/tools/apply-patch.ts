@@ -1,0 +1,246 @@
+// OpenAI's apply_patch (V4A patches, and the Responses API's per-file operations) over the workspace: every path
+// through the sandbox, every file under its lock, the whole patch planned before anything is written, and a
+// failed write puts back the files already written, so a patch applies all or nothing.
+import fs from 'node:fs/promises';
+import { z } from 'zod';
+import { errors, ToolError, type VersionStamp } from '../envelope.js';
+import { diffWhole } from '../edit/diff.js';
+import { PatchError } from '../edit/patch-error.js';
+import { patchPathKey, planPatch, type PlannedFile } from '../edit/patch-plan.js';
+import { parsePatch, parseResponsesOperation, ResponsesOperation, type PatchOp } from '../edit/patch-v4a.js';
+import { fsyncDirectory, writeFileAtomic } from '../workspace/atomic.js';
+import { moveToBackup } from '../workspace/backups.js';
+import { looksBinary } from '../workspace/encoding.js';
+import { withFileLock } from '../workspace/locks.js';
+import { entryOf, type ResolvedPath } from '../workspace/sandbox.js';
+import { defineTool, type ToolContext } from './define.js';
+import { commitChange, modeOf } from './change.js';
+import { DiffFields, DryRunArg, VersionSchema } from './args.js';
+import { enforceVersion, ensureParent, readCurrent, type CurrentFile } from './file-access.js';
+
+const Input = z
+  .strictObject({
+    patch: z
+      .string()
+      .optional()
+      .describe("A V4A patch: '*** Begin Patch', then '*** Add File: <path>' ('+' lines), '*** Update File: <path>' (optional '*** Move to: <path>', then '@@' hunks of ' ', '-', '+' lines) or '*** Delete File: <path>' sections, then '*** End Patch'. Alias: input."),
+    operation: ResponsesOperation.optional().describe("The Responses API's apply_patch_call operation: {type: create_file|update_file|delete_file, path, diff}."),
+    type: z.enum(['create_file', 'update_file', 'delete_file']).optional().describe('The Responses API operation given flat (with path and diff) instead of in operation.'),
+    path: z.string().optional().describe('Path of the flat Responses API operation.'),
+    diff: z.string().optional().describe("Diff of the flat Responses API operation: '+' lines for create_file, '@@' hunks for update_file."),
+    dry_run: DryRunArg,
+  })
+  .describe('Either patch, or one Responses API operation (operation, or type + path + diff).');
+
+const FileResult = z.object({
+  path: z.string(),
+  operation: z.enum(['create', 'update', 'delete', 'move']),
+  move_to: z.string().nullable(),
+  ...DiffFields,
+  backup_id: z.string().nullable().describe('Backup of the old content (update, move, delete); restore_backup undoes that file.'),
+  version: VersionSchema.nullable().describe('Version of the file after the change; null for a delete or a dry run.'),
+});
+
+const Output = z.object({
+  applied: z.boolean(),
+  files: z.array(FileResult).describe('One entry per file, in patch order, each with its own diff.'),
+});
+
+type FileOut = z.output<typeof FileResult>;
+
+/** The operations the call asks for, whichever of the three argument forms it used. */
+function opsOf(input: z.output<typeof Input>): PatchOp[] {
+  const flat = input.type !== undefined || input.path !== undefined || input.diff !== undefined;
+  const forms = [input.patch !== undefined, input.operation !== undefined, flat].filter(Boolean).length;
+  if (forms !== 1) throw new ToolError('INVALID_PARAM', 'Pass exactly one of: patch (a V4A patch), operation ({type, path, diff}), or type + path + diff.');
+  try {
+    if (input.patch !== undefined) return parsePatch(input.patch);
+    if (input.operation !== undefined) return [parseResponsesOperation(input.operation)];
+    const parsed = ResponsesOperation.safeParse({ type: input.type, path: input.path, diff: input.diff });
+    if (!parsed.success) throw new ToolError('INVALID_PARAM', 'A flat Responses API operation needs type (create_file, update_file or delete_file), path, and diff (except for delete_file).');
+    return [parseResponsesOperation(parsed.data)];
+  } catch (err) {
+    throw err instanceof PatchError ? err.toToolError() : err;
+  }
+}
+
+/** A path of the patch, resolved in the sandbox, with what was read under its lock. */
+interface Target {
+  p: ResolvedPath;
+  current: CurrentFile | null;
+}
+
+const UTF8_BOM = '\uFEFF';
+
+export const applyPatch = defineTool({
+  name: 'apply_patch',
+  paramAliases: { input: 'patch' },
+  pathsOf: (input) => {
+    try {
+      return opsOf(Input.parse(input)).flatMap((op) => (op.type === 'update' && op.moveTo !== undefined ? [op.path, op.moveTo] : [op.path]));
+    } catch {
+      return []; // refused anyway when it runs
+    }
+  },
+  description:
+    "Apply a V4A patch (OpenAI's apply_patch format) to one or more files: add, update (with context-matched hunks, optionally moving the file) or delete. The whole patch applies or nothing does; a hunk whose context fits more than one place needs an '@@ <line above it>' header. Returns one diff per file. Also accepts one Responses API operation ({type, path, diff}).",
+  risk: 'destructive',
+  riskLevel: 'high',
+  input: Input,
+  output: Output,
+  async run(ctx, input) {
+    const ops = opsOf(input);
+    const targets = await resolveTargets(ctx, ops);
+    // Locks in one global order (real paths sorted), taken one inside the other, so two patches cannot deadlock.
+    const locked = [...new Map([...targets.values()].map((t) => [t.p.real, t.p])).values()].sort((a, b) => (a.real < b.real ? -1 : a.real > b.real ? 1 : 0));
+    const underLocks = (i: number): Promise<ReturnType<typeof answer>> => {
+      if (i === locked.length) return applyLocked(ctx, ops, targets, input.dry_run);
+      const p = locked[i] as ResolvedPath;
+      return withFileLock(p.ws, p.real, p.rel, () => underLocks(i + 1), ctx.signal);
+    };
+    return underLocks(0);
+  },
+});
+
+/** Resolves every path and move target of the patch before anything is read: a refused path refuses the patch. */
+async function resolveTargets(ctx: ToolContext, ops: PatchOp[]): Promise<Map<string, Target>> {
+  const targets = new Map<string, Target>();
+  const add = async (path: string, deleting: boolean) => {
+    const key = patchPathKey(path);
+    if (targets.has(key)) return; // planPatch names the duplicate
+    let p = await ctx.resolve(path, deleting ? { noFollowLeaf: true } : {});
+    if (deleting && p.leafIsLink) {
+      p = await ctx.resolve(path); // a link leading outside is refused as such
+      throw new ToolError('NOT_REGULAR_FILE', `'${p.rel}' is a symbolic link; apply_patch deletes regular files only.`);
+    }
+    if (p.stat?.isDirectory()) throw errors.isDirectory(p.rel, '; apply_patch changes files only.');
+    for (const [other, t] of targets) {
+      if (t.p.real === p.real) throw new ToolError('INVALID_PARAM', `The patch names one file twice ('${other}' and '${path}' are the same file); put all changes to a file in one section.`);
+    }
+    targets.set(key, { p, current: null });
+  };
+  for (const op of ops) {
+    await add(op.path, op.type === 'delete' || (op.type === 'update' && op.moveTo !== undefined));
+    if (op.type === 'update' && op.moveTo !== undefined) await add(op.moveTo, false);
+  }
+  return targets;
+}
+
+const target = (targets: Map<string, Target>, path: string): Target => targets.get(patchPathKey(path)) as Target;
+
+/** Under every lock: read, plan the whole patch, then write it (or, on a dry run, only answer). */
+async function applyLocked(ctx: ToolContext, ops: PatchOp[], targets: Map<string, Target>, dryRun: boolean) {
+  const texts = new Map<string, string | null>();
+  for (const [key, t] of targets) {
+    t.current = await readCurrent(t.p, t.p.ws.limits.maxEditBytes);
+    if (t.current) enforceVersion(ctx, t.p, t.current, {}, 'mutation');
+    texts.set(key, t.current ? textOf(t) : null);
+  }
+  const updated = new Set(ops.filter((o) => o.type === 'update').map((o) => patchPathKey(o.path)));
+  for (const key of updated) {
+    const t = targets.get(key) as Target;
+    if (t.current && looksBinary(t.current.content)) throw new ToolError('BINARY_FILE', `File '${t.p.rel}' is binary; apply_patch updates text files only.`);
+  }
+  let plan: PlannedFile[];
+  try {
+    plan = planPatch(ops, (path) => texts.get(patchPathKey(path)) ?? null);
+  } catch (err) {
+    throw err instanceof PatchError ? err.toToolError() : err;
+  }
+  const results: FileOut[] = [];
+  const undo: Array<() => Promise<unknown>> = [];
+  try {
+    for (const f of plan) results.push(await applyFile(ctx, f, targets, dryRun, undo));
+  } catch (err) {
+    // All or nothing: what was written goes back, newest first; the error that stopped the patch is the answer.
+    for (const step of undo.reverse()) await step().catch(() => undefined);
+    throw err;
+  }
+  return answer(results, !dryRun);
+}
+
+/** The file's text for the plan: UTF-8 without its BOM (added back when written), lossy for a binary file (only deleted). */
+function textOf(t: Target): string {
+  const text = (t.current as CurrentFile).content.toString('utf8');
+  return text.startsWith(UTF8_BOM) ? text.slice(1) : text;
+}
+
+function bytesOf(t: Target | null, text: string): Buffer {
+  const bom = t?.current && t.current.content.subarray(0, 3).equals(Buffer.from([0xef, 0xbb, 0xbf])) ? UTF8_BOM : '';
+  return Buffer.from(bom + text, 'utf8');
+}
+
+async function applyFile(ctx: ToolContext, f: PlannedFile, targets: Map<string, Target>, dryRun: boolean, undo: Array<() => Promise<unknown>>): Promise<FileOut> {
+  const src = target(targets, f.path);
+  const shownOld = (t: Target) => (t.current && looksBinary(t.current.content) ? '[binary]\n' : (f.oldContent ?? ''));
+  if (f.kind === 'create') {
+    const next = bytesOf(null, f.newContent as string);
+    const diff = diffWhole(src.p.rel, null, f.newContent as string);
+    if (dryRun) return { path: src.p.rel, operation: 'create', move_to: null, ...diff, backup_id: null, version: null };
+    ctx.signal.throwIfAborted();
+    ensureParent(ctx, src.p, true);
+    const committed = await commitChange(ctx, src.p, { current: null, next, operation: 'apply_patch' });
+    undo.push(() => fs.unlink(src.p.at));
+    return { path: src.p.rel, operation: 'create', move_to: null, ...diff, backup_id: null, version: committed.version };
+  }
+  const current = src.current as CurrentFile;
+  if (f.kind === 'delete') {
+    const diff = diffWhole(src.p.rel, shownOld(src), '');
+    if (dryRun) return { path: src.p.rel, operation: 'delete', move_to: null, ...diff, backup_id: null, version: null };
+    const backupId = await removeFile(ctx, src.p, current);
+    undo.push(() => putBack(src.p, current));
+    return { path: src.p.rel, operation: 'delete', move_to: null, ...diff, backup_id: backupId, version: null };
+  }
+  if (f.moveTo === undefined) {
+    const diff = diffWhole(src.p.rel, f.oldContent, f.newContent as string);
+    if (dryRun) return { path: src.p.rel, operation: 'update', move_to: null, ...diff, backup_id: null, version: current.version };
+    ctx.signal.throwIfAborted();
+    const committed = await commitChange(ctx, src.p, { current, next: bytesOf(src, f.newContent as string), operation: 'apply_patch' });
+    undo.push(() => putBack(src.p, current));
+    return { path: src.p.rel, operation: 'update', move_to: null, ...diff, backup_id: committed.backupId, version: committed.version };
+  }
+  const dst = target(targets, f.moveTo);
+  const diff = diffWhole(dst.p.rel, f.oldContent, f.newContent as string);
+  if (dryRun) return { path: src.p.rel, operation: 'move', move_to: dst.p.rel, ...diff, backup_id: null, version: null };
+  ctx.signal.throwIfAborted();
+  ensureParent(ctx, dst.p, true);
+  const committed = await commitChange(ctx, dst.p, { current: null, next: bytesOf(src, f.newContent as string), operation: 'apply_patch', mode: modeOf(current) });
+  undo.push(() => fs.unlink(dst.p.at));
+  const backupId = await removeFile(ctx, src.p, current);
+  undo.push(() => putBack(src.p, current));
+  return { path: src.p.rel, operation: 'move', move_to: dst.p.rel, ...diff, backup_id: backupId, version: committed.version };
+}
+
+/** The delete of delete_file: a rename into the backups (an unlink with backups off), then the directory synced. */
+async function removeFile(ctx: ToolContext, p: ResolvedPath, current: CurrentFile): Promise<string | null> {
+  ctx.signal.throwIfAborted();
+  const backupId = await moveToBackup(p.ws, p.at, { rel: p.realRel, operation: 'apply_patch', mode: modeOf(current), sha256: current.version.sha256, actor: ctx.caller.actor }, current.content.length, current.stat);
+  if (backupId === null) await fs.unlink(p.at);
+  await fsyncDirectory(entryOf(p.dir, '.'));
+  return backupId;
+}
+
+/** Undo of one written file: its old content, durably, with its old mode. */
+function putBack(p: ResolvedPath, current: CurrentFile): Promise<unknown> {
+  return writeFileAtomic(p.ws, p.at, current.content, { mode: modeOf(current) });
+}
+
+const LETTER: Record<FileOut['operation'], string> = { create: 'A', update: 'M', delete: 'D', move: 'M' };
+
+/** codex's summary ("Success. Updated the following files:" and A/M/D lines), inside the envelope. */
+function answer(files: FileOut[], applied: boolean) {
+  const lines = files.map((f) => `${LETTER[f.operation]} ${f.move_to ?? f.path}`);
+  const added = files.reduce((n, f) => n + f.lines_added, 0);
+  const removed = files.reduce((n, f) => n + f.lines_removed, 0);
+  const truncated = files.some((f) => f.diff_truncated);
+  const head = applied ? 'Success. Updated the following files:' : '[Dry Run] Would update the following files:';
+  const versions = files.map((f) => f.version).filter((v): v is VersionStamp => v !== null);
+  return {
+    data: { applied, files },
+    text: [head, ...lines].join('\n'),
+    stats: { files: files.length, lines_added: added, lines_removed: removed },
+    partial: !applied || truncated,
+    pathResolved: files[0]?.move_to ?? files[0]?.path ?? null,
+    ...(files.length === 1 && { version: versions[0] ?? null }),
+  };
+}

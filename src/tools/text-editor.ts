@@ -1,0 +1,231 @@
+// Anthropic's text editor tool (str_replace_based_edit_tool): its commands, parameters and answer texts, since
+// Claude is trained on them, over toolgate's sandbox, locks, backups, edit engine and durable writes.
+import { z } from 'zod';
+import { ToolError } from '../envelope.js';
+import { diffSpans, diffWhole, type DiffPreview } from '../edit/diff.js';
+import { applyEdits } from '../edit/engine.js';
+import { insertAfterLine, lineCount } from '../edit/insert-lines.js';
+import {
+  createdText,
+  directoryText,
+  fileExistsText,
+  insertText,
+  invalidInsertLineText,
+  missingParameterText,
+  multipleMatchesText,
+  noHistoryText,
+  noMatchText,
+  occurrenceLines,
+  pathMissingText,
+  strReplaceText,
+  undoneText,
+  viewText,
+} from '../edit/text-editor-view.js';
+import { joinRel, walkTree, type WalkEntry } from '../search/walk.js';
+import { listBackups, readBackup, type BackupMeta } from '../workspace/backups.js';
+import { looksBinary } from '../workspace/encoding.js';
+import { withFileLock } from '../workspace/locks.js';
+import type { ResolvedPath } from '../workspace/sandbox.js';
+import { defineTool, type ToolContext, type ToolResult } from './define.js';
+import { commitChange, modeOf, type Committed } from './change.js';
+import { PathArg, VersionSchema } from './args.js';
+import { enforceVersion, ensureParent, readCurrent, type CurrentFile } from './file-access.js';
+
+const NAME = 'str_replace_based_edit_tool';
+/** Backups taken by undo_edit carry this operation: each one has used up one earlier change. */
+const UNDO_OPERATION = `${NAME}:undo_edit`;
+// Directory view: the reference runs find with -maxdepth 2, leaving out hidden entries.
+const VIEW_DEPTH = 2;
+const VIEW_MAX_ENTRIES = 1000;
+
+const Input = z.strictObject({
+  command: z.enum(['view', 'create', 'str_replace', 'insert', 'undo_edit']).describe('view, create, str_replace, insert or undo_edit.'),
+  path: PathArg.describe('File or directory relative to the workspace root (alias file_path).'),
+  view_range: z.array(z.number().int()).optional().describe('view: [start_line, end_line], 1-based, inclusive; -1 as end_line reads to the end.'),
+  file_text: z.string().optional().describe('create: the content of the new file.'),
+  old_str: z.string().optional().describe('str_replace: the text to replace; must match one place in the file.'),
+  new_str: z.string().optional().describe('str_replace: the replacement (default empty); insert: the lines to insert (alias insert_text).'),
+  insert_line: z.number().int().optional().describe('insert: the line after which new_str goes (0 = the top of the file).'),
+});
+
+const Output = z.object({
+  command: z.string(),
+  path: z.string(),
+  applied: z.boolean().describe('Whether the command changed a file (false for view).'),
+  entries: z.array(z.string()).optional().describe('view of a directory: the paths listed.'),
+  diff_preview: z.string().optional().describe('Changes: unified diff, cut at 100 lines or 10 KiB.'),
+  diff_truncated: z.boolean().optional(),
+  lines_added: z.number().int().optional(),
+  lines_removed: z.number().int().optional(),
+  backup_id: z.string().nullable().optional(),
+  version: VersionSchema.nullable().optional(),
+});
+
+type Args = z.output<typeof Input>;
+type Data = z.output<typeof Output>;
+
+export const textEditor = defineTool({
+  name: NAME,
+  aliases: ['text_editor'],
+  paramAliases: { file_path: 'path', insert_text: 'new_str' },
+  description:
+    "Anthropic's text editor tool. view: a file `cat -n` style (view_range [start, end], -1 = end) or a directory two levels deep; create: a new file (file_text); str_replace: replace old_str, which must match one place, with new_str; insert: new_str after line insert_line (0 = top); undo_edit: undo your last change to the file.",
+  risk: 'write',
+  riskLevel: 'high',
+  input: Input,
+  output: Output,
+  async run(ctx, input) {
+    const p = await ctx.resolve(input.path, { allowRoot: input.command === 'view' });
+    if (input.command === 'view') return view(ctx, p, input);
+    if (p.stat?.isDirectory()) throw new ToolError('IS_DIRECTORY', directoryText(p.rel));
+    if (input.command === 'create') return create(ctx, p, input);
+    return withFileLock(p.ws, p.real, p.rel, async () => {
+      const current = await readCurrent(p, p.ws.limits.maxEditBytes);
+      if (!current) throw new ToolError('NOT_FOUND', pathMissingText(p.rel));
+      enforceVersion(ctx, p, current, {}, 'mutation');
+      if (input.command === 'undo_edit') return undo(ctx, p, current);
+      if (looksBinary(current.content)) throw new ToolError('BINARY_FILE', `File '${p.rel}' is binary; the text editor changes text files only.`);
+      const text = current.content.toString('utf8');
+      return input.command === 'str_replace' ? strReplace(ctx, p, input, current, text) : insert(ctx, p, input, current, text);
+    }, ctx.signal);
+  },
+});
+
+function required<T>(value: T | undefined, parameter: 'file_text' | 'old_str' | 'new_str' | 'insert_line', command: string): T {
+  if (value === undefined) throw new ToolError('INVALID_PARAM', missingParameterText(parameter, command));
+  return value;
+}
+
+/** A file's text as the editor shows it: without a BOM. */
+const shown = (text: string) => (text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+
+function result(p: ResolvedPath, command: string, text: string, extra: Partial<Data> & { diff?: DiffPreview; committed?: Committed | null } = {}): ToolResult<Data> {
+  const { diff, committed, ...rest } = extra;
+  const version = committed?.version ?? rest.version ?? null;
+  return {
+    data: { command, path: p.rel, applied: Boolean(committed), ...rest, ...diff, ...(committed !== undefined && { backup_id: committed?.backupId ?? null }), version },
+    text,
+    stats: diff ? { lines_added: diff.lines_added, lines_removed: diff.lines_removed } : {},
+    partial: diff?.diff_truncated ?? false,
+    pathResolved: p.rel,
+    version,
+  };
+}
+
+async function view(ctx: ToolContext, p: ResolvedPath, input: Args): Promise<ToolResult<Data>> {
+  if (!p.stat) throw new ToolError('NOT_FOUND', pathMissingText(p.rel));
+  if (p.stat.isDirectory()) {
+    if (input.view_range !== undefined) throw new ToolError('INVALID_PARAM', 'The `view_range` parameter is not allowed when `path` points to a directory.');
+    const found: WalkEntry[] = [];
+    const walk = await walkTree(p.ws, p, {
+      maxDepth: VIEW_DEPTH,
+      maxEntries: VIEW_MAX_ENTRIES,
+      deadline: Date.now() + p.ws.limits.searchTimeoutMs,
+      signal: ctx.signal,
+      includeHidden: false,
+      onEntry: (e) => {
+        found.push(e);
+      },
+    });
+    const entries = found.map((e) => joinRel(p.rel, e.relFromStart)).sort();
+    const more = walk.truncated ? `\n(listing stopped after ${entries.length} entries; view a subdirectory)` : '';
+    return result(p, 'view', `Here's the files and directories up to 2 levels deep in ${p.rel}, excluding hidden items:\n${[p.rel, ...entries].join('\n')}${more}\n`, { entries });
+  }
+  const { maxReadBytes, maxOutputBytes } = p.ws.limits;
+  const file = await readCurrent(p, maxReadBytes, 'TOOLGATE_MAX_READ_BYTES');
+  if (!file) throw new ToolError('NOT_FOUND', pathMissingText(p.rel));
+  if (looksBinary(file.content)) throw new ToolError('BINARY_FILE', `File '${p.rel}' is binary; read it with read_file and encoding: base64.`);
+  const text = viewText(p.rel, shown(file.content.toString('utf8')), input.view_range);
+  if (Buffer.byteLength(text) > maxOutputBytes) {
+    throw new ToolError('FILE_TOO_LARGE', `The view of '${p.rel}' is over TOOLGATE_MAX_OUTPUT_BYTES (${maxOutputBytes}); view a smaller view_range.`);
+  }
+  return { ...result(p, 'view', text, { version: file.version }), audit: { sha256_before: file.version.sha256, bytes_read: file.content.length } };
+}
+
+async function create(ctx: ToolContext, p: ResolvedPath, input: Args): Promise<ToolResult<Data>> {
+  const fileText = required(input.file_text, 'file_text', 'create');
+  const bytes = Buffer.from(fileText, 'utf8');
+  const { maxWriteBytes } = p.ws.limits;
+  if (bytes.length > maxWriteBytes) throw new ToolError('FILE_TOO_LARGE', `file_text is ${bytes.length} bytes, over TOOLGATE_MAX_WRITE_BYTES (${maxWriteBytes}); create the file in parts (create, then insert).`);
+  if (p.stat) throw new ToolError('ALREADY_EXISTS', fileExistsText(p.rel));
+  ensureParent(ctx, p, true);
+  return withFileLock(p.ws, p.real, p.rel, async () => {
+    const current = await readCurrent(p, p.ws.limits.maxEditBytes);
+    if (current) throw new ToolError('ALREADY_EXISTS', fileExistsText(p.rel));
+    const committed = await commitChange(ctx, p, { current: null, next: bytes, operation: NAME });
+    return { ...result(p, 'create', createdText(p.rel), { diff: diffWhole(p.rel, null, fileText), committed }), riskLevel: 'medium' as const };
+  }, ctx.signal);
+}
+
+async function strReplace(ctx: ToolContext, p: ResolvedPath, input: Args, current: CurrentFile, text: string): Promise<ToolResult<Data>> {
+  const oldStr = required(input.old_str, 'old_str', 'str_replace');
+  const newStr = input.new_str ?? '';
+  let outcome;
+  try {
+    outcome = applyEdits(text, [{ old_text: oldStr, new_text: newStr }]);
+  } catch (err) {
+    // The engine's codes and details, in the reference's words.
+    if (err instanceof ToolError && err.code === 'NO_MATCH') throw new ToolError('NO_MATCH', noMatchText(p.rel, oldStr), err.details);
+    if (err instanceof ToolError && err.code === 'MULTIPLE_MATCHES') {
+      const exact = occurrenceLines(shown(text), oldStr);
+      const lines = exact.length > 1 ? exact : ((err.details?.lines as number[] | undefined) ?? []);
+      throw new ToolError('MULTIPLE_MATCHES', multipleMatchesText(oldStr, lines), err.details);
+    }
+    throw err;
+  }
+  const next = Buffer.from(outcome.text, 'utf8');
+  const diff = diffSpans(p.rel, text, outcome.text, outcome.spans);
+  const committed = await commitChange(ctx, p, { current, next, operation: NAME });
+  const newText = shown(outcome.text);
+  const startLine = outcome.edits[0]?.start_line ?? 1;
+  return result(p, 'str_replace', strReplaceText(p.rel, newText, offsetOfLine(newText, startLine), newStr), { diff, committed });
+}
+
+async function insert(ctx: ToolContext, p: ResolvedPath, input: Args, current: CurrentFile, text: string): Promise<ToolResult<Data>> {
+  const insertLine = required(input.insert_line, 'insert_line', 'insert');
+  const newStr = required(input.new_str, 'new_str', 'insert');
+  const lines = lineCount(text);
+  if (insertLine < 0 || insertLine > lines) throw new ToolError('INVALID_PARAM', invalidInsertLineText(insertLine, lines));
+  const out = insertAfterLine(text, insertLine, newStr);
+  const diff = diffSpans(p.rel, text, out.text, [{ oldStart: out.at, oldEnd: out.at, newStart: out.at, newEnd: out.at + out.inserted.length }]);
+  const committed = await commitChange(ctx, p, { current, next: Buffer.from(out.text, 'utf8'), operation: NAME });
+  return result(p, 'insert', insertText(p.rel, shown(text), insertLine, newStr), { diff, committed });
+}
+
+/**
+ * The caller's last change to the file that no undo has taken back yet: its backups newest first, each undo
+ * (UNDO_OPERATION) using up one earlier change, as the reference's per-file history stack pops.
+ */
+function lastChange(metas: BackupMeta[], actor: string | null): BackupMeta | null {
+  let undone = 0;
+  for (const m of metas) {
+    if (m.actor === undefined || m.actor !== actor) continue;
+    if (m.operation === UNDO_OPERATION) undone++;
+    else if (undone > 0) undone--;
+    else return m;
+  }
+  return null;
+}
+
+async function undo(ctx: ToolContext, p: ResolvedPath, current: CurrentFile): Promise<ToolResult<Data>> {
+  const meta = lastChange(await listBackups(p.ws, p.realRel), ctx.caller.actor);
+  if (!meta) throw new ToolError('NOT_FOUND', noHistoryText(p.rel));
+  const { content } = await readBackup(p.ws, meta.backup_id);
+  const old = current.content.toString('utf8');
+  const restored = content.toString('utf8');
+  const diff = diffWhole(p.rel, old, restored);
+  const committed = await commitChange(ctx, p, { current, next: content, operation: UNDO_OPERATION, mode: meta.mode ?? modeOf(current) });
+  return result(p, 'undo_edit', undoneText(p.rel, shown(restored)), { diff, committed });
+}
+
+/** Offset where 1-based line `line` starts. */
+function offsetOfLine(text: string, line: number): number {
+  let at = 0;
+  for (let n = 1; n < line; n++) {
+    const nl = text.indexOf('\n', at);
+    if (nl < 0) return text.length;
+    at = nl + 1;
+  }
+  return at;
+}
+

@@ -1,0 +1,137 @@
+// apply_patch over the real app: the whole scenario corpus (test/fixtures/apply-patch), each in a fresh workspace,
+// the tree compared after the call; refused patches (engine or sandbox) must leave the tree as it was.
+import { cpSync, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import fs from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { makeApp, type TestApp } from '../helpers.js';
+
+const ROOT = join(import.meta.dirname, '..', 'fixtures', 'apply-patch');
+const scenarios = readdirSync(ROOT).filter((n) => statSync(join(ROOT, n)).isDirectory()).sort();
+
+/** The workspace's files (the state directory left out), byte for byte as latin1 strings. */
+function readTree(dir: string, prefix = ''): Record<string, string> {
+  const files: Record<string, string> = {};
+  if (!existsSync(dir)) return files;
+  for (const name of readdirSync(dir).sort()) {
+    if (!prefix && name === '.toolgate') continue;
+    const full = join(dir, name);
+    const rel = prefix ? `${prefix}/${name}` : name;
+    if (statSync(full).isDirectory()) Object.assign(files, readTree(full, rel));
+    else files[rel] = readFileSync(full, 'latin1');
+  }
+  return files;
+}
+
+const INVALID_PATCH = 'INVALID_PARAM';
+
+let t: TestApp | undefined;
+afterEach(async () => {
+  await t?.close();
+  t = undefined;
+});
+
+async function appWith(input: Record<string, string>): Promise<TestApp> {
+  t = await makeApp();
+  for (const [rel, content] of Object.entries(input)) {
+    await fs.mkdir(join(t.file(rel), '..'), { recursive: true });
+    await fs.writeFile(t.file(rel), content);
+  }
+  return t;
+}
+
+describe('apply_patch scenarios over HTTP', () => {
+  it.each(scenarios)('%s', async (name) => {
+    const dir = join(ROOT, name);
+    const want = JSON.parse(readFileSync(join(dir, 'expect.json'), 'utf8')) as { ok: boolean; code?: string };
+    t = await makeApp();
+    if (existsSync(join(dir, 'input'))) cpSync(join(dir, 'input'), t.root, { recursive: true });
+    const before = readTree(t.root);
+    const res = await t.call('apply_patch', { patch: readFileSync(join(dir, 'patch.txt'), 'utf8') });
+    if (want.ok) {
+      expect(res.body.status, JSON.stringify(res.body.error)).toBe('success');
+      expect(res.body.text.startsWith('Success. Updated the following files:')).toBe(true);
+    } else {
+      expect(res.body.status).toBe('error');
+      expect(res.body.error?.code).toBe(want.code === 'INVALID_PATCH' ? INVALID_PATCH : want.code);
+      expect(readTree(t.root)).toEqual(before);
+    }
+    expect(readTree(t.root)).toEqual(readTree(join(dir, 'expected')));
+  });
+});
+
+describe('apply_patch', () => {
+  it('answers one diff per file and backs up what it changed and deleted', async () => {
+    t = await appWith({ 'a.txt': 'one\ntwo\n', 'b.txt': 'gone\n' });
+    const patch = ['*** Begin Patch', '*** Update File: a.txt', '@@', ' one', '-two', '+TWO', '*** Delete File: b.txt', '*** Add File: c.txt', '+new', '*** End Patch'].join('\n');
+    const res = await t.call('apply_patch', { patch });
+    expect(res.body.status).toBe('success');
+    const files = (res.body.data as { files: Array<{ path: string; operation: string; diff_preview: string; backup_id: string | null }> }).files;
+    expect(files.map((f) => [f.path, f.operation])).toEqual([
+      ['a.txt', 'update'],
+      ['b.txt', 'delete'],
+      ['c.txt', 'create'],
+    ]);
+    expect(files[0]?.diff_preview).toContain('+TWO');
+    expect(files[1]?.backup_id).toBeTruthy();
+    expect(res.body.text).toBe('Success. Updated the following files:\nM a.txt\nD b.txt\nA c.txt');
+    const restored = await t.call('restore_backup', { backup_id: files[1]?.backup_id });
+    expect(restored.body.status).toBe('success');
+    expect(await fs.readFile(t.file('b.txt'), 'utf8')).toBe('gone\n');
+  });
+
+  it('accepts the alias input and a heredoc wrapper', async () => {
+    t = await appWith({ 'a.txt': 'x\n' });
+    const res = await t.call('apply_patch', { input: "apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: a.txt\n@@\n-x\n+y\n*** End Patch\nEOF\n" });
+    expect(res.body.status).toBe('success');
+    expect(await fs.readFile(t.file('a.txt'), 'utf8')).toBe('y\n');
+  });
+
+  it('accepts the Responses API operation, nested and flat', async () => {
+    t = await appWith({ 'a.txt': 'x\n' });
+    const nested = await t.call('apply_patch', { operation: { type: 'update_file', path: 'a.txt', diff: '@@\n-x\n+y\n' } });
+    expect(nested.body.status).toBe('success');
+    const flat = await t.call('apply_patch', { type: 'create_file', path: 'b.txt', diff: '+hello\n+' });
+    expect(flat.body.status).toBe('success');
+    expect(await fs.readFile(t.file('b.txt'), 'utf8')).toBe('hello\n');
+    const del = await t.call('apply_patch', { type: 'delete_file', path: 'a.txt' });
+    expect(del.body.status).toBe('success');
+    expect(existsSync(t.file('a.txt'))).toBe(false);
+  });
+
+  it('refuses two argument forms at once', async () => {
+    t = await appWith({});
+    const res = await t.call('apply_patch', { patch: '*** Begin Patch\n*** End Patch', type: 'delete_file', path: 'a.txt' });
+    expect(res.body.error?.code).toBe('INVALID_PARAM');
+  });
+
+  it('a dry run answers the diffs and writes nothing', async () => {
+    t = await appWith({ 'a.txt': 'x\n' });
+    const res = await t.call('apply_patch', { patch: '*** Begin Patch\n*** Update File: a.txt\n@@\n-x\n+y\n*** End Patch', dry_run: true });
+    expect(res.body.status).toBe('partial');
+    expect((res.body.data as { applied: boolean }).applied).toBe(false);
+    expect(await fs.readFile(t.file('a.txt'), 'utf8')).toBe('x\n');
+  });
+
+  // Root writes into a read-only directory anyway, so nothing would fail there.
+  it.skipIf(process.getuid?.() === 0)('puts earlier files back when a later write fails', async () => {
+    t = await appWith({ 'a.txt': 'x\n', 'ro/b.txt': 'b\n' });
+    await fs.chmod(t.file('ro'), 0o555);
+    try {
+      const patch = '*** Begin Patch\n*** Update File: a.txt\n@@\n-x\n+y\n*** Add File: ro/new.txt\n+n\n*** End Patch';
+      const res = await t.call('apply_patch', { patch });
+      expect(res.body.status).toBe('error');
+      expect(await fs.readFile(t.file('a.txt'), 'utf8')).toBe('x\n');
+      expect(existsSync(t.file('ro/new.txt'))).toBe(false);
+    } finally {
+      await fs.chmod(t.file('ro'), 0o755);
+    }
+  });
+
+  it('keeps a UTF-8 BOM and CRLF line endings', async () => {
+    t = await appWith({ 'a.txt': '\uFEFFone\r\ntwo\r\n' });
+    const res = await t.call('apply_patch', { patch: '*** Begin Patch\n*** Update File: a.txt\n@@\n one\n-two\n+2\n*** End Patch' });
+    expect(res.body.status).toBe('success');
+    expect(await fs.readFile(t.file('a.txt'), 'utf8')).toBe('\uFEFFone\r\n2\r\n');
+  });
+});
