@@ -15,6 +15,8 @@ import type { Metrics } from './ops/metrics.js';
 import { loggerOptions, prepareOperations, registerOperations } from './ops/operations.js';
 import type { Projects } from './ops/projects.js';
 import { createExecutor, type AfterHook, type BeforeHook, type Executor } from './tools/execute.js';
+import { registerApprovals } from './transports/approvals.js';
+import { registerConsole } from './transports/console.js';
 import { registerRest, sendEnvelope } from './transports/rest.js';
 import type { Workspace, WorkspaceLimits } from './workspace/workspace.js';
 
@@ -206,6 +208,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     toolTimeoutMs: config.toolTimeoutMs,
     before: [...wiring.before, ...(opts.before ?? [])],
     after: [...wiring.after, ...(opts.after ?? [])],
+    gate: ops.policy.gate,
   });
   const { projects, auth, audit, metrics } = ops;
   app.decorate('toolgate', { config, workspace: projects.single, projects, auth, audit, metrics, executor, shuttingDown: false } satisfies Toolgate);
@@ -228,7 +231,9 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   });
   await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
 
-  await registerRest(app, { executor, callInfoFor: wiring.callInfoFor });
+  await registerRest(app, { executor, callInfoFor: wiring.callInfoFor, toolsFor: (req) => ops.policy.toolsFor(req.principal, req.headers['x-toolgate-switches']) });
+  await registerApprovals(app, { policy: ops.policy, authEnabled: ops.auth.enabled });
+  await registerConsole(app);
 
   await app.ready();
   return app;
