@@ -13,6 +13,7 @@ import type { AuditLog } from './ops/audit.js';
 import type { Authenticator, TokenEntry } from './ops/auth.js';
 import type { Metrics } from './ops/metrics.js';
 import { loggerOptions, prepareOperations, registerOperations } from './ops/operations.js';
+import type { PolicyService } from './ops/policy.js';
 import type { Projects } from './ops/projects.js';
 import { createExecutor, type AfterHook, type BeforeHook, type Executor } from './tools/execute.js';
 import { registerApprovals } from './transports/approvals.js';
@@ -33,6 +34,8 @@ export interface Toolgate {
   /** null when TOOLGATE_METRICS=false; `metrics.approvals` counts approval outcomes. */
   metrics: Metrics | null;
   executor: Executor;
+  /** TOOLGATE_POLICY and the approval requests. */
+  policy: PolicyService;
   /** Set when SIGTERM arrived: /readyz answers 503. */
   shuttingDown: boolean;
 }
@@ -211,7 +214,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     gate: ops.policy.gate,
   });
   const { projects, auth, audit, metrics } = ops;
-  app.decorate('toolgate', { config, workspace: projects.single, projects, auth, audit, metrics, executor, shuttingDown: false } satisfies Toolgate);
+  app.decorate('toolgate', { config, workspace: projects.single, projects, auth, audit, metrics, executor, policy: ops.policy, shuttingDown: false } satisfies Toolgate);
 
   await app.register(fastifySwagger, {
     openapi: {

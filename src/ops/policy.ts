@@ -294,12 +294,14 @@ export class PolicyService {
       ...(record?.decided_by !== undefined && record.decided_at !== null && { decided_by: record.decided_by, decided_at: record.decided_at, reason: record.reason }),
       ...extra,
     };
-    void this.stateDirFor(record?.project ?? null).then((dir) => this.deps.audit.recordEvent(entry, dir));
+    const { projects, audit } = this.deps;
+    // In a single workspace the line is queued at once, in the order of the events.
+    if (projects.single) audit.recordEvent(entry, projects.single.stateDir);
+    else void this.projectStateDir(record?.project ?? null).then((dir) => audit.recordEvent(entry, dir));
   }
 
-  private async stateDirFor(project: string | null): Promise<string | null> {
+  private async projectStateDir(project: string | null): Promise<string | null> {
     const { projects } = this.deps;
-    if (projects.single) return projects.single.stateDir;
     if (project === null) return null;
     try {
       return (await projects.project(project, null)).stateDir;
