@@ -176,7 +176,7 @@ export class PolicyService {
       throw toToolErrorFromApproval(out.error);
     };
     try {
-      return { result: await runTool(input, onResolve), httpStatus: 200 };
+      return { result: await runTool(approvalId === undefined ? input : await this.pinVersion(tool, input, approvalId), onResolve), httpStatus: 200 };
     } catch (err) {
       if (err instanceof ApprovalNeeded) return this.ask(call, tool, input, runTool, switches, err, mayWait);
       if (err instanceof StillPending) {
@@ -185,6 +185,19 @@ export class PolicyService {
       }
       throw err;
     }
+  }
+
+  /**
+   * The repeat runs against the version the person saw: consume checks it before the tool starts, and the
+   * approved sha256 given as the tool's expected_sha256 makes the tool check it again under its file lock,
+   * so a write that lands in between is CONFLICT rather than overwritten. The binding hash is unaffected.
+   */
+  private async pinVersion(tool: ToolDefinition, input: Record<string, unknown>, approvalId: string): Promise<Record<string, unknown>> {
+    if (!('expected_sha256' in tool.input.shape) || input.expected_sha256 !== undefined || typeof input.path !== 'string') return input;
+    const record = await this.store?.get(approvalId);
+    const sha = record?.file_version?.sha256;
+    if (!record || !sha || record.path !== path.posix.normalize(input.path)) return input;
+    return { ...input, expected_sha256: sha };
   }
 
   /** True when a person decided within the caller's `Prefer: wait`. */
