@@ -117,6 +117,11 @@ export async function registerOperations(app: FastifyInstance, ops: Operations, 
 
   audit.onError = (err) => app.log.error({ err }, 'audit line could not be written');
   ops.policy.startSweeper((err) => app.log.error({ err }, 'approval sweep failed'));
+  // Before Fastify waits for the requests in flight: a call waiting for a person must not hold up the shutdown.
+  app.addHook('preClose', (done) => {
+    ops.policy.stopWaiting();
+    done();
+  });
   app.addHook('onClose', async () => {
     await ops.policy.close();
     await audit.flush();

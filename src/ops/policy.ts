@@ -64,6 +64,8 @@ export type ApprovalEvent = 'requested' | 'approved' | 'rejected' | 'used' | 'ex
 
 export class PolicyService {
   private sweeper: NodeJS.Timeout | null = null;
+  /** Aborted on close: calls held by `Prefer: wait` answer 202 at once instead of holding up the shutdown. */
+  private readonly closing = new AbortController();
 
   private constructor(
     readonly policy: Policy | null,
@@ -107,7 +109,13 @@ export class PolicyService {
     return expired;
   }
 
+  /** Releases the calls held by `Prefer: wait` (they answer 202): called before the server stops accepting. */
+  stopWaiting(): void {
+    this.closing.abort();
+  }
+
   async close(): Promise<void> {
+    this.closing.abort();
     if (this.sweeper) clearInterval(this.sweeper);
     this.sweeper = null;
     await this.store?.close();
@@ -204,7 +212,8 @@ export class PolicyService {
   private async waitFor(call: CallInfo, id: string): Promise<boolean> {
     const waitS = Math.min(call.waitS ?? 0, this.deps.config.approvalMaxWaitS);
     if (waitS <= 0 || !this.store) return false;
-    const record = await this.store.waitForDecision(id, waitS * 1000, call.signal);
+    const signal = call.signal ? AbortSignal.any([call.signal, this.closing.signal]) : this.closing.signal;
+    const record = await this.store.waitForDecision(id, waitS * 1000, signal);
     return record !== null && record.status !== 'pending';
   }
 

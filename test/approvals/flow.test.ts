@@ -257,3 +257,19 @@ describe('GET /v1/tools for the caller', () => {
     expect(tools.map((x) => x.name)).toContain('write_file');
   });
 });
+
+describe('shutdown', () => {
+  it('a call held by Prefer: wait answers 202 when the app closes, instead of holding up the close', async () => {
+    await arrange();
+    const base = await t.app.listen({ host: '127.0.0.1', port: 0 });
+    const held = fetch(`${base}/v1/tools/edit_file`, { method: 'POST', headers: { 'content-type': 'application/json', prefer: 'wait=300', ...agent.header }, body: JSON.stringify(edit) });
+    while (((await t.get(person, '/v1/approvals?status=pending')).json.approvals as unknown[]).length === 0) await new Promise((r) => setTimeout(r, 20));
+    // As serve() does on SIGTERM: answers then close their keep-alive connection, so close() need not wait for it.
+    t.app.toolgate.shuttingDown = true;
+    const closed = t.app.close();
+    const res = await held;
+    expect(res.status).toBe(202);
+    await closed;
+    expect(await fs.readFile(t.file('SOUL.md'), 'utf8')).toBe('I am kind.\n');
+  });
+});
