@@ -15,4 +15,9 @@ export default tseslint.config(
     files: ['**/*.js', '**/*.mjs', '**/*.cjs'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly' } },
   },
+  {
+    // The approval console runs in the browser.
+    files: ['src/console/**/*.js'],
+    languageOptions: { globals: { document: 'readonly', sessionStorage: 'readonly', fetch: 'readonly', setInterval: 'readonly', clearInterval: 'readonly' } },
+  },
 );

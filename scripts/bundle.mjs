@@ -7,7 +7,7 @@
 //
 // Plain JavaScript so that it runs with no loader: node scripts/bundle.mjs [--outdir DIR] (default dist).
 import { build } from 'esbuild';
-import { readFile, stat } from 'node:fs/promises';
+import { cp, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
@@ -71,6 +71,9 @@ for (const input of Object.keys(result.metafile.inputs)) {
 if (unknown.length > 0) {
   throw new Error(`bundled modules use __dirname/__filename: ${unknown.join(', ')}\n(make their package external in scripts/bundle.mjs, or list them as harmless)`);
 }
+
+// The approval console's static files (src/transports/console.ts finds them next to the bundle).
+await cp(path.resolve(REPO, 'src/console'), path.resolve(REPO, values.outdir, 'console'), { recursive: true });
 
 const inputs = Object.keys(result.metafile.inputs).length;
 const size = (await stat(outfile)).size;

@@ -1,6 +1,7 @@
-// `npm test` runs this first (pretest). Two suites need Debian programs besides Node: redis-server (a real
-// Redis for the shared rate limit and the replicas) and yamllint (the chart's lint rules, helm/.yamllint,
-// which no npm package implements). Installs them where it can (root with apt-get); otherwise fails at
+// `npm test` runs this first (pretest). Three suites need Debian programs besides Node: redis-server (a real
+// Redis for the shared rate limit and the replicas), yamllint (the chart's lint rules, helm/.yamllint,
+// which no npm package implements) and chromium (the approval console in a real browser, driven by
+// puppeteer-core, which downloads no browser of its own). Installs them where it can (root with apt-get); otherwise fails at
 // once, naming what is missing and the command that installs it, so that no suite skips or fails obscurely.
 // TOOLGATE_TEST_NO_INSTALL=1 only checks.
 import { spawnSync } from 'node:child_process';
@@ -8,6 +9,7 @@ import { spawnSync } from 'node:child_process';
 const NEEDED = [
   { program: 'redis-server', pkg: 'redis-server', usedBy: 'test/ops/rate-limit.test.ts, test/replicas/replicas.test.ts' },
   { program: 'yamllint', pkg: 'yamllint', usedBy: 'test/helm/chart.test.ts' },
+  { program: 'chromium', pkg: 'chromium', usedBy: 'test/console/console.test.ts' },
 ];
 
 const runs = (program) => {

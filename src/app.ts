@@ -13,9 +13,12 @@ import type { AuditLog } from './ops/audit.js';
 import type { Authenticator, TokenEntry } from './ops/auth.js';
 import type { Metrics } from './ops/metrics.js';
 import { loggerOptions, prepareOperations, registerOperations } from './ops/operations.js';
+import type { PolicyService } from './ops/policy.js';
 import type { Projects } from './ops/projects.js';
 import { createExecutor, type AfterHook, type BeforeHook, type Executor } from './tools/execute.js';
 import { registerAttachments } from './transports/attachments.js';
+import { registerApprovals } from './transports/approvals.js';
+import { registerConsole } from './transports/console.js';
 import { registerRest, sendEnvelope } from './transports/rest.js';
 import type { Workspace, WorkspaceLimits } from './workspace/workspace.js';
 import { webSettingsOf } from './web/settings.js';
@@ -33,6 +36,8 @@ export interface Toolgate {
   /** null when TOOLGATE_METRICS=false; `metrics.approvals` counts approval outcomes. */
   metrics: Metrics | null;
   executor: Executor;
+  /** TOOLGATE_POLICY and the approval requests. */
+  policy: PolicyService;
   /** Set when SIGTERM arrived: /readyz answers 503. */
   shuttingDown: boolean;
 }
@@ -211,9 +216,10 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     toolTimeoutMs: config.toolTimeoutMs,
     before: [...wiring.before, ...(opts.before ?? [])],
     after: [...wiring.after, ...(opts.after ?? [])],
+    gate: ops.policy.gate,
   });
   const { projects, auth, audit, metrics } = ops;
-  app.decorate('toolgate', { config, workspace: projects.single, projects, auth, audit, metrics, executor, shuttingDown: false } satisfies Toolgate);
+  app.decorate('toolgate', { config, workspace: projects.single, projects, auth, audit, metrics, executor, policy: ops.policy, shuttingDown: false } satisfies Toolgate);
 
   await app.register(fastifySwagger, {
     openapi: {
@@ -233,7 +239,9 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   });
   await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
 
-  await registerRest(app, { executor, callInfoFor: wiring.callInfoFor });
+  await registerRest(app, { executor, callInfoFor: wiring.callInfoFor, toolsFor: (req) => ops.policy.toolsFor(req.principal, req.headers['x-toolgate-switches']) });
+  await registerApprovals(app, { policy: ops.policy, authEnabled: ops.auth.enabled });
+  await registerConsole(app);
   await registerAttachments(app, { callInfoFor: wiring.callInfoFor });
 
   await app.ready();

@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import { ConfigError, flagOf, isSwitch, loadConfig, SETTINGS, type Config, type SettingKey } from './config.js';
 import { assertSafeBind } from './ops/auth.js';
+import { PolicyError } from './policy/policy-file.js';
 
 export class UsageError extends Error {}
 
@@ -125,7 +126,8 @@ export async function runServe(argv: readonly string[]): Promise<void> {
   try {
     await serve(parseSettingFlags(argv));
   } catch (err) {
-    if (err instanceof ConfigError || err instanceof UsageError) {
+    // A policy that does not load stops the service: it is never ignored (SPEC §6). Its message names file:line:col.
+    if (err instanceof ConfigError || err instanceof UsageError || err instanceof PolicyError) {
       process.stderr.write(`toolgate: ${err.message}\n`);
       process.exit(2);
     }

@@ -361,6 +361,11 @@ export class AuditLog {
     this.write(entry, stateDir, now);
   }
 
+  /** An event that is not a tool call (an approval requested, decided, used or expired): one chained line. */
+  recordEvent(entry: { time: string; event: string } & Record<string, unknown>, stateDir: string | null): void {
+    this.write(entry, stateDir, new Date(entry.time));
+  }
+
   /** True when the refusal gets its own line; otherwise it is counted in its address's window. */
   private admitRefusal(clientIp: string, code: string, stateDir: string | null, now: Date): boolean {
     let w = this.refusals.get(clientIp);

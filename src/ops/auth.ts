@@ -9,6 +9,9 @@ import { ConfigError } from '../config.js';
 import { ToolError, type Risk } from '../envelope.js';
 
 const RISKS = ['read', 'write', 'destructive'] as const;
+/** A token's classes: the tools' risks, and `approve` for the people who decide approval requests (SPEC §6). */
+const TOKEN_RISKS = [...RISKS, 'approve'] as const;
+export type TokenRisk = (typeof TOKEN_RISKS)[number];
 
 function parseJsonOrUndefined(text: string): unknown {
   try {
@@ -26,7 +29,9 @@ const TokenEntrySchema = z
       .regex(/^[0-9a-fA-F]{64}$/, '64 hex digits (toolgate hash-token <token>)')
       .transform((h) => h.toLowerCase()),
     projects: z.array(z.string().min(1)).default(['*']),
-    risks: z.array(z.enum(RISKS)).default([...RISKS]),
+    risks: z.array(z.enum(TOKEN_RISKS)).default([...RISKS]),
+    /** May approve its own requests (an IDE that shows its own confirmation dialog). */
+    self_approve: z.boolean().optional(),
   })
   .strict();
 
@@ -38,7 +43,8 @@ export type TokenEntry = z.output<typeof TokenEntrySchema>;
 export interface Principal {
   id: string;
   projects: readonly string[];
-  risks: readonly Risk[];
+  risks: readonly TokenRisk[];
+  selfApprove: boolean;
 }
 
 /** sha256 (hex) of a bearer token: what the tokens file stores. */
@@ -66,7 +72,7 @@ export async function loadTokens(file: string): Promise<TokenEntry[]> {
     const issue = parsed.error.issues[0];
     const where = issue && issue.path.length > 0 ? ` at ${issue.path.join('.')}` : '';
     throw new ConfigError(
-      `TOOLGATE_TOKENS_FILE: invalid tokens file${where}: ${issue?.message ?? 'invalid'}. Expected a list of {id, sha256, projects: [ids] or ['*'], risks: [read, write, destructive]}.`,
+      `TOOLGATE_TOKENS_FILE: invalid tokens file${where}: ${issue?.message ?? 'invalid'}. Expected a list of {id, sha256, projects: [ids] or ['*'], risks: [read, write, destructive, approve], self_approve}.`,
     );
   }
   const ids = new Set<string>();
@@ -83,7 +89,7 @@ export class Authenticator {
 
   constructor(tokens: readonly TokenEntry[]) {
     this.entries = tokens.map((entry) => ({ entry, digest: Buffer.from(entry.sha256, 'hex') }));
-    for (const t of tokens) this.byId.set(t.id, { id: t.id, projects: t.projects, risks: t.risks });
+    for (const t of tokens) this.byId.set(t.id, { id: t.id, projects: t.projects, risks: t.risks, selfApprove: t.self_approve ?? false });
   }
 
   /** Auth is on as soon as one token is configured. */
@@ -118,7 +124,7 @@ export function allowsProject(principal: Principal | null, projectId: string): b
   return principal === null || principal.projects.includes('*') || principal.projects.includes(projectId);
 }
 
-export function allowsRisk(principal: Principal | null, risk: Risk): boolean {
+export function allowsRisk(principal: Principal | null, risk: TokenRisk): boolean {
   return principal === null || principal.risks.includes(risk);
 }
 

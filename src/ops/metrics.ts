@@ -25,6 +25,10 @@ export interface Metrics {
   buildInfo: Gauge<'version' | 'node'>;
   /** Human-in-the-loop outcomes (`requested`, `approved`, `rejected`, `expired`…), counted by the approval flow. */
   approvals: Counter<'outcome'>;
+  /** Approval requests waiting for a person (read from the store at each scrape, so every replica agrees). */
+  approvalsPending: Gauge;
+  /** Where the pending gauge reads its value; null: no approvals configured (0). */
+  setPendingSource(source: (() => Promise<number>) | null): void;
   /** Attach to every workspace: lock waits. */
   observer: WorkspaceObserver;
   /** Executor after-hook: one tool call. */
@@ -55,6 +59,16 @@ export function createMetrics(version: string): Metrics {
   });
   const buildInfo = new Gauge({ name: 'toolgate_build_info', help: 'Build information (always 1).', labelNames: ['version', 'node'] as const, registers });
   const approvals = new Counter({ name: 'toolgate_approvals_total', help: 'Human-approval outcomes.', labelNames: ['outcome'] as const, registers });
+  let pendingSource: (() => Promise<number>) | null = null;
+  const approvalsPending = new Gauge({
+    name: 'toolgate_approvals_pending',
+    help: 'Approval requests waiting for a decision.',
+    registers,
+    async collect() {
+      // A store that cannot be read counts 0: a scrape must not fail on it.
+      this.set(pendingSource ? await pendingSource().catch(() => 0) : 0);
+    },
+  });
   buildInfo.set({ version, node: process.version }, 1);
 
   return {
@@ -70,6 +84,10 @@ export function createMetrics(version: string): Metrics {
     httpDuration,
     buildInfo,
     approvals,
+    approvalsPending,
+    setPendingSource(source) {
+      pendingSource = source;
+    },
     observer: { lockWait: (seconds) => lockWait.observe(seconds) },
     recordCall(_call, _toolName, outcome) {
       const tool = outcome.tool?.name ?? UNKNOWN_TOOL;

@@ -11,6 +11,7 @@ import { AuditLog } from './audit.js';
 import { assertRiskAllowed, Authenticator, loadTokens, REDACT_PATHS, type Principal, type TokenEntry } from './auth.js';
 import { registerHealth } from './health.js';
 import { createMetrics, type Metrics } from './metrics.js';
+import { PolicyService } from './policy.js';
 import { Projects } from './projects.js';
 import { setupRateLimit, type RateLimiter } from './rate-limit.js';
 
@@ -30,6 +31,8 @@ export interface Operations {
   metrics: Metrics | null;
   /** null when TOOLGATE_RATE_LIMIT=0; set by registerOperations. */
   rateLimiter: RateLimiter | null;
+  /** TOOLGATE_POLICY and the approval store. */
+  policy: PolicyService;
 }
 
 export interface PrepareOptions {
@@ -53,7 +56,8 @@ export async function prepareOperations(config: Config, opts: PrepareOptions): P
     instanceId: opts.instanceId,
     refusalWindowMs: config.authFailWindowMs,
   });
-  return { instanceId: opts.instanceId, projects, auth: new Authenticator(tokens), audit, metrics, rateLimiter: null };
+  const policy = await PolicyService.open({ config, projects, audit, metrics });
+  return { instanceId: opts.instanceId, projects, auth: new Authenticator(tokens), audit, metrics, rateLimiter: null, policy };
 }
 
 /** pino options with the secrets redacted (Authorization, cookies, tokens). */
@@ -112,7 +116,14 @@ export async function registerOperations(app: FastifyInstance, ops: Operations, 
   });
 
   audit.onError = (err) => app.log.error({ err }, 'audit line could not be written');
+  ops.policy.startSweeper((err) => app.log.error({ err }, 'approval sweep failed'));
+  // Before Fastify waits for the requests in flight: a call waiting for a person must not hold up the shutdown.
+  app.addHook('preClose', (done) => {
+    ops.policy.stopWaiting();
+    done();
+  });
   app.addHook('onClose', async () => {
+    await ops.policy.close();
     await audit.flush();
     await projects.close();
   });
@@ -156,11 +167,20 @@ export async function registerOperations(app: FastifyInstance, ops: Operations, 
       clientIp: req.ip,
       workspaceFor: projects.multi ? (other: string) => projects.project(other, principal) : undefined,
       responseHeaders: headers,
+      switches: req.headers['x-toolgate-switches'],
+      waitS: preferWait(req.headers.prefer),
     };
     return call;
   };
 
   return { before, after, callInfoFor };
+}
+
+/** `Prefer: wait=N` (RFC 7240), seconds; undefined when absent or malformed. */
+export function preferWait(header: string | string[] | undefined): number | undefined {
+  const text = Array.isArray(header) ? header.join(',') : header;
+  const m = text === undefined ? null : /(?:^|[,;\s])wait\s*=\s*"?(\d{1,6})"?/i.exec(text);
+  return m ? Number(m[1]) : undefined;
 }
 
 /** /v1 requests need a token: by route template, and by raw path for requests no route matched. */

@@ -85,6 +85,8 @@ interface Listing {
 export interface WalkStart {
   at: string;
   real: string;
+  /** Set by the policy: whether an entry (real path relative to the root) may be shown; others are skipped, directories not entered. */
+  allowsEntry?: ((realRel: string, isDir: boolean) => boolean) | undefined;
 }
 
 const PREFETCH = 8;
@@ -257,6 +259,7 @@ export async function walkTree(ws: Workspace, start: WalkStart, opts: WalkOption
       const skipped = kind === 'directory' && skipDirs.has(name);
       if (skipped && !opts.reportSkipped) continue;
       if (rules.length > 0 && ignoredBy(rules, abs, kind === 'directory')) continue;
+      if (start.allowsEntry && !start.allowsEntry(toPosixRel(ws.root, abs), kind === 'directory')) continue;
       if (visited >= opts.maxEntries) return result(true, 'entries');
       visited++;
       const relFromStart = dir.relFromStart === '' ? name : `${dir.relFromStart}/${name}`;

@@ -18,6 +18,8 @@ export interface ToolContext {
   readonly handles: HandleScope;
   /** Resolves a tool path in the sandbox, including `[otherId]/path` (multi-project mode, when the caller may use that project; `./[x]/path` is local). */
   resolve(input: string, opts?: ResolveOptions): Promise<ResolvedPath>;
+  /** A path resolved by other means than resolve (a backup's stored path) passes the policy here before use. */
+  admit?(p: ResolvedPath): Promise<void>;
 }
 
 /** What a run hands back; executeTool wraps it in the envelope. */

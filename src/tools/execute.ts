@@ -4,7 +4,7 @@
 import { z } from 'zod';
 import { errorEnvelope, resultEnvelope, shortenParams, shortenText, toToolError, ToolError, type Envelope, type Risk, type RiskLevel, type VersionStamp } from '../envelope.js';
 import { asLocalToolPath } from '../workspace/path-syntax.js';
-import { HandleScope, resolveInWorkspace, type ResolveOptions } from '../workspace/sandbox.js';
+import { HandleScope, resolveInWorkspace, type ResolvedPath, type ResolveOptions } from '../workspace/sandbox.js';
 import type { Workspace } from '../workspace/workspace.js';
 import type { ToolContext, ToolDefinition, ToolResult } from './define.js';
 import { findTool } from './registry.js';
@@ -25,6 +25,10 @@ export interface CallInfo {
   signal?: AbortSignal | undefined;
   /** Headers the hooks want on the door's response (rate-limit budget); doors without headers ignore them. */
   responseHeaders?: Record<string, string> | undefined;
+  /** Policy switches as the caller sent them (REST `X-Toolgate-Switches`). */
+  switches?: string | readonly string[] | undefined;
+  /** Seconds the caller will wait for a person's decision (REST `Prefer: wait=N`). */
+  waitS?: number | undefined;
 }
 
 export interface CallOutcome {
@@ -43,10 +47,25 @@ export type BeforeHook = (call: CallInfo, tool: ToolDefinition, input: Record<st
 /** Runs after every call, refused or not: audit, metrics. */
 export type AfterHook = (call: CallInfo, toolName: string, outcome: CallOutcome) => void;
 
+/** Told of every path a tool resolves, before the tool uses it (the policy); throw to stop the call. */
+export type ResolveHook = (p: ResolvedPath, opts: ResolveOptions | undefined) => Promise<void> | void;
+/** Runs the tool (with `input`, e.g. as a dry run), each resolved path shown to `onResolve`. */
+export type RunTool = (input: Record<string, unknown>, onResolve?: ResolveHook) => Promise<ToolResult<unknown>>;
+/**
+ * Wraps the run of a validated call (the policy and approvals, src/ops/policy.ts): it may run the tool, run it
+ * as a dry run and answer with a pending approval (HTTP 202), or refuse. `approvalId` was taken off the body.
+ */
+export type CallGate = (call: CallInfo, tool: ToolDefinition, input: Record<string, unknown>, approvalId: string | undefined, runTool: RunTool) => Promise<GatedResult>;
+export interface GatedResult {
+  result: ToolResult<unknown>;
+  httpStatus: number;
+}
+
 export interface ExecutorOptions {
   toolTimeoutMs: number;
   before?: BeforeHook[];
   after?: AfterHook[];
+  gate?: CallGate | undefined;
 }
 
 const CROSS_PROJECT = /^\[([^\]]*)\]\/(.*)$/s;
@@ -95,17 +114,20 @@ export function createExecutor(opts: ExecutorOptions) {
       if (rawInput === undefined || rawInput === null || typeof rawInput !== 'object' || Array.isArray(rawInput)) {
         throw new ToolError('INVALID_PARAM', 'The request body must be a JSON object of tool arguments.');
       }
-      const parsed = tool.input.safeParse(applyParamAliases(params, tool.paramAliases));
+      const { approval_id: approvalId, ...args } = params;
+      if (approvalId !== undefined && typeof approvalId !== 'string') throw new ToolError('INVALID_PARAM', "Invalid parameter 'approval_id': expected the id of an approval request (apr_…).");
+      const parsed = tool.input.safeParse(applyParamAliases(args, tool.paramAliases));
       if (!parsed.success) throw new ToolError('INVALID_PARAM', describeZodError(parsed.error), { issues: parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })) });
       const input = parsed.data as Record<string, unknown>;
       if (typeof input.path === 'string') pathResolved = safeRel(input.path);
       for (const hook of before) await hook(call, tool, input);
-      const result = await runWithTimeout(tool, call, input, opts.toolTimeoutMs);
+      const runTool: RunTool = (i, onResolve) => runWithTimeout(tool, call, i, opts.toolTimeoutMs, onResolve);
+      const { result, httpStatus } = opts.gate ? await opts.gate(call, tool, input, approvalId, runTool) : { result: await runTool(input), httpStatus: 200 };
       risk = tool.risk;
       riskLevel = result.riskLevel ?? tool.riskLevel;
       if (result.pathResolved !== undefined) pathResolved = result.pathResolved;
       const envelope = resultEnvelope(contextOf(call, params, pathResolved, risk, riskLevel), result);
-      outcome = { envelope, httpStatus: 200, version: result.version ?? null, tool, audit: result.audit ?? {}, durationMs: 0 };
+      outcome = { envelope, httpStatus, version: result.version ?? null, tool, audit: result.audit ?? {}, durationMs: 0 };
     } catch (err) {
       const e = toToolError(err, pathResolved);
       const envelope = errorEnvelope(contextOf(call, params, pathResolved, risk, riskLevel), e);
@@ -152,7 +174,7 @@ function safeRel(input: string): string | null {
   return n.length === 0 ? '.' : n.join('/');
 }
 
-export async function runWithTimeout(tool: ToolDefinition, call: CallInfo, input: Record<string, unknown>, timeoutMs: number): Promise<ToolResult<unknown>> {
+export async function runWithTimeout(tool: ToolDefinition, call: CallInfo, input: Record<string, unknown>, timeoutMs: number, onResolve?: ResolveHook): Promise<ToolResult<unknown>> {
   // The tool's signal is made when the tool first asks for it: most calls (a small read) never do, and an
   // AbortController per call shows in a small read's profile. Aborts that come before are remembered.
   let controller: AbortController | null = null;
@@ -179,7 +201,14 @@ export async function runWithTimeout(tool: ToolDefinition, call: CallInfo, input
     },
     ifMatch: call.ifMatch,
     handles: scope,
-    resolve: (p: string, o?: ResolveOptions) => resolveToolPath(call, p, o, scope),
+    resolve: onResolve
+      ? async (p: string, o?: ResolveOptions) => {
+          const resolved = await resolveToolPath(call, p, o, scope);
+          await onResolve(resolved, o);
+          return resolved;
+        }
+      : (p: string, o?: ResolveOptions) => resolveToolPath(call, p, o, scope),
+    admit: async (p: ResolvedPath) => onResolve?.(p, undefined),
   };
   const timedOut = new ToolError('TIMEOUT', `Tool '${tool.name}' ran longer than ${timeoutMs} ms; narrow the request (path, line range, limit) and retry.`);
   let timer: NodeJS.Timeout | undefined;

@@ -42,6 +42,7 @@ export const restoreBackup = defineTool({
     // project B's file and let a restore cross projects.
     const p = await resolveInWorkspace(ctx.ws, meta.path, {}, ctx.handles);
     p.rel = asLocalToolPath(p.rel);
+    await ctx.admit?.(p);
     if (p.stat?.isDirectory()) throw new ToolError('IS_DIRECTORY', `Path is a directory now: ${p.rel}`);
     ensureParent(ctx, p, true, input.dry_run);
     return withFileLock(p.ws, p.real, p.rel, async () => {

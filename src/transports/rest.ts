@@ -15,6 +15,8 @@ export type CallInfoFor = (req: FastifyRequest, projectId: string | undefined) =
 export interface RestOptions {
   executor: Executor;
   callInfoFor: CallInfoFor;
+  /** The tools this caller may use, as the policy describes them to it (GET /v1/tools). */
+  toolsFor?: (req: FastifyRequest) => readonly ToolDefinition[];
 }
 
 const noValidation = () => (data: unknown) => ({ value: data });
@@ -57,11 +59,13 @@ export async function registerRest(app: FastifyInstance, opts: RestOptions): Pro
           'if-match': z.string().optional().describe('ETag of the version you read ("<sha256>"); CONFLICT when the file changed.'),
           'x-request-id': z.string().optional(),
           'x-project-id': z.string().optional(),
+          'x-toolgate-switches': z.string().optional().describe('Policy switches for this call, e.g. `memory=on`.'),
+          prefer: z.string().optional().describe('`wait=N`: hold a call that needs approval up to N seconds for the decision (TOOLGATE_APPROVAL_MAX_WAIT_S at most).'),
         }),
-        body: tool.input,
+        body: tool.input.extend({ approval_id: z.string().optional().describe('Repeat of a call that needed approval: the id from data.approval.id.') }),
         response: {
           200: envelopeSchema(tool.output).describe('success or partial'),
-          202: ErrorEnvelopeSchema.describe('waiting for approval'),
+          202: ErrorEnvelopeSchema.describe('waiting for approval: status partial, data.applied false, data.approval'),
           '4XX': ErrorEnvelopeSchema.describe('error envelope'),
           '5XX': ErrorEnvelopeSchema.describe('error envelope'),
         },
@@ -86,11 +90,12 @@ export async function registerRest(app: FastifyInstance, opts: RestOptions): Pro
     {
       schema: {
         summary: 'List the tools',
-        description: 'Tool definitions: name, description, risk, aliases and the input JSON Schema; `format=openai|anthropic|mcp` returns ready-to-register function definitions.',
+        description:
+          'The tools this caller may use (its token\'s risks and the policy, with the switches of X-Toolgate-Switches): name, description (which says where a tool asks for approval), risk, aliases and the input JSON Schema; `format=openai|anthropic|mcp` returns ready-to-register function definitions.',
         tags: ['meta'],
         querystring: z.object({ format: z.enum(['toolgate', 'openai', 'anthropic', 'mcp']).default('toolgate') }),
       },
     },
-    (req) => exportTools(TOOLS, (req.query as { format: ToolFormat }).format),
+    (req) => exportTools(opts.toolsFor ? opts.toolsFor(req) : TOOLS, (req.query as { format: ToolFormat }).format),
   );
 }

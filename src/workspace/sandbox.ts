@@ -109,6 +109,8 @@ export interface ResolvedPath {
   missing: string[];
   /** The object named through `dir`'s handle: every operation of a call uses this, never `real`. */
   at: string;
+  /** Set by the policy on a path a walk starts from: which entries below it the walk may show. */
+  allowsEntry?: ((realRel: string, isDir: boolean) => boolean) | undefined;
 }
 
 /** A directory held open (O_PATH) after it was checked, with the real path it had then. */

@@ -15,8 +15,8 @@ import { startServer } from '../web/servers.js';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const TOKEN = 'bundle-test-token';
-/** Of dist/, serving needs only these: the rest (tsc's per-module files, for the CLI's other commands) is removed. */
-const SERVING_FILES = ['main.js', 'serve.js', 'cli.js', 'cli-client.js'];
+/** Of dist/, serving needs only these (console/: the approval page's static files): the rest (tsc's per-module files, for the CLI's other commands) is removed. */
+const SERVING_FILES = ['main.js', 'serve.js', 'cli.js', 'cli-client.js', 'console'];
 
 interface Envelope {
   status: string;
@@ -171,6 +171,10 @@ describe('the bundled build', () => {
       // Read to the end: an unread body (about 150 KiB) can stall the server's write, and the shutdown test
       // below would then wait TOOLGATE_SHUTDOWN_TIMEOUT_MS for that response and exit 1.
       await css.arrayBuffer();
+      // The approval console's files are next to the bundle (dist/console).
+      const page = await fetch(`${s().url}/console/console.js`);
+      expect(page.status).toBe(200);
+      expect(await page.text()).toContain('/v1/approvals');
       const json = await fetch(`${s().url}/docs/json`, { headers: { authorization: `Bearer ${TOKEN}` } });
       expect(json.status).toBe(200);
       const doc = (await json.json()) as { openapi: string; info: { title: string }; paths: Record<string, unknown> };

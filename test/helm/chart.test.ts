@@ -8,6 +8,8 @@ import { fileURLToPath } from 'node:url';
 import { Ajv, type ErrorObject } from 'ajv';
 import { parse as parseYaml } from 'yaml';
 import { describe, expect, it } from 'vitest';
+import { parsePolicy } from '../../src/policy/policy-file.js';
+import { TOOLS } from '../../src/tools/registry.js';
 import { dashboardMetricNames } from './dashboard-metrics.js';
 
 const HELM_DIR = fileURLToPath(new URL('../../helm', import.meta.url));
@@ -247,6 +249,18 @@ describe('templates', () => {
     });
     expect(defaults.podSecurityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 1000, runAsGroup: 1000, fsGroup: 1000 });
   });
+
+  it('mount the policy and pass the approval settings, and every policy in the values loads', () => {
+    const d = templates.find((t) => t.file === 'deployment.yaml')!.source;
+    expect(d).toMatch(/name: TOOLGATE_POLICY\n\s+value: \/etc\/toolgate\/policy\/policy\.yaml/);
+    expect(d).toMatch(/mountPath: \/etc\/toolgate\/policy/);
+    expect(d).toMatch(/name: TOOLGATE_APPROVAL_SECRET/);
+    expect(d).toMatch(/name: TOOLGATE_APPROVAL_MAX_WAIT_S/);
+    const withPolicy = ciFiles.map((f) => readYaml(path.join(CI_DIR, f))).filter((v) => isMap(v.policy) && typeof v.policy.content === 'string' && v.policy.content !== '');
+    expect(withPolicy.length).toBeGreaterThan(0);
+    // The same validation the service runs at start-up: a policy the chart ships must not stop the pod.
+    for (const v of withPolicy) expect(() => parsePolicy((v.policy as Values).content as string, 'values.yaml', { knownTools: TOOLS.map((t) => t.name) })).not.toThrow();
+  });
 });
 
 describe('the web tools in the chart', () => {
@@ -309,6 +323,7 @@ const SERVICE_METRICS = [
   'toolgate_http_request_duration_seconds',
   'toolgate_build_info',
   'toolgate_approvals_total',
+  'toolgate_approvals_pending',
   'toolgate_process_resident_memory_bytes',
   'toolgate_nodejs_eventloop_lag_p99_seconds',
 ];

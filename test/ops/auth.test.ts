@@ -100,7 +100,7 @@ describe('bearer tokens', () => {
 
   it('the Authenticator compares hashes, and never keeps or returns the token', () => {
     const auth = new Authenticator([admin.entry]);
-    expect(auth.authenticate(`Bearer ${admin.secret}`)).toEqual({ id: 'admin', projects: ['*'], risks: ['read', 'write', 'destructive'] });
+    expect(auth.authenticate(`Bearer ${admin.secret}`)).toEqual({ id: 'admin', projects: ['*'], risks: ['read', 'write', 'destructive'], selfApprove: false });
     expect(JSON.stringify(auth)).not.toContain(admin.secret);
     expect(new Authenticator([]).authenticate(undefined)).toBeNull();
   });

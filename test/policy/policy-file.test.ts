@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { globProblem, loadPolicy, parsePolicy, PolicyError } from '../../src/policy/policy-file.js';
 import { makeTempDir } from '../helpers.js';
 
-const examples = path.join(path.dirname(fileURLToPath(import.meta.url)), '../../src/policy/examples');
+const examples = path.join(path.dirname(fileURLToPath(import.meta.url)), '../../examples/policies');
 
 function refusal(text: string, opts?: Parameters<typeof parsePolicy>[2]): PolicyError {
   try {

@@ -72,7 +72,7 @@ Name of the Secret holding the tokens file.
 Whether the chart renders its own Secret (tokens and/or the Redis URL).
 */}}
 {{- define "toolgate.createSecret" -}}
-{{- if or (and (not .Values.auth.existingSecret) .Values.auth.tokens) (and .Values.redis.url (not .Values.redis.existingSecret)) }}true{{ end }}
+{{- if or (and (not .Values.auth.existingSecret) .Values.auth.tokens) (and .Values.redis.url (not .Values.redis.existingSecret)) (and .Values.approvals.secret (not .Values.approvals.existingSecret)) }}true{{ end }}
 {{- end }}
 
 {{- define "toolgate.claimName" -}}

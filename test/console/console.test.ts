@@ -1,0 +1,132 @@
+/// <reference lib="dom" />
+// The approval console in a real browser (issue 14 point 5): Debian's chromium driven by puppeteer-core, no
+// browser download. The page asks for the approver's token once (kept for the tab), lists pending requests
+// live with the diff coloured, approves, rejects with a reason by keyboard, and fits a narrow screen.
+// Screenshots go to /tmp/toolgate-console*.png for a person to look at.
+import { existsSync } from 'node:fs';
+import fs from 'node:fs/promises';
+import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { agent, approvalOf, makePolicyApp, person, type PolicyApp } from '../approvals/approval-helpers.js';
+
+const CHROMIUM = process.env.TOOLGATE_TEST_CHROMIUM ?? '/usr/bin/chromium';
+const POLICY = 'rules:\n  - name: soul\n    paths: [SOUL.md, notes/**]\n    risks: [write, destructive]\n    action: ask\n';
+
+let t: PolicyApp;
+let browser: Browser;
+let base = '';
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(`${CHROMIUM} is missing: the console test needs Debian's chromium (apt-get install -y chromium; npm test installs it when run as root, see scripts/test-deps.mjs).`);
+  }
+  t = await makePolicyApp(POLICY);
+  await fs.writeFile(t.file('SOUL.md'), 'I am kind.\nI help.\nI listen.\n');
+  await fs.mkdir(t.file('notes'));
+  await fs.writeFile(t.file('notes/todo.md'), '- buy milk\n');
+  base = await t.app.listen({ host: '127.0.0.1', port: 0 });
+  browser = await puppeteer.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
+  });
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await t?.close();
+});
+
+async function ask(body: Record<string, unknown>, tool = 'edit_file') {
+  const r = await t.as(agent, tool, body);
+  expect(r.status).toBe(202);
+  return approvalOf(r.body);
+}
+
+async function cardCount(page: Page): Promise<number> {
+  return page.$$eval('#list > li', (els) => els.length);
+}
+
+describe('the approval console', () => {
+  it('token once, live list with coloured diff, reject with a reason by keyboard, approve', async () => {
+    const soul = await ask({ path: 'SOUL.md', old_text: 'I help.', new_text: 'I help gladly.' });
+    const page = await browser.newPage();
+    await page.setViewport({ width: 1100, height: 800 });
+    await page.goto(`${base}/console`);
+
+    // Asked for the token (the API answered 401), with a labelled field that has focus.
+    await page.waitForSelector('#token-form:not([hidden])');
+    expect(await page.$eval('label[for=token]', (l) => l.textContent)).toBe('Approver token');
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('token');
+    await page.keyboard.type(person.secret);
+    await page.keyboard.press('Enter');
+
+    await page.waitForSelector(`li[data-id="${soul.id}"]`);
+    const card = `li[data-id="${soul.id}"]`;
+    expect(await page.$eval(`${card} .tool`, (e) => e.textContent)).toBe('edit_file');
+    expect(await page.$eval(`${card} .path`, (e) => e.textContent)).toBe('SOUL.md');
+    expect(await page.$eval(`${card} .caller`, (e) => e.textContent)).toBe('agent');
+    expect(await page.$eval(`${card} .risk`, (e) => e.textContent)).toBe('write · high');
+    expect(await page.$eval(`${card} .age`, (e) => e.textContent)).toMatch(/ago$/);
+    expect(await page.$eval(`${card} .diff .add`, (e) => e.textContent)).toBe('+I help gladly.\n');
+    expect(await page.$eval(`${card} .diff .del`, (e) => e.textContent)).toBe('-I help.\n');
+    const colours = await page.$eval(`${card} .diff`, (pre) => {
+      const bg = (sel: string) => getComputedStyle(pre.querySelector(sel) as Element).backgroundColor;
+      return { add: bg('.add'), del: bg('.del'), ctx: bg('.ctx') };
+    });
+    expect(colours.add).not.toBe(colours.del);
+    expect(colours.add).not.toBe(colours.ctx);
+    // Every input has a label.
+    expect(await page.$$eval('input', (inputs) => inputs.filter((i) => !(i as HTMLInputElement).labels?.length).length)).toBe(0);
+
+    // A request made while the page is open appears by itself.
+    const notes = await ask({ path: 'notes/todo.md', content: '- call mum\n' }, 'append_to_file');
+    await page.waitForSelector(`li[data-id="${notes.id}"]`);
+    expect(await cardCount(page)).toBe(2);
+    await page.screenshot({ path: '/tmp/toolgate-console.png', fullPage: true });
+
+    // Reject the first by keyboard: focus its reason field, type, Tab to Approve, Tab to Reject, Enter.
+    await page.focus(`${card} .reason`);
+    await page.keyboard.type('keep the persona as it is');
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Reject');
+    await page.keyboard.press('Enter');
+    await page.waitForSelector(card, { hidden: true });
+    const rejected = await t.as(agent, 'edit_file', { path: 'SOUL.md', old_text: 'I help.', new_text: 'I help gladly.', approval_id: soul.id });
+    expect(rejected.body.error?.code).toBe('USER_REJECTED');
+    expect(rejected.body.error?.message).toBe('The user rejected this change. Reason: keep the persona as it is');
+
+    // Approve the other with a click; the agent's repeat then runs.
+    await page.click(`li[data-id="${notes.id}"] .approve`);
+    await page.waitForSelector(`li[data-id="${notes.id}"]`, { hidden: true });
+    expect(await page.$eval('#empty', (e) => (e as HTMLElement).hidden)).toBe(false);
+    const ran = await t.as(agent, 'append_to_file', { path: 'notes/todo.md', content: '- call mum\n', approval_id: notes.id });
+    expect(ran.status).toBe(200);
+    expect(await fs.readFile(t.file('notes/todo.md'), 'utf8')).toBe('- buy milk\n- call mum\n');
+
+    // The token is kept for the tab: a reload does not ask again.
+    await page.reload();
+    await page.waitForSelector('#status');
+    await page.waitForFunction(() => /pending/.test(document.getElementById('status')?.textContent ?? ''));
+    expect(await page.$eval('#token-form', (e) => (e as HTMLElement).hidden)).toBe(true);
+    await page.close();
+  }, 60_000);
+
+  it('fits a narrow screen', async () => {
+    const a = await ask({ path: 'SOUL.md', old_text: 'I listen.', new_text: 'I listen closely, and I remember what matters to the people I talk with.' });
+    const page = await browser.newPage();
+    await page.setViewport({ width: 360, height: 740, deviceScaleFactor: 2 });
+    await page.goto(`${base}/console`);
+    await page.waitForSelector('#token-form:not([hidden])');
+    await page.type('#token', person.secret);
+    await page.click('#token-form button[type=submit]');
+    await page.waitForSelector(`li[data-id="${a.id}"]`);
+    // No horizontal scrolling of the page (a long diff line scrolls inside its own box).
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
+    const buttons = await page.$$eval(`li[data-id="${a.id}"] button`, (bs) => bs.map((b) => b.getBoundingClientRect().height));
+    for (const h of buttons) expect(h).toBeGreaterThanOrEqual(40);
+    await page.screenshot({ path: '/tmp/toolgate-console-narrow.png', fullPage: true });
+    await page.close();
+  }, 60_000);
+});
