@@ -448,9 +448,8 @@ describe('hostile paths: TOOLGATE_ALLOW_ABSOLUTE=true', () => {
 
   it('still refuses an absolute path inside the root for every path-taking tool when the setting is off', async () => {
     for (const target of TARGETS) {
-      const sent = target.build ? target.build(`${t.root}/inside.txt`) : { ...target.base, [target.key]: `${t.root}/inside.txt` };
-      const res = await call(target.tool.name, sent);
-      expect(res.body.error?.code, target.tool.name).toBe('INVALID_PARAM');
+      const res = await call(target.tool.name, targetArgs(target, `${t.root}/inside.txt`));
+      expect(target.codeOf ? target.codeOf(res.body) : res.body.error?.code, target.tool.name).toBe('INVALID_PARAM');
     }
   });
 });
