@@ -23,6 +23,8 @@ type Line = Record<string, unknown>;
 describe('failed authentication', () => {
   it('failed authentication is rate-limited per client address, and its audit stays bounded', async () => {
     vi.useFakeTimers({ toFake: ['Date'] });
+    // Noon, so the minute the test moves the clock on never crosses into the next day's audit file.
+    vi.setSystemTime(new Date('2026-06-01T12:00:00Z'));
     const good = makeToken('agent');
     const stdout = captureStream();
     t = await makeApp({ TOOLGATE_INSTANCE_ID: 'test-1', TOOLGATE_AUTH_FAIL_LIMIT: '5' }, { tokens: [good.entry], auditStream: stdout.stream });
