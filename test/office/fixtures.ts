@@ -27,6 +27,26 @@ export function png(): Buffer {
 }
 
 /** A .docx with a heading, non-ASCII text, bold/italic, a bullet list, a table and an embedded PNG. */
+/** What sampleDocx reads as: headings, emphasis, a list, a table, non-ASCII text and the image. */
+export const SAMPLE_DOCX_MARKDOWN = [
+  '# Quarterly Überblick',
+  '',
+  'Grüße aus Köln — **fett** und *kursiv*. 日本語',
+  '',
+  '## Details',
+  '',
+  '- erstens',
+  '- zweitens',
+  '',
+  '| Name | Menge |',
+  '| --- | --- |',
+  '| Äpfel | 3   |',
+  '| Birnen | 5   |',
+  '',
+  '![Punkte](attachment:image1.png)',
+  '',
+].join('\n');
+
 export async function sampleDocx(): Promise<Buffer> {
   const cell = (text: string) => new TableCell({ children: [new Paragraph(text)] });
   const doc = new Document({

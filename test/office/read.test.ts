@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { OfficeError } from '../../src/office/errors.js';
 import { capText, readDocx, readExcel } from '../../src/office/run.js';
-import { largeXlsx, png, sampleDocx, sampleXlsx, withEntries } from './fixtures.js';
+import { largeXlsx, png, SAMPLE_DOCX_MARKDOWN, sampleDocx, sampleXlsx, withEntries } from './fixtures.js';
 
 async function officeError(p: Promise<unknown>): Promise<OfficeError> {
   const err = await p.then(
@@ -15,26 +15,7 @@ async function officeError(p: Promise<unknown>): Promise<OfficeError> {
 describe('readDocx', () => {
   it('gives Markdown with headings, emphasis, a list, a table, non-ASCII text and the image', async () => {
     const result = await readDocx(await sampleDocx());
-    expect(result.text).toBe(
-      [
-        '# Quarterly Überblick',
-        '',
-        'Grüße aus Köln — **fett** und *kursiv*. 日本語',
-        '',
-        '## Details',
-        '',
-        '- erstens',
-        '- zweitens',
-        '',
-        '| Name | Menge |',
-        '| --- | --- |',
-        '| Äpfel | 3   |',
-        '| Birnen | 5   |',
-        '',
-        '![Punkte](attachment:image1.png)',
-        '',
-      ].join('\n'),
-    );
+    expect(result.text).toBe(SAMPLE_DOCX_MARKDOWN);
     expect(result.truncated).toBe(false);
     expect(result.attachments).toHaveLength(1);
     expect(result.attachments[0]).toMatchObject({ name: 'image1.png', media_type: 'image/png' });

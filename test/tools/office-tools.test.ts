@@ -4,7 +4,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { makeApp, makeTempDir, type TestApp } from '../helpers.js';
-import { png, sampleDocx, sampleXlsx } from '../office/fixtures.js';
+import { png, SAMPLE_DOCX_MARKDOWN, sampleDocx, sampleXlsx } from '../office/fixtures.js';
 import { makeToken } from '../ops/ops-helpers.js';
 
 interface Attachment {
@@ -21,24 +21,7 @@ interface OfficeData {
   truncated_at?: { sheet: string; row: number } | null;
 }
 
-const DOCX_TEXT = [
-  '# Quarterly Überblick',
-  '',
-  'Grüße aus Köln — **fett** und *kursiv*. 日本語',
-  '',
-  '## Details',
-  '',
-  '- erstens',
-  '- zweitens',
-  '',
-  '| Name | Menge |',
-  '| --- | --- |',
-  '| Äpfel | 3   |',
-  '| Birnen | 5   |',
-  '',
-  '![Punkte](attachment:image1.png)',
-  '',
-].join('\n');
+const DOCX_TEXT = SAMPLE_DOCX_MARKDOWN;
 
 describe('read_docx and read_excel (single project, no auth)', () => {
   let t: TestApp;

@@ -10,7 +10,7 @@ import type { FdSource } from '../../office/zip-guard.js';
 import { ownerOf, saveAttachments, type AttachmentRef } from '../../workspace/attachments.js';
 import { formatBytes } from '../../workspace/encoding.js';
 import { openVerifiedRetrying, type ResolvedPath } from '../../workspace/sandbox.js';
-import type { ToolContext } from '../define.js';
+import type { ToolContext, ToolResult } from '../define.js';
 
 export const DEFAULT_OFFICE_MAX_BYTES = 64 * 1024 * 1024;
 
@@ -82,4 +82,21 @@ export function officeNotes(out: { truncated: boolean; attachments: AttachmentRe
   if (out.images_omitted > 0) s += ` ${out.images_omitted} image(s) omitted (over the image limits).`;
   if (out.truncated) s += ` Output truncated at ${formatBytes(maxOutputBytes)}.`;
   return s;
+}
+
+/** The answer of an office reader: the read is the whole file, the output is what the cap kept. */
+export function officeAnswer<D extends { content: string; truncated: boolean; attachments: AttachmentRef[] }>(
+  doc: OpenedDocument,
+  data: D,
+  text: string,
+  stats: Record<string, number> = {},
+): ToolResult<D> {
+  return {
+    data,
+    text,
+    stats: { bytes_read: doc.size, output_bytes: Buffer.byteLength(data.content), attachments: data.attachments.length, ...stats },
+    partial: data.truncated,
+    pathResolved: doc.p.rel,
+    audit: { bytes_read: doc.size },
+  };
 }

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { readDocx as readDocxEngine } from '../../office/run.js';
 import { PathArg } from '../args.js';
 import { defineTool } from '../define.js';
-import { officeNotes, officeOutput, OfficeOutputFields, withOfficeDocument } from './office-file.js';
+import { officeAnswer, officeNotes, officeOutput, OfficeOutputFields, withOfficeDocument } from './office-file.js';
 
 const Input = z.strictObject({
   path: PathArg.describe('A .docx file, relative to the workspace root.'),
@@ -21,17 +21,9 @@ export const readDocx = defineTool({
   output: Output,
   async run(ctx, input) {
     const maxOutputBytes = ctx.ws.limits.maxOutputBytes;
-    return withOfficeDocument(ctx, input.path, async (source, { p, size }) => {
-      const result = await readDocxEngine(source, { maxOutputBytes });
-      const data = await officeOutput(ctx, result, size);
-      return {
-        data,
-        text: `Read '${p.rel}' as Markdown.${officeNotes(data, maxOutputBytes)}`,
-        stats: { bytes_read: size, output_bytes: Buffer.byteLength(data.content), attachments: data.attachments.length },
-        partial: data.truncated,
-        pathResolved: p.rel,
-        audit: { bytes_read: size },
-      };
+    return withOfficeDocument(ctx, input.path, async (source, doc) => {
+      const data = await officeOutput(ctx, await readDocxEngine(source, { maxOutputBytes }), doc.size);
+      return officeAnswer(doc, data, `Read '${doc.p.rel}' as Markdown.${officeNotes(data, maxOutputBytes)}`);
     });
   },
 });

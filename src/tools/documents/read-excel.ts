@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { readExcel as readExcelEngine } from '../../office/run.js';
 import { PathArg } from '../args.js';
 import { defineTool } from '../define.js';
-import { officeNotes, officeOutput, OfficeOutputFields, withOfficeDocument } from './office-file.js';
+import { officeAnswer, officeNotes, officeOutput, OfficeOutputFields, withOfficeDocument } from './office-file.js';
 
 const Input = z.strictObject({
   path: PathArg.describe('A .xlsx or .xlsm workbook, relative to the workspace root (legacy .xls is refused: save it as .xlsx).'),
@@ -40,14 +40,7 @@ export const readExcel = defineTool({
       const data = { ...(await officeOutput(ctx, result, size)), sheets: result.sheets ?? [], truncated_at: result.truncatedAt ?? null };
       const shown = input.sheet !== undefined ? `sheet ${JSON.stringify(input.sheet)} of ` : '';
       const more = data.truncated_at ? ` Continue with sheet '${data.truncated_at.sheet}' and a range from row ${data.truncated_at.row}.` : '';
-      return {
-        data,
-        text: `Read ${shown}'${p.rel}' (${data.sheets.length} sheet(s)).${officeNotes(data, maxOutputBytes)}${more}`,
-        stats: { bytes_read: size, output_bytes: Buffer.byteLength(data.content), attachments: data.attachments.length, sheets: data.sheets.length },
-        partial: data.truncated,
-        pathResolved: p.rel,
-        audit: { bytes_read: size },
-      };
+      return officeAnswer({ p, size }, data, `Read ${shown}'${p.rel}' (${data.sheets.length} sheet(s)).${officeNotes(data, maxOutputBytes)}${more}`, { sheets: data.sheets.length });
     });
   },
 });
