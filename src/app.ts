@@ -12,10 +12,11 @@ import { bareContext, errorEnvelope, shortenText, ToolError, type Envelope } fro
 import type { AuditLog } from './ops/audit.js';
 import type { Authenticator, TokenEntry } from './ops/auth.js';
 import type { Metrics } from './ops/metrics.js';
-import { loggerOptions, prepareOperations, registerOperations } from './ops/operations.js';
+import { loggerOptions, prepareOperations, registerOperations, toolCallOf } from './ops/operations.js';
 import type { PolicyService } from './ops/policy.js';
 import type { Projects } from './ops/projects.js';
-import { createExecutor, type AfterHook, type BeforeHook, type Executor } from './tools/execute.js';
+import type { Pipeline } from './pipeline/execute-tool.js';
+import type { AfterHook, BeforeHook, Executor } from './tools/execute.js';
 import { registerAttachments } from './transports/attachments.js';
 import { registerApprovals } from './transports/approvals.js';
 import { registerConsole } from './transports/console.js';
@@ -38,6 +39,8 @@ export interface Toolgate {
   executor: Executor;
   /** TOOLGATE_POLICY and the approval requests. */
   policy: PolicyService;
+  /** executeTool for every door (auth, project, policy, rate limit, audit, metrics). */
+  pipeline: Pipeline;
   /** Set when SIGTERM arrived: /readyz answers 503. */
   shuttingDown: boolean;
 }
@@ -197,12 +200,9 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   app.setErrorHandler((err: FastifyError, req, reply) => {
     const e = toEnvelopeError(err);
     if (e.code === 'EXECUTION_ERROR') req.log.error({ err }, 'unhandled error');
-    const route = req.routeOptions.url ?? '';
-    if (req.method === 'POST' && route.includes('/tools/')) {
-      // A tool call refused at the door (auth, project) still gets its audit line.
-      const tool = (req.params as { tool?: string } | undefined)?.tool ?? route.slice(route.lastIndexOf('/') + 1);
-      ops.audit.recordRefusal({ requestId: String(req.id), clientIp: req.ip, tool, code: e.code, httpStatus: e.httpStatus, durationMs: reply.elapsedTime }, ops.projects.single?.stateDir ?? null);
-    }
+    const tool = toolCallOf(req);
+    // A tool call whose body did not parse still gets its audit line.
+    if (tool) return sendEnvelope(reply, e.httpStatus, wiring.pipeline.refuse({ authorization: undefined, clientIp: req.ip, requestId: String(req.id) }, tool, e, reply.elapsedTime).envelope);
     return sendEnvelope(reply, e.httpStatus, bareErrorEnvelope(req, e));
   });
   app.setNotFoundHandler((req: FastifyRequest, reply: FastifyReply) => {
@@ -210,16 +210,11 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     return sendEnvelope(reply, 404, bareErrorEnvelope(req, e));
   });
 
-  // Auth, projects, rate limit, audit, metrics and probes: src/ops/.
-  const wiring = await registerOperations(app, ops, config, VERSION);
-  const executor = createExecutor({
-    toolTimeoutMs: config.toolTimeoutMs,
-    before: [...wiring.before, ...(opts.before ?? [])],
-    after: [...wiring.after, ...(opts.after ?? [])],
-    gate: ops.policy.gate,
-  });
+  // Auth, projects, rate limit, policy, audit, metrics and probes: src/ops/; the pipeline every door calls: src/pipeline/.
+  const wiring = await registerOperations(app, ops, config, VERSION, { before: opts.before, after: opts.after });
+  const { executor, pipeline } = wiring;
   const { projects, auth, audit, metrics } = ops;
-  app.decorate('toolgate', { config, workspace: projects.single, projects, auth, audit, metrics, executor, policy: ops.policy, shuttingDown: false } satisfies Toolgate);
+  app.decorate('toolgate', { config, workspace: projects.single, projects, auth, audit, metrics, executor, policy: ops.policy, pipeline, shuttingDown: false } satisfies Toolgate);
 
   await app.register(fastifySwagger, {
     openapi: {
@@ -239,10 +234,10 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   });
   await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
 
-  await registerRest(app, { executor, callInfoFor: wiring.callInfoFor, toolsFor: (req) => ops.policy.toolsFor(req.principal, req.headers['x-toolgate-switches']) });
+  await registerRest(app, { pipeline, toolsFor: (req) => ops.policy.toolsFor(req.principal, req.headers['x-toolgate-switches']) });
   await registerApprovals(app, { policy: ops.policy, authEnabled: ops.auth.enabled });
   await registerConsole(app);
-  await registerAttachments(app, { callInfoFor: wiring.callInfoFor });
+  await registerAttachments(app, { pipeline });
 
   await app.ready();
   return app;

@@ -1,11 +1,11 @@
-// The operations layer around the one execution path: auth at the /v1 door, project resolution, rate
-// limit and risk checks as executor before-hooks, audit and metrics as after-hooks, probes and /metrics.
+// The operations layer: tokens, projects, rate limit, audit and metrics put together into the pipeline
+// every door calls (src/pipeline/), the /v1 token gate, probes and /metrics.
 // buildApp calls prepareOperations (before Fastify exists) and registerOperations (after).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
-import { ToolError } from '../envelope.js';
-import type { AfterHook, BeforeHook, CallInfo } from '../tools/execute.js';
-import type { CallInfoFor } from '../transports/rest.js';
+import { bareContext, errorEnvelope } from '../envelope.js';
+import { createPipeline, type Admission, type Pipeline } from '../pipeline/execute-tool.js';
+import { createExecutor, type AfterHook, type BeforeHook, type Executor } from '../tools/execute.js';
 import type { WorkspaceLimits } from '../workspace/workspace.js';
 import { AuditLog } from './audit.js';
 import { assertRiskAllowed, Authenticator, loadTokens, REDACT_PATHS, type Principal, type TokenEntry } from './auth.js';
@@ -17,8 +17,12 @@ import { setupRateLimit, type RateLimiter } from './rate-limit.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The authenticated caller of a /v1 request (null without auth). */
+    /** The authenticated caller of a /v1 request (null without auth), for the routes that are not tool calls. */
     principal: Principal | null;
+  }
+  interface FastifyContextConfig {
+    /** Set on tool-call routes: the tool's name, or true when the route takes it as its `:tool` parameter. */
+    toolCall?: string | true;
   }
 }
 
@@ -68,48 +72,64 @@ export function loggerOptions(logger: boolean | Record<string, unknown> | undefi
 }
 
 export interface Wiring {
-  before: BeforeHook[];
-  after: AfterHook[];
-  callInfoFor: CallInfoFor;
+  executor: Executor;
+  pipeline: Pipeline;
 }
 
-const responseHeaders = new WeakMap<FastifyRequest, Record<string, string>>();
+export interface ExtraHooks {
+  before?: readonly BeforeHook[] | undefined;
+  after?: readonly AfterHook[] | undefined;
+}
 
-/** Hooks, routes and the per-request call info. Call once, before the transports are registered. */
-export async function registerOperations(app: FastifyInstance, ops: Operations, config: Config, version: string): Promise<Wiring> {
+const admissionOf = new WeakMap<FastifyRequest, Admission>();
+
+/** What the /v1 gate found for this request: a door hands it to the pipeline so the token is checked once. */
+export function gateAdmission(req: FastifyRequest): Admission | undefined {
+  return admissionOf.get(req);
+}
+
+/** Hooks, routes and the pipeline every door calls. Call once, before the transports are registered. */
+export async function registerOperations(app: FastifyInstance, ops: Operations, config: Config, version: string, extra: ExtraHooks = {}): Promise<Wiring> {
   const { auth, projects, audit, metrics } = ops;
 
-  ops.rateLimiter = await setupRateLimit(app, config, auth.enabled);
+  ops.rateLimiter = await setupRateLimit(config, auth.enabled, app.log);
   const limiter = ops.rateLimiter;
-  const authFailures = limiter?.authFailures ?? null;
+  if (limiter) app.addHook('onClose', async () => limiter.close());
 
-  app.decorateRequest('principal', null);
-  // The per-request hooks take Fastify's `done` callback instead of being async: no promise per hook and request.
-  app.addHook('onRequest', (req, reply, done) => {
-    if (!auth.enabled || !isV1(req)) return done();
-    // A blocked address is refused before its token is hashed, a valid one too: were valid tokens let
-    // through, each guess would still be answered (429 wrong, 200 right) and the limit would stop nothing.
-    const wait = authFailures?.blockedFor(req.ip) ?? 0;
-    if (wait > 0) {
-      void reply.header('retry-after', String(wait));
-      return done(new ToolError('RATE_LIMITED', `Too many failed authentications from this address; retry in ${wait} s.`, { retry_after_s: wait }));
-    }
-    try {
-      req.principal = auth.authenticate(req.headers.authorization);
-    } catch (err) {
-      void reply.header('www-authenticate', 'Bearer realm="toolgate"');
-      req.log.info({ reason: (err as Error).message }, 'authentication failed');
-      if (!authFailures) return done(err as Error);
-      // Counted before the answer, so the next attempt already sees the block.
-      void authFailures.fail(req.ip).finally(() => done(err as Error));
-      return;
-    }
-    done();
+  const authorize: BeforeHook = (call, tool) => assertRiskAllowed(auth.principal(call.actor), tool.name, tool.risk);
+  const before: BeforeHook[] = [authorize, ...(extra.before ?? []), ...(limiter?.check ? [limiter.check] : [])];
+  const after: AfterHook[] = [...(metrics ? [metrics.recordCall] : []), (call, name, outcome) => audit.record(call, name, outcome), ...(extra.after ?? [])];
+  // The policy and approvals (./policy.ts) wrap the run of every validated call.
+  const executor = createExecutor({ toolTimeoutMs: config.toolTimeoutMs, before, after, gate: ops.policy.gate });
+  const pipeline = createPipeline({
+    auth,
+    projects,
+    audit,
+    authFailures: limiter?.authFailures ?? null,
+    executor,
+    logAuthFailure: (reason) => app.log.info({ reason }, 'authentication failed'),
   });
-  app.addHook('onSend', (req, reply, payload, done) => {
-    // Headers the executor hooks asked for (rate-limit budget), on whatever the door answers.
-    const headers = responseHeaders.get(req);
-    if (headers) for (const [k, v] of Object.entries(headers)) void reply.header(k, v);
+
+  // The /v1 gate: refuses a missing or wrong token before the body is read (the pipeline checks again per call).
+  app.decorateRequest('principal', null);
+  if (auth.enabled) {
+    app.addHook('onRequest', async (req, reply) => {
+      if (!isV1(req)) return;
+      const result = await pipeline.authenticate(req.headers.authorization, req.ip);
+      if (result.ok) {
+        admissionOf.set(req, result.admission);
+        req.principal = result.principal;
+        return;
+      }
+      const tool = toolCallOf(req);
+      const envelope = tool
+        ? pipeline.refuse({ authorization: undefined, clientIp: req.ip, requestId: String(req.id) }, tool, result.error, reply.elapsedTime).envelope
+        : errorEnvelope(bareContext(String(req.id)), result.error);
+      for (const [k, v] of Object.entries(result.headers)) void reply.header(k, v);
+      return reply.code(result.error.httpStatus).type('application/json; charset=utf-8').serializer(JSON.stringify).send(envelope);
+    });
+  }
+  app.addHook('onSend', (_req, reply, payload, done) => {
     // While shutting down, an answer ends its keep-alive connection, so close() need not wait for it to idle out.
     if (app.toolgate.shuttingDown) void reply.header('connection', 'close');
     done(null, payload);
@@ -146,41 +166,15 @@ export async function registerOperations(app: FastifyInstance, ops: Operations, 
     rateLimitStore: () => ({ store: limiter?.store ?? 'off', redis: limiter?.redisStatus() ?? null }),
   });
 
-  const authorize: BeforeHook = (call, tool) => assertRiskAllowed(auth.principal(call.actor), tool.name, tool.risk);
-  const before: BeforeHook[] = [authorize, ...(limiter?.check ? [limiter.check] : [])];
-  const after: AfterHook[] = [...(metrics ? [metrics.recordCall] : []), (call, name, outcome) => audit.record(call, name, outcome)];
-
-  const callInfoFor: CallInfoFor = async (req, urlProject) => {
-    const principal = req.principal;
-    const header = req.headers['x-project-id'];
-    const headerProject = typeof header === 'string' && header !== '' ? header : undefined;
-    if (urlProject !== undefined && headerProject !== undefined && urlProject !== headerProject) {
-      throw new ToolError('INVALID_PARAM', 'The X-Project-Id header names another project than the URL; send one of them.');
-    }
-    const ws = await projects.workspaceFor(urlProject ?? headerProject, principal);
-    const headers: Record<string, string> = {};
-    responseHeaders.set(req, headers);
-    const call: CallInfo = {
-      ws,
-      requestId: String(req.id),
-      actor: principal?.id ?? null,
-      clientIp: req.ip,
-      workspaceFor: projects.multi ? (other: string) => projects.project(other, principal) : undefined,
-      responseHeaders: headers,
-      switches: req.headers['x-toolgate-switches'],
-      waitS: preferWait(req.headers.prefer),
-    };
-    return call;
-  };
-
-  return { before, after, callInfoFor };
+  return { executor, pipeline };
 }
 
-/** `Prefer: wait=N` (RFC 7240), seconds; undefined when absent or malformed. */
-export function preferWait(header: string | string[] | undefined): number | undefined {
-  const text = Array.isArray(header) ? header.join(',') : header;
-  const m = text === undefined ? null : /(?:^|[,;\s])wait\s*=\s*"?(\d{1,6})"?/i.exec(text);
-  return m ? Number(m[1]) : undefined;
+/** The tool a tool-call route calls (its config names it, or its `:tool` parameter); null for other routes. */
+export function toolCallOf(req: FastifyRequest): string | null {
+  const toolCall = req.routeOptions.config.toolCall;
+  if (typeof toolCall === 'string') return toolCall;
+  if (toolCall === true) return (req.params as { tool?: string } | undefined)?.tool ?? null;
+  return null;
 }
 
 /** /v1 requests need a token: by route template, and by raw path for requests no route matched. */

@@ -1,13 +1,13 @@
 // Rate limit (docs/operations.md: 100 tool calls a minute per caller by default) with @fastify/rate-limit's stores:
 // in memory, or in Redis (TOOLGATE_REDIS_URL) so that replicas share one budget. The check runs as an
-// executor before-hook, so every door (REST now, MCP and WebSocket later) spends the same budget and a
+// executor before-hook, so every door (REST, MCP, WebSocket) spends the same budget and a
 // refusal is an ordinary RATE_LIMITED envelope that the audit log and the metrics see.
 // Key: the token id, or the client address without auth.
 // Failed authentications are limited per client address with the same store (TOOLGATE_AUTH_FAIL_LIMIT):
 // the failures are counted there, and a blocked address is remembered locally so that refusing it costs
 // neither a hash nor a store round trip.
+import { createRequire } from 'node:module';
 import fastifyRateLimit from '@fastify/rate-limit';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { Config } from '../config.js';
 import { ToolError } from '../envelope.js';
@@ -22,6 +22,8 @@ export interface RateLimiter {
   store: 'memory' | 'redis';
   /** Redis connection state (`ready`, `reconnecting`…), null for the memory store. */
   redisStatus(): string | null;
+  /** Drops the Redis connection (app shutdown). */
+  close(): void;
 }
 
 export interface AuthFailureLimiter {
@@ -34,9 +36,44 @@ export interface AuthFailureLimiter {
 /** Blocked addresses remembered at most; past it the oldest go first (their failures stay counted in the store). */
 const MAX_BLOCKED = 10_000;
 
-interface LimiterRequest {
-  rateKey: string;
-  routeOptions: { config: Record<string, never> };
+/**
+ * The counting half of @fastify/rate-limit: its stores (memory LRU, or the Redis Lua script shared by the
+ * replicas) used directly with a key, so the limiter needs no Fastify request and serves every door alike.
+ */
+interface CounterStore {
+  incr(key: string, cb: (err: Error | null, res: { current: number; ttl: number }) => void, timeWindow: number, max: number): void;
+}
+type StoreClass<A extends unknown[]> = new (...args: A) => CounterStore;
+const requireStore = createRequire(import.meta.url);
+const LocalStore = requireStore('@fastify/rate-limit/store/LocalStore.js') as StoreClass<[boolean, boolean, number]>;
+const RedisStore = requireStore('@fastify/rate-limit/store/RedisStore.js') as StoreClass<[boolean, boolean, Redis, string]>;
+
+/** Where the limiter logs (the app's pino logger, or stderr for `toolgate mcp`). */
+export interface LimiterLog {
+  warn(obj: object | string, msg?: string): void;
+}
+
+interface Count {
+  max: number;
+  timeWindow: number;
+  current: number;
+  remaining: number;
+  ttlInSeconds: number;
+  ttlMs: number;
+}
+
+function counter(store: CounterStore, max: number, timeWindow: number, failOpen: boolean) {
+  return async (key: string): Promise<Count> => {
+    let current = 0;
+    let ttl = 0;
+    try {
+      ({ current, ttl } = await new Promise<{ current: number; ttl: number }>((resolve, reject) => store.incr(key, (err, res) => (err ? reject(err) : resolve(res)), timeWindow, max)));
+    } catch (err) {
+      // Failing open counts the call as free; failing closed lets the caller refuse it.
+      if (!failOpen) throw err;
+    }
+    return { max, timeWindow, current, remaining: Math.max(0, max - current), ttlInSeconds: Math.ceil(ttl / 1000), ttlMs: ttl };
+  };
 }
 
 export function rateKeyOf(call: Pick<CallInfo, 'actor' | 'clientIp'>): string {
@@ -45,10 +82,10 @@ export function rateKeyOf(call: Pick<CallInfo, 'actor' | 'clientIp'>): string {
 }
 
 /**
- * Registers the plugin (no route of its own is limited) and returns the checks; null when both are off
- * (the failed-authentication limit is off without auth, where nothing can fail).
+ * The store and the checks; null when both are off (the failed-authentication limit is off without auth,
+ * where nothing can fail). Needs no Fastify instance, so `toolgate mcp` over stdio gets the same limits.
  */
-export async function setupRateLimit(app: FastifyInstance, config: Config, authEnabled: boolean): Promise<RateLimiter | null> {
+export async function setupRateLimit(config: Config, authEnabled: boolean, log: LimiterLog): Promise<RateLimiter | null> {
   const authFailLimit = authEnabled ? config.authFailLimit : 0;
   if (config.rateLimit === 0 && authFailLimit === 0) return null;
   const failOpen = config.redisFailureMode === 'open';
@@ -70,54 +107,40 @@ export async function setupRateLimit(app: FastifyInstance, config: Config, authE
       // Connection errors repeat while Redis is down: log one a minute at most, never the URL (password).
       if (Date.now() - lastWarn < 60_000) return;
       lastWarn = Date.now();
-      app.log.warn({ err: { message: err.message } }, `rate-limit store (Redis) unavailable; failing ${failOpen ? 'open' : 'closed'}`);
+      log.warn({ err: { message: err.message } }, `rate-limit store (Redis) unavailable; failing ${failOpen ? 'open' : 'closed'}`);
     });
-    const client = redis;
-    await client.connect().catch(() => {
-      app.log.warn('rate-limit store (Redis) not reachable at start; will keep retrying');
-    });
-    app.addHook('onClose', async () => {
-      client.disconnect();
+    await redis.connect().catch(() => {
+      log.warn('rate-limit store (Redis) not reachable at start; will keep retrying');
     });
   }
-
-  await app.register(fastifyRateLimit, {
-    global: false,
-    max: config.rateLimit,
-    timeWindow: config.rateLimitWindowMs,
-    skipOnError: failOpen,
-    nameSpace: 'toolgate-rate-',
-    keyGenerator: (req) => (req as unknown as LimiterRequest).rateKey,
-    ...(redis && { redis }),
-  });
+  const store = redis ? new RedisStore(false, false, redis, 'toolgate-rate-') : new LocalStore(false, false, 5000);
+  const client = redis;
   return {
-    check: config.rateLimit > 0 ? toolCallCheck(app) : null,
-    authFailures: authFailLimit > 0 ? authFailureLimiter(app, authFailLimit, config.authFailWindowMs) : null,
+    check: config.rateLimit > 0 ? toolCallCheck(counter(store, config.rateLimit, config.rateLimitWindowMs, failOpen)) : null,
+    authFailures: authFailLimit > 0 ? authFailureLimiter(counter(store, authFailLimit, config.authFailWindowMs, false)) : null,
     store: redis ? 'redis' : 'memory',
     redisStatus: () => redis?.status ?? null,
+    close: () => client?.disconnect(),
   };
 }
 
-function toolCallCheck(app: FastifyInstance): BeforeHook {
-  const limit = app.createRateLimit();
+function toolCallCheck(count: (key: string) => Promise<Count>): BeforeHook {
   return async (call) => {
-    const req: LimiterRequest = { rateKey: rateKeyOf(call), routeOptions: { config: {} } };
     let result;
     try {
-      result = await limit(req as unknown as FastifyRequest);
+      result = await count(rateKeyOf(call));
     } catch {
       // Only reachable when failing closed: the store is down and the budget cannot be checked.
       if (call.responseHeaders) call.responseHeaders['retry-after'] = '1';
       throw new ToolError('RATE_LIMITED', 'The rate-limit store is unavailable, so calls are refused for now (TOOLGATE_REDIS_FAILURE_MODE=closed); retry in a few seconds.');
     }
-    if (result.isAllowed) return;
     const headers = call.responseHeaders;
     if (headers) {
       headers['x-ratelimit-limit'] = String(result.max);
       headers['x-ratelimit-remaining'] = String(result.remaining);
       headers['x-ratelimit-reset'] = String(result.ttlInSeconds);
     }
-    if (result.isExceeded) {
+    if (result.current > result.max) {
       const after = Math.max(1, result.ttlInSeconds);
       if (headers) {
         headers['x-ratelimit-remaining'] = '0';
@@ -132,8 +155,7 @@ function toolCallCheck(app: FastifyInstance): BeforeHook {
   };
 }
 
-function authFailureLimiter(app: FastifyInstance, max: number, windowMs: number): AuthFailureLimiter {
-  const limit = app.createRateLimit({ max, timeWindow: windowMs });
+function authFailureLimiter(count: (key: string) => Promise<Count>): AuthFailureLimiter {
   const blockedUntil = new Map<string, number>();
   const keyOf = (ip: string) => `authfail:${fastifyRateLimit.normalizeIP(ip)}`;
   return {
@@ -150,18 +172,18 @@ function authFailureLimiter(app: FastifyInstance, max: number, windowMs: number)
       const rateKey = keyOf(clientIp);
       let result;
       try {
-        result = await limit({ rateKey, routeOptions: { config: {} } } as unknown as FastifyRequest);
+        result = await count(rateKey);
       } catch {
         // The store is down (failing closed): this attempt is refused anyway, it just goes uncounted.
         return;
       }
-      if (result.isAllowed || result.remaining > 0) return;
+      if (result.remaining > 0) return;
       if (blockedUntil.size >= MAX_BLOCKED) {
         const now = Date.now();
         for (const [k, until] of blockedUntil) if (until <= now) blockedUntil.delete(k);
         if (blockedUntil.size >= MAX_BLOCKED) blockedUntil.delete(blockedUntil.keys().next().value as string);
       }
-      blockedUntil.set(rateKey, Date.now() + Math.max(1, result.ttl));
+      blockedUntil.set(rateKey, Date.now() + Math.max(1, result.ttlMs));
     },
   };
 }

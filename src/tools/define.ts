@@ -2,6 +2,7 @@
 import type { z } from 'zod';
 import type { Risk, RiskLevel, VersionStamp } from '../envelope.js';
 import type { HandleScope, ResolvedPath, ResolveOptions } from '../workspace/sandbox.js';
+import type { VersionMatch } from '../workspace/versions.js';
 import type { Workspace } from '../workspace/workspace.js';
 
 export interface ToolContext {
@@ -12,8 +13,8 @@ export interface ToolContext {
   readonly caller: { readonly actor: string | null; readonly clientIp: string | undefined };
   /** Aborted when the call runs past its time limit or the client goes away. */
   readonly signal: AbortSignal;
-  /** A version the transport received out of band (REST `If-Match`), checked like `expected_sha256`. */
-  readonly ifMatch: string | undefined;
+  /** A version the door received out of band (REST `If-Match`, parsed there), checked like `expected_sha256`. */
+  readonly expectedVersion: VersionMatch | undefined;
   /** Holds the directory handles of this call's paths until the call has settled. */
   readonly handles: HandleScope;
   /** Resolves a tool path in the sandbox, including `[otherId]/path` (multi-project mode, when the caller may use that project; `./[x]/path` is local). */

@@ -1,20 +1,21 @@
-// The one tool-execution path every transport calls: look up, normalize aliases, validate, run with a
-// time limit, and wrap the result (or the error) in the envelope. Operations concerns (auth, rate
-// limit, policy, audit, metrics) plug in as hooks around it, so no transport can skip them.
+// The tool-execution core under the pipeline (src/pipeline/execute-tool.ts, which every door calls): look
+// up, normalize aliases, validate, run with a time limit, and wrap the result (or the error) in the
+// envelope. Risk, policy and rate limit plug in as before-hooks, audit and metrics as after-hooks.
 import { z } from 'zod';
 import { errorEnvelope, resultEnvelope, shortenParams, shortenText, toToolError, ToolError, type Envelope, type Risk, type RiskLevel, type VersionStamp } from '../envelope.js';
 import { asLocalToolPath } from '../workspace/path-syntax.js';
 import { HandleScope, resolveInWorkspace, type ResolvedPath, type ResolveOptions } from '../workspace/sandbox.js';
+import type { VersionMatch } from '../workspace/versions.js';
 import type { Workspace } from '../workspace/workspace.js';
 import type { ToolContext, ToolDefinition, ToolResult } from './define.js';
 import { findTool } from './registry.js';
 
-/** Who is calling and where: supplied by the transport (and the auth layer). */
+/** Who is calling and where, once authenticated and resolved to a workspace (built by the pipeline). */
 export interface CallInfo {
   ws: Workspace;
   requestId: string;
-  /** REST If-Match header. */
-  ifMatch?: string | undefined;
+  /** An out-of-band version (REST If-Match), parsed at the door. */
+  expectedVersion?: VersionMatch | undefined;
   /** Authenticated caller (token id), or null without auth. */
   actor?: string | null;
   /** Client address, for rate limits and the audit log. */
@@ -42,7 +43,10 @@ export interface CallOutcome {
   durationMs: number;
 }
 
-/** Runs before the tool (after validation): auth checks, rate limits, policy. Throw a ToolError to refuse. */
+/**
+ * Runs before the tool (after validation): risk class, policy, rate limit. Throw a ToolError to refuse. The
+ * policy hook goes here; it resolves the input's paths with `resolveToolPath` to match rules on real paths.
+ */
 export type BeforeHook = (call: CallInfo, tool: ToolDefinition, input: Record<string, unknown>) => Promise<void> | void;
 /** Runs after every call, refused or not: audit, metrics. */
 export type AfterHook = (call: CallInfo, toolName: string, outcome: CallOutcome) => void;
@@ -199,7 +203,7 @@ export async function runWithTimeout(tool: ToolDefinition, call: CallInfo, input
       }
       return controller.signal;
     },
-    ifMatch: call.ifMatch,
+    expectedVersion: call.expectedVersion,
     handles: scope,
     resolve: onResolve
       ? async (p: string, o?: ResolveOptions) => {
@@ -238,7 +242,7 @@ export async function runWithTimeout(tool: ToolDefinition, call: CallInfo, input
  * `[id]/path` names another project in multi-project mode only (single-project mode has no projects, so there it
  * is a directory); `./[id]/path` is always local. A local path reported back is written so that it reads back.
  */
-async function resolveToolPath(call: CallInfo, input: string, opts: ResolveOptions | undefined, scope: HandleScope) {
+export async function resolveToolPath(call: CallInfo, input: string, opts: ResolveOptions | undefined, scope: HandleScope) {
   const m = call.workspaceFor ? CROSS_PROJECT.exec(input) : null;
   if (!m || !call.workspaceFor) {
     const local = await resolveInWorkspace(call.ws, input, opts, scope);

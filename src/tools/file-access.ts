@@ -6,7 +6,7 @@ import { errors, ToolError, type VersionStamp } from '../envelope.js';
 import { commitTempFile, discardTempFile, writeTempFile, type AtomicWriteOptions, type FileContent } from '../workspace/atomic.js';
 import { createMissingParents, openRegular, type ResolvedPath } from '../workspace/sandbox.js';
 import { readAll } from '../workspace/sync-first-io.js';
-import { checkExpectations, hasVersion, parseIfMatch, sha256Hex, versionOf, type Expectations } from '../workspace/versions.js';
+import { checkExpectations, hasVersion, sha256Hex, versionOf, type Expectations } from '../workspace/versions.js';
 import { findBackupBySha256 } from '../workspace/backups.js';
 import { looksBinary } from '../workspace/encoding.js';
 import { diffWhole } from '../edit/diff.js';
@@ -62,7 +62,7 @@ export function expectationsOf(ctx: ToolContext, input: Expectations): Expectati
     expected_mtime_ms: input.expected_mtime_ms,
     expected_size_bytes: input.expected_size_bytes,
     expected_sha256: input.expected_sha256,
-    if_match: ctx.ifMatch,
+    version_match: ctx.expectedVersion,
   };
 }
 
@@ -99,7 +99,7 @@ function withDiffSinceYourVersion(err: unknown, p: ResolvedPath, current: Curren
   if (!(err instanceof ToolError) || err.code !== 'CONFLICT' || !current) return err;
   // Only callers that read the whole content (delete and move pass a version without it).
   if (current.content.length !== current.version.size_bytes) return err;
-  const expected = e.expected_sha256?.toLowerCase() ?? (e.if_match !== undefined ? parseIfMatch(e.if_match).tags[0] : undefined);
+  const expected = e.expected_sha256?.toLowerCase() ?? e.version_match?.tags[0];
   if (!expected || expected === current.version.sha256) return err;
   const old = findBackupBySha256(p.ws, p.realRel, expected, p.ws.limits.maxEditBytes);
   if (!old || looksBinary(old.content) || looksBinary(current.content)) return err;

@@ -5,10 +5,11 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { bareContext, ErrorEnvelopeSchema, errorEnvelope, ToolError } from '../envelope.js';
 import { loadAttachment, ownerOf } from '../workspace/attachments.js';
-import { sendEnvelope, type CallInfoFor } from './rest.js';
+import type { Pipeline } from '../pipeline/execute-tool.js';
+import { restCaller, sendEnvelope } from './rest.js';
 
 export interface AttachmentRouteOptions {
-  callInfoFor: CallInfoFor;
+  pipeline: Pipeline;
 }
 
 const noValidation = () => (data: unknown) => ({ value: data });
@@ -16,7 +17,7 @@ const noValidation = () => (data: unknown) => ({ value: data });
 export async function registerAttachments(app: FastifyInstance, opts: AttachmentRouteOptions): Promise<void> {
   const handle = async (req: FastifyRequest, reply: FastifyReply) => {
     const { id, projectId } = req.params as { id: string; projectId?: string };
-    const call = await opts.callInfoFor(req, projectId);
+    const call = await opts.pipeline.resolveCaller(restCaller(req, projectId));
     const found = await loadAttachment(call.ws, ownerOf({ actor: call.actor ?? null, clientIp: call.clientIp }), id);
     if (!found) {
       const e = new ToolError('NOT_FOUND', 'No such attachment for this caller and project (attachments expire after TOOLGATE_ATTACHMENT_RETENTION_S); read the document again.');

@@ -1,20 +1,17 @@
 // REST door: POST /v1/tools/{tool} (and the per-project form), GET /v1/tools. No file logic here:
-// it hands the body to the executor and writes the envelope, its HTTP status and the ETag.
+// it hands the body to the pipeline and writes the envelope, its HTTP status, headers and the ETag.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { envelopeSchema, ErrorEnvelopeSchema, type Envelope } from '../envelope.js';
+import { envelopeSchema, ErrorEnvelopeSchema, ToolError, type Envelope } from '../envelope.js';
+import { gateAdmission } from '../ops/operations.js';
+import type { CallerInfo, Pipeline } from '../pipeline/execute-tool.js';
 import type { ToolDefinition } from '../tools/define.js';
-import type { CallInfo, Executor } from '../tools/execute.js';
 import { TOOLS } from '../tools/registry.js';
-import { etagOf } from '../workspace/versions.js';
+import { etagOf, parseIfMatch } from '../workspace/versions.js';
 import { exportTools, type ToolFormat } from './function-defs.js';
 
-/** Resolves the per-request call info (workspace, actor): supplied by the app (single or multi-project, auth). */
-export type CallInfoFor = (req: FastifyRequest, projectId: string | undefined) => Promise<CallInfo>;
-
 export interface RestOptions {
-  executor: Executor;
-  callInfoFor: CallInfoFor;
+  pipeline: Pipeline;
   /** The tools this caller may use, as the policy describes them to it (GET /v1/tools). */
   toolsFor?: (req: FastifyRequest) => readonly ToolDefinition[];
 }
@@ -27,16 +24,49 @@ export function sendEnvelope(reply: FastifyReply, status: number, envelope: Enve
   return reply.code(status).type('application/json; charset=utf-8').serializer(JSON.stringify).send(envelope);
 }
 
+const headerValue = (v: string | string[] | undefined): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
+
+/**
+ * The REST request as the pipeline's plain caller values; If-Match and Prefer are parsed here, at the door.
+ * Throws INVALID_PARAM when the URL and X-Project-Id name different projects.
+ */
+export function restCaller(req: FastifyRequest, urlProject?: string): CallerInfo {
+  const headerProject = headerValue(req.headers['x-project-id']);
+  if (urlProject !== undefined && headerProject !== undefined && urlProject !== headerProject) {
+    throw new ToolError('INVALID_PARAM', 'The X-Project-Id header names another project than the URL; send one of them.');
+  }
+  const ifMatch = headerValue(req.headers['if-match']);
+  return {
+    authorization: req.headers.authorization,
+    admitted: gateAdmission(req),
+    clientIp: req.ip,
+    projectId: urlProject ?? headerProject,
+    expectedVersion: ifMatch === undefined ? undefined : parseIfMatch(ifMatch),
+    switches: req.headers['x-toolgate-switches'],
+    waitS: preferWait(req.headers.prefer),
+    requestId: String(req.id),
+  };
+}
+
+/** `Prefer: wait=N` (RFC 7240), seconds; undefined when absent or malformed. */
+export function preferWait(header: string | string[] | undefined): number | undefined {
+  const text = Array.isArray(header) ? header.join(',') : header;
+  const m = text === undefined ? null : /(?:^|[,;\s])wait\s*=\s*"?(\d{1,6})"?/i.exec(text);
+  return m ? Number(m[1]) : undefined;
+}
+
 export async function registerRest(app: FastifyInstance, opts: RestOptions): Promise<void> {
-  const handle = async (req: FastifyRequest, reply: FastifyReply, toolName: string, projectId?: string) => {
-    let call: CallInfo;
+  const { pipeline } = opts;
+  const handle = async (req: FastifyRequest, reply: FastifyReply, toolName: string, urlProject?: string) => {
+    let caller: CallerInfo;
     try {
-      call = await opts.callInfoFor(req, projectId);
+      caller = restCaller(req, urlProject);
     } catch (err) {
-      return reply.send(err);
+      const refused = pipeline.refuse({ authorization: undefined, clientIp: req.ip, requestId: String(req.id) }, toolName, err as ToolError, reply.elapsedTime);
+      return sendEnvelope(reply, refused.httpStatus, refused.envelope);
     }
-    const ifMatch = req.headers['if-match'];
-    const outcome = await opts.executor.execute({ ...call, ifMatch: typeof ifMatch === 'string' ? ifMatch : undefined }, toolName, req.body);
+    const outcome = await pipeline.executeTool(caller, toolName, req.body);
+    for (const [k, v] of Object.entries(outcome.headers)) void reply.header(k, v);
     const etag = outcome.version ? etagOf(outcome.version) : undefined;
     return sendEnvelope(reply, outcome.httpStatus, outcome.envelope, etag);
   };
@@ -47,6 +77,7 @@ export async function registerRest(app: FastifyInstance, opts: RestOptions): Pro
       url,
       validatorCompiler: noValidation,
       serializerCompiler: plainJson,
+      config: { toolCall: tool.name },
       schema: {
         // The per-project form is the same operation under /v1/projects/{projectId}; documented once.
         hide: withProject,
@@ -78,7 +109,7 @@ export async function registerRest(app: FastifyInstance, opts: RestOptions): Pro
     toolRoute(tool, `/v1/projects/:projectId/tools/${tool.name}`, true);
   }
   // Aliases and unknown names go through the same executor (which answers NOT_FOUND for unknown tools).
-  const anyTool = { validatorCompiler: noValidation, serializerCompiler: plainJson, schema: { hide: true } };
+  const anyTool = { validatorCompiler: noValidation, serializerCompiler: plainJson, config: { toolCall: true as const }, schema: { hide: true } };
   app.post('/v1/tools/:tool', anyTool, (req, reply) => handle(req, reply, (req.params as { tool: string }).tool));
   app.post('/v1/projects/:projectId/tools/:tool', anyTool, (req, reply) => {
     const params = req.params as { projectId: string; tool: string };

@@ -56,12 +56,18 @@ export interface Expectations {
   expected_mtime_ms?: number | undefined;
   expected_size_bytes?: number | undefined;
   expected_sha256?: string | undefined;
-  /** Raw REST If-Match header. */
-  if_match?: string | undefined;
+  /** A version the door received out of band (REST If-Match), parsed there. */
+  version_match?: VersionMatch | undefined;
+}
+
+/** An If-Match style expectation: any existing version (`*`), or one of these sha256 values. */
+export interface VersionMatch {
+  any: boolean;
+  tags: string[];
 }
 
 export function hasExpectation(e: Expectations): boolean {
-  return e.expected_mtime_ms !== undefined || e.expected_size_bytes !== undefined || e.expected_sha256 !== undefined || e.if_match !== undefined;
+  return e.expected_mtime_ms !== undefined || e.expected_size_bytes !== undefined || e.expected_sha256 !== undefined || e.version_match !== undefined;
 }
 
 /**
@@ -72,11 +78,11 @@ export function hasExpectation(e: Expectations): boolean {
 export function hasVersion(e: Expectations): boolean {
   if (e.expected_sha256 !== undefined) return true;
   if (e.expected_mtime_ms !== undefined && e.expected_size_bytes !== undefined) return true;
-  return e.if_match !== undefined && parseIfMatch(e.if_match).tags.length > 0;
+  return e.version_match !== undefined && e.version_match.tags.length > 0;
 }
 
-/** Parses an If-Match header into the accepted sha256 values; '*' means "any existing version". */
-export function parseIfMatch(header: string): { any: boolean; tags: string[] } {
+/** Parses an If-Match header into the accepted sha256 values; '*' means "any existing version". Doors call it. */
+export function parseIfMatch(header: string): VersionMatch {
   const trimmed = header.trim();
   if (trimmed === '*') return { any: true, tags: [] };
   const tags = trimmed
@@ -99,15 +105,15 @@ export function checkExpectations(rel: string, current: VersionStamp | null, e: 
         ...(e.expected_mtime_ms !== undefined && { mtime_ms: e.expected_mtime_ms }),
         ...(e.expected_size_bytes !== undefined && { size_bytes: e.expected_size_bytes }),
         ...(e.expected_sha256 !== undefined && { sha256: e.expected_sha256 }),
-        ...(e.if_match !== undefined && { if_match: e.if_match }),
+        ...(e.version_match !== undefined && { if_match: e.version_match.any ? '*' : e.version_match.tags.map((t) => `"${t}"`).join(', ') }),
       },
     });
   if (!current) throw conflict('it no longer exists');
   if (e.expected_mtime_ms !== undefined && Math.trunc(e.expected_mtime_ms) !== current.mtime_ms) throw conflict('mtime differs');
   if (e.expected_size_bytes !== undefined && e.expected_size_bytes !== current.size_bytes) throw conflict('size differs');
   if (e.expected_sha256 !== undefined && e.expected_sha256.toLowerCase() !== current.sha256) throw conflict('sha256 differs');
-  if (e.if_match !== undefined) {
-    const m = parseIfMatch(e.if_match);
+  if (e.version_match !== undefined) {
+    const m = e.version_match;
     if (!m.any && !m.tags.includes(current.sha256 ?? '')) throw conflict('If-Match does not match the ETag');
   }
 }
