@@ -20,6 +20,7 @@ import type { AfterHook, BeforeHook, Executor } from './tools/execute.js';
 import { registerAttachments } from './transports/attachments.js';
 import { registerApprovals } from './transports/approvals.js';
 import { registerConsole } from './transports/console.js';
+import { registerMcp } from './transports/mcp.js';
 import { registerRest, sendEnvelope } from './transports/rest.js';
 import type { Workspace, WorkspaceLimits } from './workspace/workspace.js';
 import { webSettingsOf } from './web/settings.js';
@@ -235,6 +236,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
 
   await registerRest(app, { pipeline, toolsFor: (req) => ops.policy.toolsFor(req.principal, req.headers['x-toolgate-switches']) });
+  await registerMcp(app, { pipeline, version: VERSION });
   await registerApprovals(app, { policy: ops.policy, authEnabled: ops.auth.enabled });
   await registerConsole(app);
   await registerAttachments(app, { pipeline });

@@ -13,6 +13,7 @@ const HELP = `toolgate: sandboxed file tools over HTTP for AI agents.
 
 Usage:
   toolgate serve [--root DIR] [--port N] [--host ADDR] …   run the service (toolgate serve --help)
+  toolgate mcp [options of serve]                          MCP server on stdio (TOOLGATE_TOKEN, TOOLGATE_PROJECT)
   toolgate tools [--format openai|anthropic|mcp]           list the tools
   toolgate call <tool> [key=value | key:=json …]           call a tool on a running server
   toolgate call <tool> --json '{"path":"a.txt"}'
@@ -36,6 +37,9 @@ async function main(argv: string[]): Promise<number> {
     case 'serve':
       await (await import('./serve.js')).runServe(rest);
       return -1; // keeps running; exits on SIGTERM
+    case 'mcp':
+      await (await import('./mcp-stdio.js')).runMcpStdio(rest);
+      return -1; // serves stdin/stdout until it closes
     case 'tools':
       return tools(rest);
     case 'call':

@@ -60,6 +60,12 @@ export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, O extends z
    * executor waits for it, so that the answer says what it did (TIMEOUT only when it changed nothing).
    */
   mutates: boolean;
+  /** A short human title (MCP `title`); default: the name in words. */
+  title?: string;
+  /** Calling again with the same arguments changes nothing more (MCP `idempotentHint`); default: read tools only. */
+  idempotent?: boolean;
+  /** Reaches outside the workspace (the web; MCP `openWorldHint`); default false. */
+  openWorld?: boolean;
   input: I;
   output: O;
   run(ctx: ToolContext, input: z.output<I>): Promise<ToolResult<z.output<O>>>;
@@ -67,4 +73,15 @@ export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, O extends z
 
 export function defineTool<I extends z.ZodObject, O extends z.ZodType>(def: Omit<ToolDefinition<I, O>, 'mutates'>): ToolDefinition<I, O> {
   return { ...def, mutates: def.risk !== 'read' };
+}
+
+/** The MCP annotations of a tool, from its risk and its own declarations. */
+export function toolAnnotations(tool: ToolDefinition) {
+  return {
+    title: tool.title ?? tool.name.charAt(0).toUpperCase() + tool.name.slice(1).replace(/_/g, ' '),
+    readOnlyHint: tool.risk === 'read',
+    destructiveHint: tool.risk === 'destructive',
+    idempotentHint: tool.idempotent ?? tool.risk === 'read',
+    openWorldHint: tool.openWorld ?? false,
+  };
 }

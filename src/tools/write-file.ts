@@ -34,6 +34,8 @@ export const writeFile = defineTool({
   description:
     'Create a file or overwrite it with the complete new content. Overwriting an existing file needs the version you read (expected_sha256 or expected_mtime_ms + expected_size_bytes). Returns a diff preview; dry_run previews without writing.',
   risk: 'write',
+  // The same content written again (with the version it now has, or none) leaves the same file.
+  idempotent: true,
   riskLevel: 'high',
   input: Input,
   output: Output,

@@ -1,6 +1,6 @@
 // Tool definitions exported for registration with model APIs, generated from the one registry.
 import { z } from 'zod';
-import type { ToolDefinition } from '../tools/define.js';
+import { toolAnnotations, type ToolDefinition } from '../tools/define.js';
 
 export type ToolFormat = 'toolgate' | 'openai' | 'anthropic' | 'mcp';
 
@@ -25,12 +25,10 @@ export function exportTools(tools: readonly ToolDefinition[], format: ToolFormat
       return tools.map((t) => ({ name: t.name, description: t.description, input_schema: inputJsonSchema(t) }));
     case 'mcp':
       return {
-        tools: tools.map((t) => ({
-          name: t.name,
-          description: t.description,
-          inputSchema: inputJsonSchema(t),
-          annotations: { readOnlyHint: t.risk === 'read', destructiveHint: t.risk === 'destructive' || t.riskLevel === 'high', idempotentHint: t.risk === 'read' },
-        })),
+        tools: tools.map((t) => {
+          const annotations = toolAnnotations(t);
+          return { name: t.name, title: annotations.title, description: t.description, inputSchema: inputJsonSchema(t), annotations };
+        }),
       };
     default:
       return {

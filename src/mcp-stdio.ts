@@ -1,0 +1,38 @@
+// `toolgate mcp`: the MCP server on stdin/stdout, with the settings of `toolgate serve` (variables and flags).
+// stdout carries JSON-RPC only: logs and audit lines that `serve` prints go to stderr here.
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { buildApp, VERSION } from './app.js';
+import { ConfigError, loadConfig } from './config.js';
+import { parseSettingFlags, UsageError } from './serve.js';
+import { createMcpServer, stdioCaller } from './transports/mcp.js';
+
+export async function runMcpStdio(argv: readonly string[]): Promise<void> {
+  let app;
+  try {
+    const config = loadConfig(process.env, parseSettingFlags(argv));
+    app = await buildApp(config, {
+      logger: { level: config.logLevel, stream: process.stderr },
+      auditStream: config.auditStdout ? process.stderr : null,
+    });
+  } catch (err) {
+    const usage = err instanceof ConfigError || err instanceof UsageError;
+    process.stderr.write(`toolgate: ${usage ? '' : 'failed to start: '}${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(usage ? 2 : 1);
+  }
+  const server = createMcpServer(VERSION, (signal) => stdioCaller(signal), app.toolgate.pipeline);
+  const transport = new StdioServerTransport();
+  let closing = false;
+  const close = async () => {
+    if (closing) return;
+    closing = true;
+    // Calls in flight finish and the audit is flushed before the process ends.
+    await server.close().catch(() => undefined);
+    await app.close();
+    process.exit(0);
+  };
+  transport.onclose = () => void close();
+  process.stdin.once('end', () => void close());
+  process.once('SIGTERM', () => void close());
+  process.once('SIGINT', () => void close());
+  await server.connect(transport);
+}
