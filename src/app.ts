@@ -22,6 +22,7 @@ import { registerApprovals } from './transports/approvals.js';
 import { registerConsole } from './transports/console.js';
 import { registerMcp } from './transports/mcp.js';
 import { registerRest, sendEnvelope } from './transports/rest.js';
+import { registerWebSocket } from './transports/ws.js';
 import type { Workspace, WorkspaceLimits } from './workspace/workspace.js';
 import { webSettingsOf } from './web/settings.js';
 
@@ -237,6 +238,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
 
   await registerRest(app, { pipeline, toolsFor: (req) => ops.policy.toolsFor(req.principal, req.headers['x-toolgate-switches']) });
   await registerMcp(app, { pipeline, version: VERSION });
+  await registerWebSocket(app, { pipeline, maxMessageBytes: config.bodyLimitBytes });
   await registerApprovals(app, { policy: ops.policy, authEnabled: ops.auth.enabled });
   await registerConsole(app);
   await registerAttachments(app, { pipeline });

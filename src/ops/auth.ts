@@ -157,6 +157,7 @@ export function assertSafeBind(host: string, auth: Authenticator): void {
 /** Paths pino must never print (Fastify request logs, errors that carry headers). */
 export const REDACT_PATHS = [
   'req.headers.authorization',
+  'req.headers["sec-websocket-protocol"]',
   'req.headers.cookie',
   'req.headers["proxy-authorization"]',
   'req.headers["x-api-key"]',
@@ -166,3 +167,17 @@ export const REDACT_PATHS = [
   'token',
   'err.config.headers.authorization',
 ];
+
+/** Subprotocol prefix that carries a bearer token for browsers, which cannot set headers on a WebSocket. */
+export const BEARER_SUBPROTOCOL = 'toolgate.bearer.';
+
+/**
+ * The credentials of a request: its Authorization header, or for a WebSocket upgrade without one the
+ * `toolgate.bearer.<token>` subprotocol (never a URL parameter, which would end up in access logs).
+ */
+export function credentialsOf(headers: { authorization?: string | undefined; upgrade?: string | undefined; 'sec-websocket-protocol'?: string | undefined }): string | undefined {
+  if (headers.authorization !== undefined || headers.upgrade?.toLowerCase() !== 'websocket') return headers.authorization;
+  const offered = (headers['sec-websocket-protocol'] ?? '').split(',').map((p) => p.trim());
+  const token = offered.find((p) => p.startsWith(BEARER_SUBPROTOCOL))?.slice(BEARER_SUBPROTOCOL.length);
+  return token ? `Bearer ${token}` : undefined;
+}

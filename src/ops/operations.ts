@@ -8,7 +8,7 @@ import { createPipeline, type Admission, type Pipeline } from '../pipeline/execu
 import { createExecutor, type AfterHook, type BeforeHook, type Executor } from '../tools/execute.js';
 import type { WorkspaceLimits } from '../workspace/workspace.js';
 import { AuditLog } from './audit.js';
-import { assertRiskAllowed, Authenticator, loadTokens, REDACT_PATHS, type Principal, type TokenEntry } from './auth.js';
+import { assertRiskAllowed, Authenticator, credentialsOf, loadTokens, REDACT_PATHS, type Principal, type TokenEntry } from './auth.js';
 import { registerHealth } from './health.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { PolicyService } from './policy.js';
@@ -115,7 +115,7 @@ export async function registerOperations(app: FastifyInstance, ops: Operations, 
   if (auth.enabled) {
     app.addHook('onRequest', async (req, reply) => {
       if (!isV1(req)) return;
-      const result = await pipeline.authenticate(req.headers.authorization, req.ip);
+      const result = await pipeline.authenticate(credentialsOf(req.headers), req.ip);
       if (result.ok) {
         admissionOf.set(req, result.admission);
         req.principal = result.principal;
@@ -126,6 +126,12 @@ export async function registerOperations(app: FastifyInstance, ops: Operations, 
         ? pipeline.refuse({ authorization: undefined, clientIp: req.ip, requestId: String(req.id) }, tool, result.error, reply.elapsedTime).envelope
         : errorEnvelope(bareContext(String(req.id)), result.error);
       for (const [k, v] of Object.entries(result.headers)) void reply.header(k, v);
+      // A refused WebSocket upgrade has no HTTP server behind its socket to end it after the answer: end it
+      // here, or it would stay open and hold shutdown.
+      if (req.headers.upgrade !== undefined) {
+        void reply.header('connection', 'close');
+        reply.raw.once('finish', () => req.raw.socket.end());
+      }
       return reply.code(result.error.httpStatus).type('application/json; charset=utf-8').serializer(JSON.stringify).send(envelope);
     });
   }

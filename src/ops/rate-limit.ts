@@ -67,7 +67,11 @@ function counter(store: CounterStore, max: number, timeWindow: number, failOpen:
     let current = 0;
     let ttl = 0;
     try {
-      ({ current, ttl } = await new Promise<{ current: number; ttl: number }>((resolve, reject) => store.incr(key, (err, res) => (err ? reject(err) : resolve(res)), timeWindow, max)));
+      // The memory store hands back its live entry, which later calls of the same tick keep counting up:
+      // copy the numbers in the callback, or concurrent calls all read the last count and are all refused.
+      ({ current, ttl } = await new Promise<{ current: number; ttl: number }>((resolve, reject) =>
+        store.incr(key, (err, res) => (err ? reject(err) : resolve({ current: res.current, ttl: res.ttl })), timeWindow, max),
+      ));
     } catch (err) {
       // Failing open counts the call as free; failing closed lets the caller refuse it.
       if (!failOpen) throw err;

@@ -34,6 +34,8 @@ export interface CallerInfo {
   requestId?: string | undefined;
   /** Aborted when the client goes away. */
   signal?: AbortSignal | undefined;
+  /** A shorter time limit for this call (WebSocket `timeout_seconds`). */
+  timeoutMs?: number | undefined;
 }
 
 export interface ToolCallOutcome extends CallOutcome {
@@ -120,6 +122,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       switches: caller.switches,
       waitS: caller.waitS,
       signal: caller.signal,
+      timeoutMs: caller.timeoutMs,
       responseHeaders: headers,
     };
   }

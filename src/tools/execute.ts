@@ -24,6 +24,8 @@ export interface CallInfo {
   workspaceFor?: ((projectId: string) => Promise<Workspace>) | undefined;
   /** Aborted when the client goes away. */
   signal?: AbortSignal | undefined;
+  /** A shorter time limit the caller asked for (WebSocket timeout_seconds); never longer than TOOLGATE_TOOL_TIMEOUT_MS. */
+  timeoutMs?: number | undefined;
   /** Headers the hooks want on the door's response (rate-limit budget); doors without headers ignore them. */
   responseHeaders?: Record<string, string> | undefined;
   /** Policy switches as the caller sent them (REST `X-Toolgate-Switches`). */
@@ -125,7 +127,7 @@ export function createExecutor(opts: ExecutorOptions) {
       const input = parsed.data as Record<string, unknown>;
       if (typeof input.path === 'string') pathResolved = safeRel(input.path);
       for (const hook of before) await hook(call, tool, input);
-      const runTool: RunTool = (i, onResolve) => runWithTimeout(tool, call, i, opts.toolTimeoutMs, onResolve);
+      const runTool: RunTool = (i, onResolve) => runWithTimeout(tool, call, i, Math.min(opts.toolTimeoutMs, call.timeoutMs ?? Infinity), onResolve);
       const { result, httpStatus } = opts.gate ? await opts.gate(call, tool, input, approvalId, runTool) : { result: await runTool(input), httpStatus: 200 };
       risk = tool.risk;
       riskLevel = result.riskLevel ?? tool.riskLevel;
