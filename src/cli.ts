@@ -14,7 +14,7 @@ const HELP = `toolgate: sandboxed file tools over HTTP for AI agents.
 Usage:
   toolgate serve [--root DIR] [--port N] [--host ADDR] …   run the service (toolgate serve --help)
   toolgate mcp [options of serve]                          MCP server on stdio (TOOLGATE_TOKEN, TOOLGATE_PROJECT)
-  toolgate tools [--format openai|anthropic|mcp]           list the tools
+  toolgate tools [--format openai|openai-responses|anthropic|mcp]  list the tools
   toolgate call <tool> [key=value | key:=json …]           call a tool on a running server
   toolgate call <tool> --json '{"path":"a.txt"}'
       --url URL        server (TOOLGATE_URL, default http://127.0.0.1:8080)
@@ -72,10 +72,9 @@ async function tools(argv: string[]): Promise<number> {
   const { values } = parseArgs({ args: argv, options: { format: { type: 'string' } }, strict: true });
   const { TOOLS } = await import('./tools/registry.js');
   if (values.format) {
-    const { exportTools } = await import('./transports/function-defs.js');
-    const formats = ['toolgate', 'openai', 'anthropic', 'mcp'] as const;
-    const format = formats.find((f) => f === values.format);
-    if (!format) throw new CliUsageError(`--format accepts ${formats.join(', ')}`);
+    const { exportTools, TOOL_FORMATS } = await import('./transports/function-defs.js');
+    const format = TOOL_FORMATS.find((f) => f === values.format);
+    if (!format) throw new CliUsageError(`--format accepts ${TOOL_FORMATS.join(', ')}`);
     process.stdout.write(`${JSON.stringify(exportTools(TOOLS, format), null, 2)}\n`);
     return EXIT.ok;
   }

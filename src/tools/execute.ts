@@ -8,7 +8,7 @@ import { HandleScope, resolveInWorkspace, type ResolvedPath, type ResolveOptions
 import type { VersionMatch } from '../workspace/versions.js';
 import type { Workspace } from '../workspace/workspace.js';
 import type { ToolContext, ToolDefinition, ToolResult } from './define.js';
-import { findTool } from './registry.js';
+import { findTool, TOOLS } from './registry.js';
 
 /** Who is calling and where, once authenticated and resolved to a workspace (built by the pipeline). */
 export interface CallInfo {
@@ -94,13 +94,57 @@ export function applyParamAliases(input: Record<string, unknown>, aliases: Reado
   return top;
 }
 
-function describeZodError(err: z.ZodError): string {
+/** "the string \"x\"", "null", "an array": what came, for a wrong-type message. */
+function describeValue(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'an array';
+  if (typeof v === 'string') return `the string ${JSON.stringify(shortenText(v, 40))}`;
+  if (typeof v === 'object') return 'an object';
+  return `the ${typeof v} ${String(v)}`;
+}
+
+function describeZodError(err: z.ZodError, tool: ToolDefinition, params: Record<string, unknown>): string {
   const issue = err.issues[0];
   if (!issue) return 'Invalid parameters.';
+  const accepted = Object.keys(tool.input.shape).join(', ');
   const where = issue.path.length > 0 ? `'${issue.path.join('.')}'` : 'input';
-  if (issue.code === 'unrecognized_keys') return `Unknown parameter(s): ${issue.keys.join(', ')}; see GET /v1/tools for the accepted parameters.`;
-  if (issue.code === 'invalid_type' && issue.input === undefined) return `Missing required parameter ${where}.`;
+  // Messages name the accepted parameters inline: a model cannot look them up with GET /v1/tools.
+  if (issue.code === 'unrecognized_keys') return `Unknown parameter(s) ${issue.keys.map((k) => `'${k}'`).join(', ')}; ${tool.name} accepts: ${accepted}.`;
+  if (issue.code === 'invalid_type') {
+    let given: unknown = params;
+    for (const key of issue.path) given = given && typeof given === 'object' ? (given as Record<PropertyKey, unknown>)[key] : undefined;
+    if (given === undefined) return `Missing required parameter ${where}; ${tool.name} accepts: ${accepted}.`;
+    // zod says `number` for z.number().int(): an integer field is one that takes 1 but not 1.5.
+    const field = issue.path.length === 1 ? (tool.input.shape as Record<string, z.ZodType>)[String(issue.path[0])] : undefined;
+    const integer = issue.expected === 'int' || (issue.expected === 'number' && field !== undefined && field.safeParse(1).success && !field.safeParse(1.5).success);
+    return `${where} must be ${integer ? 'an integer' : `a ${issue.expected}`}, got ${describeValue(given)}.`;
+  }
   return `Invalid parameter ${where}: ${issue.message}.`;
+}
+
+const NUMERIC = /^\s*-?\d+(\.\d+)?\s*$/;
+
+/**
+ * Arguments as models send them, tried only when the strict parse failed: `null` for an optional argument
+ * means "not given" (strict function calling sends every property), and a number sent as a numeric string
+ * ("3") counts as the number where the schema wants one.
+ */
+function lenientArguments(tool: ToolDefinition, params: Record<string, unknown>): Record<string, unknown> | null {
+  const shape = tool.input.shape as Record<string, z.ZodType>;
+  let changed = false;
+  const out: Record<string, unknown> = { ...params };
+  for (const [key, value] of Object.entries(params)) {
+    const field = shape[key];
+    if (!field) continue;
+    if (value === null && !field.safeParse(null).success && field.safeParse(undefined).success) {
+      delete out[key];
+      changed = true;
+    } else if (typeof value === 'string' && NUMERIC.test(value) && !field.safeParse(value).success && field.safeParse(Number(value)).success) {
+      out[key] = Number(value);
+      changed = true;
+    }
+  }
+  return changed ? out : null;
 }
 
 export function createExecutor(opts: ExecutorOptions) {
@@ -116,19 +160,24 @@ export function createExecutor(opts: ExecutorOptions) {
     let pathResolved: string | null = null;
     let outcome: CallOutcome;
     try {
-      if (!tool) throw new ToolError('NOT_FOUND', `Unknown tool '${shortenText(name, 100)}'; GET /v1/tools lists the available tools.`);
+      if (!tool) throw new ToolError('NOT_FOUND', `Unknown tool '${shortenText(name, 100)}'; the tools are: ${TOOLS.map((t) => t.name).join(', ')}.`);
       if (rawInput === undefined || rawInput === null || typeof rawInput !== 'object' || Array.isArray(rawInput)) {
         throw new ToolError('INVALID_PARAM', 'The request body must be a JSON object of tool arguments.');
       }
       const { approval_id: approvalId, ...args } = params;
-      if (approvalId !== undefined && typeof approvalId !== 'string') throw new ToolError('INVALID_PARAM', "Invalid parameter 'approval_id': expected the id of an approval request (apr_…).");
-      const parsed = tool.input.safeParse(applyParamAliases(args, tool.paramAliases));
-      if (!parsed.success) throw new ToolError('INVALID_PARAM', describeZodError(parsed.error), { issues: parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })) });
+      if (approvalId !== undefined && approvalId !== null && typeof approvalId !== 'string') throw new ToolError('INVALID_PARAM', "Invalid parameter 'approval_id': expected the id of an approval request (apr_…).");
+      const aliased = applyParamAliases(args, tool.paramAliases);
+      let parsed = tool.input.safeParse(aliased);
+      if (!parsed.success) {
+        const lenient = lenientArguments(tool, aliased);
+        if (lenient) parsed = tool.input.safeParse(lenient);
+      }
+      if (!parsed.success) throw new ToolError('INVALID_PARAM', describeZodError(parsed.error, tool, aliased), { issues: parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })) });
       const input = parsed.data as Record<string, unknown>;
       if (typeof input.path === 'string') pathResolved = safeRel(input.path);
       for (const hook of before) await hook(call, tool, input);
       const runTool: RunTool = (i, onResolve) => runWithTimeout(tool, call, i, Math.min(opts.toolTimeoutMs, call.timeoutMs ?? Infinity), onResolve);
-      const { result, httpStatus } = opts.gate ? await opts.gate(call, tool, input, approvalId, runTool) : { result: await runTool(input), httpStatus: 200 };
+      const { result, httpStatus } = opts.gate ? await opts.gate(call, tool, input, approvalId ?? undefined, runTool) : { result: await runTool(input), httpStatus: 200 };
       risk = tool.risk;
       riskLevel = result.riskLevel ?? tool.riskLevel;
       if (result.pathResolved !== undefined) pathResolved = result.pathResolved;

@@ -2,7 +2,8 @@
 import { z } from 'zod';
 import { toolAnnotations, type ToolDefinition } from '../tools/define.js';
 
-export type ToolFormat = 'toolgate' | 'openai' | 'anthropic' | 'mcp';
+export type ToolFormat = 'toolgate' | 'openai' | 'openai-responses' | 'anthropic' | 'mcp';
+export const TOOL_FORMATS = ['toolgate', 'openai', 'openai-responses', 'anthropic', 'mcp'] as const satisfies readonly ToolFormat[];
 
 const schemaCache = new WeakMap<ToolDefinition, Record<string, unknown>>();
 
@@ -17,10 +18,45 @@ export function inputJsonSchema(tool: ToolDefinition): Record<string, unknown> {
   return schema;
 }
 
+/** Keywords OpenAI's strict mode refuses; the server still enforces them when the call arrives. */
+const STRICT_UNSUPPORTED = ['default', 'minLength', 'maxLength', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'pattern', 'format', 'minItems', 'maxItems', 'uniqueItems', 'minProperties', 'maxProperties', '$schema'];
+
+/**
+ * A JSON Schema as OpenAI's strict mode wants it: every property required, the optional ones nullable
+ * (the server takes null as "not given"), additionalProperties false, no unsupported keyword.
+ */
+export function strictJsonSchema(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(strictJsonSchema);
+  if (!schema || typeof schema !== 'object') return schema;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(schema as Record<string, unknown>)) {
+    if (STRICT_UNSUPPORTED.includes(k)) continue;
+    out[k] = k === 'properties' || k === '$defs' || k === 'definitions' ? Object.fromEntries(Object.entries(v as Record<string, unknown>).map(([p, s]) => [p, strictJsonSchema(s)])) : strictJsonSchema(v);
+  }
+  if (out.type === 'object' || out.properties) {
+    const props = (out.properties ?? {}) as Record<string, Record<string, unknown>>;
+    const required = new Set((out.required as string[] | undefined) ?? []);
+    for (const [name, prop] of Object.entries(props)) if (!required.has(name)) props[name] = nullable(prop);
+    out.properties = props;
+    out.required = Object.keys(props);
+    out.additionalProperties = false;
+  }
+  return out;
+}
+
+function nullable(prop: Record<string, unknown>): Record<string, unknown> {
+  if (typeof prop.type === 'string') return { ...prop, type: [prop.type, 'null'], ...(Array.isArray(prop.enum) && { enum: [...(prop.enum as unknown[]), null] }) };
+  if (Array.isArray(prop.type)) return prop.type.includes('null') ? prop : { ...prop, type: [...(prop.type as string[]), 'null'] };
+  return { anyOf: [prop, { type: 'null' }] };
+}
+
 export function exportTools(tools: readonly ToolDefinition[], format: ToolFormat): unknown {
   switch (format) {
     case 'openai':
-      return tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: inputJsonSchema(t) } }));
+      return tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, strict: true, parameters: strictJsonSchema(inputJsonSchema(t)) } }));
+    case 'openai-responses':
+      // The Responses API's flat shape: name and parameters beside type, no nested `function`.
+      return tools.map((t) => ({ type: 'function', name: t.name, description: t.description, strict: true, parameters: strictJsonSchema(inputJsonSchema(t)) }));
     case 'anthropic':
       return tools.map((t) => ({ name: t.name, description: t.description, input_schema: inputJsonSchema(t) }));
     case 'mcp':

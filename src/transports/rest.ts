@@ -8,7 +8,7 @@ import type { CallerInfo, Pipeline } from '../pipeline/execute-tool.js';
 import type { ToolDefinition } from '../tools/define.js';
 import { TOOLS } from '../tools/registry.js';
 import { etagOf, parseIfMatch } from '../workspace/versions.js';
-import { exportTools, type ToolFormat } from './function-defs.js';
+import { exportTools, TOOL_FORMATS, type ToolFormat } from './function-defs.js';
 
 export interface RestOptions {
   pipeline: Pipeline;
@@ -122,9 +122,9 @@ export async function registerRest(app: FastifyInstance, opts: RestOptions): Pro
       schema: {
         summary: 'List the tools',
         description:
-          'The tools this caller may use (its token\'s risks and the policy, with the switches of X-Toolgate-Switches): name, description (which says where a tool asks for approval), risk, aliases and the input JSON Schema; `format=openai|anthropic|mcp` returns ready-to-register function definitions.',
+          "The tools this caller may use (its token's risks and the policy, with the switches of X-Toolgate-Switches): name, description (which says where a tool asks for approval), risk, aliases and the input JSON Schema; `format=openai|openai-responses|anthropic|mcp` returns ready-to-register function definitions (the OpenAI ones valid in strict mode).",
         tags: ['meta'],
-        querystring: z.object({ format: z.enum(['toolgate', 'openai', 'anthropic', 'mcp']).default('toolgate') }),
+        querystring: z.object({ format: z.enum(TOOL_FORMATS).default('toolgate') }),
       },
     },
     (req) => exportTools(opts.toolsFor ? opts.toolsFor(req) : TOOLS, (req.query as { format: ToolFormat }).format),
