@@ -2,6 +2,7 @@
 // `tool_result {call_id, result}` with the envelope. Calls run concurrently on one connection and are
 // answered as they finish; every call goes through the pipeline. The token is checked by the /v1 gate
 // before the upgrade (Authorization header, or the `toolgate.bearer.<token>` subprotocol for browsers).
+import { setMaxListeners } from 'node:events';
 import fastifyWebsocket, { type WebSocket } from '@fastify/websocket';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
@@ -55,6 +56,8 @@ function handleConnection(socket: WebSocket, req: FastifyRequest, pipeline: Pipe
   const inFlight = new Set<string>();
   // Calls still running when the connection ends are stopped (the executor sees the client go away).
   const gone = new AbortController();
+  // Every call in flight listens on this one signal.
+  setMaxListeners(MAX_IN_FLIGHT + 1, gone.signal);
   const query = req.query as { project?: string } | undefined;
   const header = req.headers['x-project-id'];
   const project = typeof header === 'string' && header !== '' ? header : query?.project || undefined;
