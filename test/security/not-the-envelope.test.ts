@@ -140,7 +140,8 @@ describe('a tool name over 100 characters gets Fastify bare 414', () => {
     expect(project.body.error?.code).toBe('NOT_FOUND');
     const hundred = await post(`/v1/tools/${'u'.repeat(100)}`, '{}');
     expect(hundred.body.error?.code).toBe('NOT_FOUND');
-    expect(hundred.body.error?.message).toContain('GET /v1/tools');
+    // The message names the tools inline: a model cannot call GET /v1/tools (issue 15, point 5).
+    expect(hundred.body.error?.message).toContain('the tools are: read_file, ');
   });
 
   it('a URL that does not decode is INVALID_PARAM', async () => {
