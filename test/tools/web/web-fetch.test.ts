@@ -208,9 +208,14 @@ describe('web_fetch: content', () => {
   });
 
   it('rejects a max_bytes that is not a positive whole number', async () => {
-    for (const max_bytes of [0, -1, 1.5, '100']) {
+    for (const max_bytes of [0, -1, 1.5, '1.5', 'x']) {
       const res = await open.call('web_fetch', { url: `${wiki.origin}/notes.txt`, max_bytes });
       expect(res.body.error?.code).toBe('INVALID_PARAM');
     }
+  });
+
+  it('takes a max_bytes sent as a numeric string, as models send numbers', async () => {
+    const res = await open.call('web_fetch', { url: `${wiki.origin}/notes.txt`, max_bytes: '100' });
+    expect(res.body.status).not.toBe('error');
   });
 });
