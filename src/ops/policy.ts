@@ -208,6 +208,24 @@ export class PolicyService {
     return { ...input, expected_sha256: sha };
   }
 
+  /**
+   * The door asks its person (MCP elicitation, WebSocket confirmation_request); true when they decided. The
+   * decision is the caller's own (the pipeline offers `confirm` only to a token that may decide its own calls).
+   */
+  private async confirmInBand(call: CallInfo, record: ApprovalRecord): Promise<boolean> {
+    if (!call.confirm || !this.store) return false;
+    const answer = await call.confirm(approvalRequestView(record), call.signal);
+    if (!answer) return false;
+    try {
+      const decided = await this.store.decide(record.id, { decision: answer.approve ? 'approved' : 'rejected', by: call.actor ?? null, reason: answer.reason ?? null, selfApprove: true });
+      this.note(decided.status === 'approved' ? 'approved' : 'rejected', decided);
+    } catch (err) {
+      // Decided elsewhere meanwhile (the console, another replica): the repeat below meets that decision.
+      if (!(err instanceof ApprovalError)) throw err;
+    }
+    return true;
+  }
+
   /** True when a person decided within the caller's `Prefer: wait`. */
   private async waitFor(call: CallInfo, id: string): Promise<boolean> {
     const waitS = Math.min(call.waitS ?? 0, this.deps.config.approvalMaxWaitS);
@@ -244,6 +262,7 @@ export class PolicyService {
       ttlMs: (this.policy as Policy).approvalTtlMs,
     });
     this.note('requested', record, { request_id: call.requestId });
+    if (mayWait && (await this.confirmInBand(call, record))) return this.runGated(call, tool, input, record.id, runTool, switches, false);
     if (mayWait && (await this.waitFor(call, record.id))) return this.runGated(call, tool, input, record.id, runTool, switches, false);
     return pendingAnswer(record, dry);
   }
@@ -345,9 +364,9 @@ async function versionAt(p: ResolvedPath): Promise<VersionStamp | null> {
   return (await fileState(p))?.version ?? null;
 }
 
-/** The 202 answer: nothing changed, the request and what the dry run showed. */
-function pendingAnswer(record: ApprovalRecord, dry: ToolResult<unknown> | null): GatedResult {
-  const approval = {
+/** What the person deciding sees of a request (the 202 answer's `approval`, a door's confirmation). */
+function approvalRequestView(record: ApprovalRecord) {
+  return {
     id: record.id,
     status: record.status,
     expires_at: record.expires_at,
@@ -359,6 +378,11 @@ function pendingAnswer(record: ApprovalRecord, dry: ToolResult<unknown> | null):
     diff_preview: record.diff_preview,
     diff_truncated: record.diff_truncated,
   };
+}
+
+/** The 202 answer: nothing changed, the request and what the dry run showed. */
+function pendingAnswer(record: ApprovalRecord, dry: ToolResult<unknown> | null): GatedResult {
+  const approval = approvalRequestView(record);
   const base = dry?.data && typeof dry.data === 'object' ? (dry.data as Record<string, unknown>) : {};
   return {
     httpStatus: 202,

@@ -5,10 +5,10 @@
 import { randomUUID } from 'node:crypto';
 import { bareContext, errorEnvelope, toToolError, ToolError } from '../envelope.js';
 import type { AuditLog } from '../ops/audit.js';
-import type { Authenticator, Principal } from '../ops/auth.js';
+import { allowsRisk, type Authenticator, type Principal } from '../ops/auth.js';
 import type { Projects } from '../ops/projects.js';
 import type { AuthFailureLimiter } from '../ops/rate-limit.js';
-import type { CallInfo, CallOutcome, Executor } from '../tools/execute.js';
+import type { CallInfo, CallOutcome, ConfirmFn, Executor } from '../tools/execute.js';
 import type { VersionMatch } from '../workspace/versions.js';
 
 /** What a door knows about a call, as plain values: no framework request travels past the door. */
@@ -34,6 +34,8 @@ export interface CallerInfo {
   requestId?: string | undefined;
   /** Aborted when the client goes away. */
   signal?: AbortSignal | undefined;
+  /** The door can ask its person in band (MCP elicitation, WebSocket confirmation); used only for a token that may decide its own calls. */
+  confirm?: ConfirmFn | undefined;
   /** A shorter time limit for this call (WebSocket `timeout_seconds`). */
   timeoutMs?: number | undefined;
 }
@@ -55,6 +57,11 @@ function admit(principal: Principal | null): AuthResult {
   const admission: Admission = Object.freeze({ principal });
   admissions.add(admission);
   return { ok: true, principal, admission };
+}
+
+/** In-band confirmation is a decision by the caller itself: only without tokens, or for a self_approve token with `approve`. */
+function decidesOwnCalls(principal: Principal | null): boolean {
+  return principal === null || (allowsRisk(principal, 'approve') && principal.selfApprove);
 }
 
 export interface PipelineDeps {
@@ -123,6 +130,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       waitS: caller.waitS,
       signal: caller.signal,
       timeoutMs: caller.timeoutMs,
+      confirm: caller.confirm && decidesOwnCalls(principal) ? caller.confirm : undefined,
       responseHeaders: headers,
     };
   }

@@ -32,7 +32,27 @@ export interface CallInfo {
   switches?: string | readonly string[] | undefined;
   /** Seconds the caller will wait for a person's decision (REST `Prefer: wait=N`). */
   waitS?: number | undefined;
+  /**
+   * Asks the person at the caller's side to decide a call that needs approval, in band (MCP elicitation, the
+   * WebSocket confirmation_request). Set by the pipeline only for a token that may decide its own requests.
+   */
+  confirm?: ConfirmFn | undefined;
 }
+
+/** An approval request as a door shows it to the person deciding (the `approval` of the 202 answer). */
+export interface ConfirmRequest {
+  id: string;
+  tool: string;
+  path: string | null;
+  risk: Risk;
+  risk_level: RiskLevel;
+  summary: string;
+  diff_preview: string;
+  diff_truncated: boolean;
+  expires_at: string;
+}
+/** The person's decision, or null when none came (no capability, dismissed, connection gone): the call stays pending. */
+export type ConfirmFn = (request: ConfirmRequest, signal: AbortSignal | undefined) => Promise<{ approve: boolean; reason?: string | null } | null>;
 
 export interface CallOutcome {
   envelope: Envelope;
