@@ -3,61 +3,15 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
-import type { Envelope } from '../../src/envelope.js';
 import { makeApp, makeTempDir, type TestApp } from '../helpers.js';
 import { captureStream, makeToken } from '../ops/ops-helpers.js';
+import { connect, wsUrl } from './ws-helpers.js';
 
 let t: TestApp | undefined;
-const sockets: WebSocket[] = [];
 afterEach(async () => {
-  for (const s of sockets.splice(0)) s.terminate();
   await t?.close();
   t = undefined;
 });
-
-interface Message {
-  type: string;
-  call_id?: string;
-  result?: Envelope;
-  error?: { code: string; message: string };
-}
-
-async function wsUrl(app: TestApp, query = ''): Promise<string> {
-  await app.app.listen({ host: '127.0.0.1', port: 0 });
-  const addr = app.app.server.address();
-  if (!addr || typeof addr === 'string') throw new Error('no port');
-  return `ws://127.0.0.1:${addr.port}/v1/ws${query}`;
-}
-
-/** Opens a connection and collects its messages; `next(n)` waits for n more. */
-async function connect(url: string, opts: { headers?: Record<string, string>; protocols?: string[] } = {}) {
-  const socket = new WebSocket(url, opts.protocols ?? [], { headers: opts.headers ?? {} });
-  sockets.push(socket);
-  const received: Message[] = [];
-  let waiters: (() => void)[] = [];
-  socket.on('message', (data: Buffer) => {
-    received.push(JSON.parse(data.toString()) as Message);
-    for (const w of waiters) w();
-  });
-  await new Promise<void>((resolve, reject) => {
-    socket.once('open', () => resolve());
-    socket.once('unexpected-response', (_req, res) => reject(new Error(`HTTP ${res.statusCode}`)));
-    socket.once('error', reject);
-  });
-  let seen = 0;
-  return {
-    socket,
-    send: (m: unknown) => socket.send(typeof m === 'string' ? m : JSON.stringify(m)),
-    async next(n = 1): Promise<Message[]> {
-      while (received.length < seen + n) await new Promise<void>((r) => (waiters = [...waiters, r]));
-      waiters = [];
-      const out = received.slice(seen, seen + n);
-      seen += n;
-      return out;
-    },
-  };
-}
 
 describe('WebSocket /v1/ws', () => {
   it('answers tool calls with the envelope, several in flight, each with its call_id', async () => {
