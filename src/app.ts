@@ -238,7 +238,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
 
   await registerRest(app, { pipeline, toolsFor: (req) => ops.policy.toolsFor(req.principal, req.headers['x-toolgate-switches']) });
   await registerMcp(app, { pipeline, version: VERSION });
-  await registerWebSocket(app, { pipeline, maxMessageBytes: config.bodyLimitBytes });
+  await registerWebSocket(app, { pipeline, maxMessageBytes: config.bodyLimitBytes, confirmMaxWaitS: config.approvalMaxWaitS });
   await registerApprovals(app, { policy: ops.policy, authEnabled: ops.auth.enabled });
   await registerConsole(app);
   await registerAttachments(app, { pipeline });

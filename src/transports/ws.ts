@@ -2,6 +2,8 @@
 // `tool_result {call_id, result}` with the envelope. Calls run concurrently on one connection and are
 // answered as they finish; every call goes through the pipeline. The token is checked by the /v1 gate
 // before the upgrade (Authorization header, or the `toolgate.bearer.<token>` subprotocol for browsers).
+// A call that needs approval, from a connection that may decide its own calls, is put to the person at the
+// other end as `confirmation_request`; their `confirmation_response` decides it (SPEC §6).
 import { setMaxListeners } from 'node:events';
 import fastifyWebsocket, { type WebSocket } from '@fastify/websocket';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -9,6 +11,7 @@ import { z } from 'zod';
 import { credentialsOf } from '../ops/auth.js';
 import { gateAdmission } from '../ops/operations.js';
 import type { Pipeline } from '../pipeline/execute-tool.js';
+import type { ConfirmFn, ConfirmRequest } from '../tools/execute.js';
 
 /** Calls one connection may have running; more are answered with an error message, not queued. */
 export const MAX_IN_FLIGHT = 32;
@@ -17,6 +20,14 @@ const PING_INTERVAL_MS = 30_000;
 /** Accepted subprotocol, echoed so that a browser that offered it (with its bearer) accepts the upgrade. */
 export const WS_SUBPROTOCOL = 'toolgate.v1';
 const DEFAULT_TIMEOUT_S = 30;
+/**
+ * How long a call waits for its confirmation_response unless the call says otherwise (SPEC §6: 30 s). The
+ * wait is the person's time, not the tool's: `timeout_seconds` limits each run of the tool (the dry run that
+ * makes the diff, the run after the approval), and the executor's timer is not running while the gate waits,
+ * so a write sent with a 5 s tool limit still leaves its person 30 s to read the diff. It is bounded on its
+ * own by `confirmation_timeout_seconds` and TOOLGATE_APPROVAL_MAX_WAIT_S, the cap REST's `Prefer: wait` has.
+ */
+export const DEFAULT_CONFIRMATION_TIMEOUT_S = 30;
 
 const ToolCallMessage = z.object({
   type: z.literal('tool_call'),
@@ -24,12 +35,40 @@ const ToolCallMessage = z.object({
   tool_name: z.string().min(1).max(128),
   arguments: z.record(z.string(), z.unknown()).optional(),
   timeout_seconds: z.number().positive().max(3600).optional(),
+  /** Seconds to wait for a confirmation_response when the call needs approval; then it answers pending. */
+  confirmation_timeout_seconds: z.number().positive().max(3600).optional(),
+  /** This call's policy switches (`memory=on`), in place of the upgrade's X-Toolgate-Switches: browsers cannot set headers. */
+  switches: z.string().max(1024).optional(),
 });
+
+// Strict: a misspelt `approve` or a string "true" must not pass as a decision nobody made.
+const ConfirmationResponseMessage = z
+  .object({
+    type: z.literal('confirmation_response'),
+    call_id: z.string().min(1).max(128).optional(),
+    approval_id: z.string().min(1).max(128).optional(),
+    approved: z.boolean(),
+    reason: z.string().max(2000).nullable().optional(),
+  })
+  .strict()
+  .refine((m) => m.call_id !== undefined || m.approval_id !== undefined, { message: 'give the call_id (or approval_id) of the confirmation_request', path: ['call_id'] });
+
+const MESSAGE_SHAPES =
+  '{"type":"tool_call","call_id","tool_name","arguments","timeout_seconds"?,"confirmation_timeout_seconds"?,"switches"?} or ' +
+  '{"type":"confirmation_response","call_id","approved":true|false,"reason"?}';
 
 export interface WsOptions {
   pipeline: Pipeline;
   /** Largest message accepted (bytes); a larger one closes the connection with 1009. */
   maxMessageBytes: number;
+  /** Longest wait for a confirmation_response, seconds (TOOLGATE_APPROVAL_MAX_WAIT_S; 0: never ask in band). */
+  confirmMaxWaitS: number;
+}
+
+/** A confirmation_request that has not been answered yet, by call_id. */
+interface WaitingConfirmation {
+  approvalId: string;
+  settle(answer: { approve: boolean; reason: string | null } | null): void;
 }
 
 function send(socket: WebSocket, message: object): void {
@@ -49,11 +88,18 @@ export async function registerWebSocket(app: FastifyInstance, opts: WsOptions): 
     },
   });
 
-  app.get('/v1/ws', { websocket: true, schema: { hide: true } }, (socket, req) => handleConnection(socket, req, opts.pipeline));
+  app.get('/v1/ws', { websocket: true, schema: { hide: true } }, (socket, req) => handleConnection(socket, req, opts));
 }
 
-function handleConnection(socket: WebSocket, req: FastifyRequest, pipeline: Pipeline): void {
+function describeIssue(error: z.ZodError): string {
+  const issue = error.issues[0];
+  return `'${issue?.path.join('.') || 'message'}': ${issue?.message ?? 'invalid'}`;
+}
+
+function handleConnection(socket: WebSocket, req: FastifyRequest, opts: WsOptions): void {
+  const { pipeline } = opts;
   const inFlight = new Set<string>();
+  const waiting = new Map<string, WaitingConfirmation>();
   // Calls still running when the connection ends are stopped (the executor sees the client go away).
   const gone = new AbortController();
   // Every call in flight listens on this one signal.
@@ -81,19 +127,21 @@ function handleConnection(socket: WebSocket, req: FastifyRequest, pipeline: Pipe
     try {
       msg = JSON.parse(isBinary ? Buffer.from(raw as Buffer).toString('utf8') : String(raw));
     } catch {
-      return send(socket, errorMessage('INVALID_PARAM', 'The message is not valid JSON; send a JSON object with a type (tool_call).'));
+      return send(socket, errorMessage('INVALID_PARAM', 'The message is not valid JSON; send a JSON object with a type (tool_call, confirmation_response, ping).'));
     }
     const type = msg && typeof msg === 'object' ? (msg as { type?: unknown }).type : undefined;
+    const msgCallId = (msg as { call_id?: unknown } | null)?.call_id;
+    const replyId = typeof msgCallId === 'string' ? msgCallId : undefined;
     if (type === 'ping') return send(socket, { type: 'pong' });
+    if (type === 'confirmation_response') {
+      const answer = ConfirmationResponseMessage.safeParse(msg);
+      if (!answer.success) return send(socket, errorMessage('INVALID_PARAM', `Invalid confirmation_response (${describeIssue(answer.error)}); send ${MESSAGE_SHAPES}.`, replyId));
+      return answerConfirmation(answer.data);
+    }
     const parsed = ToolCallMessage.safeParse(msg);
     if (!parsed.success) {
-      const callId = (msg as { call_id?: unknown } | null)?.call_id;
-      const issue = parsed.error.issues[0];
-      const what = type === 'tool_call' ? `'${issue?.path.join('.') || 'message'}': ${issue?.message ?? 'invalid'}` : `unknown message type ${JSON.stringify(type ?? null)}`;
-      return send(
-        socket,
-        errorMessage('INVALID_PARAM', `Invalid message (${what}); send {"type":"tool_call","call_id","tool_name","arguments","timeout_seconds"?}.`, typeof callId === 'string' ? callId : undefined),
-      );
+      const what = type === 'tool_call' ? describeIssue(parsed.error) : `unknown message type ${JSON.stringify(type ?? null)}`;
+      return send(socket, errorMessage('INVALID_PARAM', `Invalid message (${what}); send ${MESSAGE_SHAPES}.`, replyId));
     }
     const call = parsed.data;
     if (inFlight.has(call.call_id)) return send(socket, errorMessage('INVALID_PARAM', `Call '${call.call_id}' is still running; use a new call_id per call.`, call.call_id));
@@ -106,10 +154,12 @@ function handleConnection(socket: WebSocket, req: FastifyRequest, pipeline: Pipe
           admitted: gateAdmission(req),
           clientIp: req.ip,
           projectId: project,
-          switches,
+          switches: call.switches ?? switches,
           requestId: `${String(req.id)}:${call.call_id}`,
           signal: gone.signal,
           timeoutMs: (call.timeout_seconds ?? DEFAULT_TIMEOUT_S) * 1000,
+          // Offered on every call; the pipeline uses it only for a token that may decide its own calls.
+          confirm: confirmOver(call.call_id, Math.min(call.confirmation_timeout_seconds ?? DEFAULT_CONFIRMATION_TIMEOUT_S, opts.confirmMaxWaitS)),
         },
         call.tool_name,
         call.arguments ?? {},
@@ -118,4 +168,45 @@ function handleConnection(socket: WebSocket, req: FastifyRequest, pipeline: Pipe
       .catch(() => send(socket, errorMessage('EXECUTION_ERROR', 'Internal error; the call was not completed.', call.call_id)))
       .finally(() => inFlight.delete(call.call_id));
   });
+
+  /** Asks the person at the other end about one call and waits up to waitS for their answer; null when none came. */
+  function confirmOver(callId: string, waitS: number): ConfirmFn {
+    return (request, signal) =>
+      new Promise((resolve) => {
+        if (waitS <= 0 || signal?.aborted || socket.readyState !== socket.OPEN) return resolve(null);
+        const settle: WaitingConfirmation['settle'] = (answer) => {
+          clearTimeout(timer);
+          signal?.removeEventListener('abort', onClose);
+          waiting.delete(callId);
+          resolve(answer);
+        };
+        // The connection closing is "no decision": the request stays pending for the console.
+        const onClose = () => settle(null);
+        const timer = setTimeout(() => settle(null), waitS * 1000);
+        signal?.addEventListener('abort', onClose, { once: true });
+        waiting.set(callId, { approvalId: request.id, settle });
+        send(socket, { type: 'confirmation_request', call_id: callId, timeout_seconds: waitS, approval: confirmationView(request) });
+      });
+  }
+
+  function answerConfirmation(answer: z.output<typeof ConfirmationResponseMessage>): void {
+    const callId = answer.call_id ?? [...waiting].find(([, w]) => w.approvalId === answer.approval_id)?.[0];
+    const entry = callId === undefined ? undefined : waiting.get(callId);
+    const named = answer.call_id !== undefined ? `call '${answer.call_id}'` : `approval '${answer.approval_id ?? ''}'`;
+    if (!entry || callId === undefined) {
+      return send(
+        socket,
+        errorMessage('NOT_FOUND', `No confirmation is waiting for ${named}: it was answered, its wait ran out (the call then answered pending), or none was asked.`, answer.call_id),
+      );
+    }
+    if (answer.approval_id !== undefined && answer.approval_id !== entry.approvalId) {
+      return send(socket, errorMessage('INVALID_PARAM', `Call '${callId}' waits for approval '${entry.approvalId}', not '${answer.approval_id}'.`, callId));
+    }
+    entry.settle({ approve: answer.approved, reason: answer.reason ?? null });
+  }
+}
+
+/** What the person is shown: the request as the 202 answer's `approval` has it. */
+function confirmationView(r: ConfirmRequest): ConfirmRequest {
+  return { id: r.id, tool: r.tool, path: r.path, summary: r.summary, diff_preview: r.diff_preview, diff_truncated: r.diff_truncated, risk: r.risk, risk_level: r.risk_level, expires_at: r.expires_at };
 }
