@@ -237,7 +237,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
 
   await registerRest(app, { pipeline, toolsFor: (req) => ops.policy.toolsFor(req.principal, req.headers['x-toolgate-switches']) });
-  await registerMcp(app, { pipeline, version: VERSION });
+  await registerMcp(app, { pipeline, policy: ops.policy, version: VERSION });
   await registerWebSocket(app, { pipeline, maxMessageBytes: config.bodyLimitBytes, confirmMaxWaitS: config.approvalMaxWaitS });
   await registerApprovals(app, { policy: ops.policy, authEnabled: ops.auth.enabled });
   await registerConsole(app);

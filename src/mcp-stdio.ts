@@ -4,7 +4,7 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { buildApp, VERSION } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { parseSettingFlags, UsageError } from './serve.js';
-import { createMcpServer, stdioCaller } from './transports/mcp.js';
+import { createMcpServer, stdioCaller, toolsForCaller } from './transports/mcp.js';
 
 export async function runMcpStdio(argv: readonly string[]): Promise<void> {
   let app;
@@ -19,7 +19,15 @@ export async function runMcpStdio(argv: readonly string[]): Promise<void> {
     process.stderr.write(`toolgate: ${usage ? '' : 'failed to start: '}${err instanceof Error ? err.message : String(err)}\n`);
     process.exit(usage ? 2 : 1);
   }
-  const server = createMcpServer(VERSION, (signal) => stdioCaller(signal), app.toolgate.pipeline);
+  const { pipeline, policy, config } = app.toolgate;
+  const server = createMcpServer({
+    version: VERSION,
+    pipeline,
+    callerFor: (signal) => stdioCaller(signal),
+    toolsFor: () => toolsForCaller(pipeline, policy, stdioCaller(undefined)),
+    // One client holds this connection, so it can be asked: as long as a REST caller may wait (Prefer: wait).
+    elicitWaitMs: config.approvalMaxWaitS * 1000,
+  });
   const transport = new StdioServerTransport();
   let closing = false;
   const close = async () => {

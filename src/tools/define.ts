@@ -75,13 +75,21 @@ export function defineTool<I extends z.ZodObject, O extends z.ZodType>(def: Omit
   return { ...def, mutates: def.risk !== 'read' };
 }
 
-/** The MCP annotations of a tool, from its risk and its own declarations. */
+/** Tools that reach the world outside the workspace (the web): MCP `openWorldHint` unless a tool says otherwise. */
+const OPEN_WORLD_TOOLS: ReadonlySet<string> = new Set(['web_fetch', 'web_search']);
+
+/**
+ * The MCP annotations of a tool, from its risk and its own declarations. MCP reads `destructiveHint: false` as
+ * "only additive updates", so every tool that may overwrite or remove what exists (high-level writes) is
+ * destructive there, though our own risk class keeps `destructive` for deletions.
+ */
 export function toolAnnotations(tool: ToolDefinition) {
+  const readOnly = tool.risk === 'read';
   return {
     title: tool.title ?? tool.name.charAt(0).toUpperCase() + tool.name.slice(1).replace(/_/g, ' '),
-    readOnlyHint: tool.risk === 'read',
-    destructiveHint: tool.risk === 'destructive',
-    idempotentHint: tool.idempotent ?? tool.risk === 'read',
-    openWorldHint: tool.openWorld ?? false,
+    readOnlyHint: readOnly,
+    destructiveHint: tool.risk === 'destructive' || (!readOnly && tool.riskLevel === 'high'),
+    idempotentHint: tool.idempotent ?? readOnly,
+    openWorldHint: tool.openWorld ?? OPEN_WORLD_TOOLS.has(tool.name),
   };
 }

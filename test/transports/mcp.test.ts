@@ -53,12 +53,20 @@ describe('MCP over Streamable HTTP', () => {
       expect(tool.title).toBeTruthy();
       expect(tool.inputSchema.type).toBe('object');
       expect(tool.outputSchema?.type).toBe('object');
-      expect(tool.annotations).toMatchObject({ readOnlyHint: expect.any(Boolean), destructiveHint: expect.any(Boolean), idempotentHint: expect.any(Boolean), openWorldHint: false });
+      expect(tool.annotations).toMatchObject({ readOnlyHint: expect.any(Boolean), destructiveHint: expect.any(Boolean), idempotentHint: expect.any(Boolean), openWorldHint: expect.any(Boolean) });
+      // A read changes nothing, so it is neither destructive nor repeated with any effect.
+      if (tool.annotations?.readOnlyHint) expect(tool.annotations).toMatchObject({ destructiveHint: false, idempotentHint: true });
     }
-    expect(byName.get('read_file')?.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false, idempotentHint: true });
-    expect(byName.get('delete_file')?.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true });
-    expect(byName.get('write_file')?.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false, idempotentHint: true });
-    expect(byName.get('edit_file')?.annotations).toMatchObject({ idempotentHint: false });
+    const hints = (name: string) => byName.get(name)?.annotations;
+    expect(hints('read_file')).toMatchObject({ readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false });
+    // Only the web tools reach outside the workspace.
+    expect(tools.filter((x) => x.annotations?.openWorldHint).map((x) => x.name).sort()).toEqual(['web_fetch', 'web_search']);
+    expect(hints('delete_file')).toMatchObject({ readOnlyHint: false, destructiveHint: true, idempotentHint: true });
+    // MCP reads destructiveHint false as "only additive": an overwrite or edit is destructive there, creating is not.
+    expect(hints('write_file')).toMatchObject({ readOnlyHint: false, destructiveHint: true, idempotentHint: true });
+    expect(hints('edit_file')).toMatchObject({ destructiveHint: true, idempotentHint: false });
+    expect(hints('append_to_file')).toMatchObject({ destructiveHint: false, idempotentHint: false });
+    expect(hints('create_directory')).toMatchObject({ destructiveHint: false, idempotentHint: true });
   });
 
   it('answers reads, searches, edits and errors with the envelope and what the model needs to read', async () => {
