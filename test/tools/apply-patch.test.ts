@@ -9,16 +9,20 @@ import { makeApp, type TestApp } from '../helpers.js';
 const ROOT = join(import.meta.dirname, '..', 'fixtures', 'apply-patch');
 const scenarios = readdirSync(ROOT).filter((n) => statSync(join(ROOT, n)).isDirectory()).sort();
 
-/** The workspace's files (the state directory left out), byte for byte as latin1 strings. */
-function readTree(dir: string, prefix = ''): Record<string, string> {
+/**
+ * The workspace's files (the state directory left out), byte for byte as latin1 strings; with `emptyDirs`, an
+ * empty directory too (as '<dir>/'), so a directory left behind by a refused patch shows.
+ */
+function readTree(dir: string, prefix = '', emptyDirs = false): Record<string, string> {
   const files: Record<string, string> = {};
   if (!existsSync(dir)) return files;
   for (const name of readdirSync(dir).sort()) {
     if (!prefix && name === '.toolgate') continue;
     const full = join(dir, name);
     const rel = prefix ? `${prefix}/${name}` : name;
-    if (statSync(full).isDirectory()) Object.assign(files, readTree(full, rel));
-    else files[rel] = readFileSync(full, 'latin1');
+    if (!statSync(full).isDirectory()) files[rel] = readFileSync(full, 'latin1');
+    else if (emptyDirs && readdirSync(full).length === 0) files[`${rel}/`] = '';
+    else Object.assign(files, readTree(full, rel, emptyDirs));
   }
   return files;
 }
@@ -46,7 +50,7 @@ describe('apply_patch scenarios over HTTP', () => {
     const want = JSON.parse(readFileSync(join(dir, 'expect.json'), 'utf8')) as { ok: boolean; code?: string };
     t = await makeApp();
     if (existsSync(join(dir, 'input'))) cpSync(join(dir, 'input'), t.root, { recursive: true });
-    const before = readTree(t.root);
+    const before = readTree(t.root, '', true);
     const res = await t.call('apply_patch', { patch: readFileSync(join(dir, 'patch.txt'), 'utf8') });
     if (want.ok) {
       expect(res.body.status, JSON.stringify(res.body.error)).toBe('success');
@@ -54,7 +58,7 @@ describe('apply_patch scenarios over HTTP', () => {
     } else {
       expect(res.body.status).toBe('error');
       expect(res.body.error?.code).toBe(want.code === 'INVALID_PATCH' ? INVALID_PATCH : want.code);
-      expect(readTree(t.root)).toEqual(before);
+      expect(readTree(t.root, '', true)).toEqual(before);
     }
     expect(readTree(t.root)).toEqual(readTree(join(dir, 'expected')));
   });
@@ -113,19 +117,38 @@ describe('apply_patch', () => {
     expect(await fs.readFile(t.file('a.txt'), 'utf8')).toBe('x\n');
   });
 
-  // Root writes into a read-only directory anyway, so nothing would fail there.
-  it.skipIf(process.getuid?.() === 0)('puts earlier files back when a later write fails', async () => {
-    t = await appWith({ 'a.txt': 'x\n', 'ro/b.txt': 'b\n' });
-    await fs.chmod(t.file('ro'), 0o555);
-    try {
-      const patch = '*** Begin Patch\n*** Update File: a.txt\n@@\n-x\n+y\n*** Add File: ro/new.txt\n+n\n*** End Patch';
-      const res = await t.call('apply_patch', { patch });
-      expect(res.body.status).toBe('error');
-      expect(await fs.readFile(t.file('a.txt'), 'utf8')).toBe('x\n');
-      expect(existsSync(t.file('ro/new.txt'))).toBe(false);
-    } finally {
-      await fs.chmod(t.file('ro'), 0o755);
-    }
+  // A real failure in the middle of the commit, root or not: the patch adds 'blocker' as a file and then
+  // 'blocker/x.txt', whose parent is no longer a directory when its turn comes (planning sees both paths free).
+  it('puts every file back when a later commit fails', async () => {
+    t = await appWith({ 'a.txt': 'x\n', 'm.txt': 'move me\n', 'old/gone.txt': 'g\n' });
+    await fs.mkdir(t.file('keep'));
+    const before = readTree(t.root);
+    const patch = [
+      '*** Begin Patch',
+      '*** Add File: fresh/deep/one.txt',
+      '+1',
+      '*** Update File: a.txt',
+      '@@',
+      '-x',
+      '+y',
+      '*** Delete File: old/gone.txt',
+      '*** Update File: m.txt',
+      '*** Move to: moved/here/m.txt',
+      '@@',
+      '-move me',
+      '+moved',
+      '*** Add File: keep/new/two.txt',
+      '+2',
+      '*** Add File: blocker',
+      '+b',
+      '*** Add File: blocker/x.txt',
+      '+never',
+      '*** End Patch',
+    ].join('\n');
+    const res = await t.call('apply_patch', { patch });
+    expect(res.body.status).toBe('error');
+    expect(res.body.error?.code).toBe('CONFLICT');
+    expect(readTree(t.root)).toEqual(before);
   });
 
   it('keeps a UTF-8 BOM and CRLF line endings', async () => {
