@@ -1,6 +1,8 @@
 // OpenAI's apply_patch (V4A patches, and the Responses API's per-file operations) over the workspace: every path
 // through the sandbox, every file under its lock, the whole patch planned before anything is written, and a
-// failed write puts back the files already written, so a patch applies all or nothing.
+// failed write puts back the files already written and removes the directories it made, so a patch applies
+// all or nothing.
+import { fstatSync, lstatSync, rmdirSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import { z } from 'zod';
 import { errors, ToolError, type VersionStamp } from '../envelope.js';
@@ -12,11 +14,11 @@ import { fsyncDirectory, writeFileAtomic } from '../workspace/atomic.js';
 import { moveToBackup } from '../workspace/backups.js';
 import { looksBinary } from '../workspace/encoding.js';
 import { withFileLock } from '../workspace/locks.js';
-import { entryOf, type ResolvedPath } from '../workspace/sandbox.js';
+import { createMissingParents, entryOf, type DirHandle, type ResolvedPath } from '../workspace/sandbox.js';
 import { defineTool, type ToolContext } from './define.js';
 import { commitChange, modeOf } from './change.js';
 import { DiffFields, DryRunArg, VersionSchema } from './args.js';
-import { enforceVersion, ensureParent, readCurrent, type CurrentFile } from './file-access.js';
+import { enforceVersion, readCurrent, type CurrentFile } from './file-access.js';
 
 const Input = z
   .strictObject({
@@ -148,7 +150,7 @@ async function applyLocked(ctx: ToolContext, ops: PatchOp[], targets: Map<string
     throw err instanceof PatchError ? err.toToolError() : err;
   }
   const results: FileOut[] = [];
-  const undo: Array<() => Promise<unknown>> = [];
+  const undo: Undo = [];
   try {
     for (const f of plan) results.push(await applyFile(ctx, f, targets, dryRun, undo));
   } catch (err) {
@@ -170,7 +172,7 @@ function bytesOf(t: Target | null, text: string): Buffer {
   return Buffer.from(bom + text, 'utf8');
 }
 
-async function applyFile(ctx: ToolContext, f: PlannedFile, targets: Map<string, Target>, dryRun: boolean, undo: Array<() => Promise<unknown>>): Promise<FileOut> {
+async function applyFile(ctx: ToolContext, f: PlannedFile, targets: Map<string, Target>, dryRun: boolean, undo: Undo): Promise<FileOut> {
   const src = target(targets, f.path);
   const shownOld = (t: Target) => (t.current && looksBinary(t.current.content) ? '[binary]\n' : (f.oldContent ?? ''));
   if (f.kind === 'create') {
@@ -178,7 +180,7 @@ async function applyFile(ctx: ToolContext, f: PlannedFile, targets: Map<string, 
     const diff = diffWhole(src.p.rel, null, f.newContent as string);
     if (dryRun) return { path: src.p.rel, operation: 'create', move_to: null, ...diff, backup_id: null, version: null };
     ctx.signal.throwIfAborted();
-    ensureParent(ctx, src.p, true);
+    makeParents(ctx, src.p, undo);
     const committed = await commitChange(ctx, src.p, { current: null, next, operation: 'apply_patch' });
     undo.push(() => fs.unlink(src.p.at));
     return { path: src.p.rel, operation: 'create', move_to: null, ...diff, backup_id: null, version: committed.version };
@@ -203,12 +205,44 @@ async function applyFile(ctx: ToolContext, f: PlannedFile, targets: Map<string, 
   const diff = diffWhole(dst.p.rel, f.oldContent, f.newContent as string);
   if (dryRun) return { path: src.p.rel, operation: 'move', move_to: dst.p.rel, ...diff, backup_id: null, version: null };
   ctx.signal.throwIfAborted();
-  ensureParent(ctx, dst.p, true);
+  makeParents(ctx, dst.p, undo);
   const committed = await commitChange(ctx, dst.p, { current: null, next: bytesOf(src, f.newContent as string), operation: 'apply_patch', mode: modeOf(current) });
   undo.push(() => fs.unlink(dst.p.at));
   const backupId = await removeFile(ctx, src.p, current);
   undo.push(() => putBack(src.p, current));
   return { path: src.p.rel, operation: 'move', move_to: dst.p.rel, ...diff, backup_id: backupId, version: committed.version };
+}
+
+/** What a rollback does, newest step first. */
+type Undo = Array<() => Promise<unknown>>;
+
+/**
+ * Creates a new file's missing parents through createMissingParents one directory at a time, so the patch
+ * knows exactly which ones it made (not one another writer made meanwhile) and a rollback removes only those.
+ */
+function makeParents(ctx: ToolContext, p: ResolvedPath, undo: Undo): void {
+  while (p.missing.length > 0) {
+    const [seg, ...rest] = p.missing as [string, ...string[]];
+    const parent = p.dir;
+    const step: ResolvedPath = { ...p, missing: [seg], name: rest[0] ?? p.name };
+    if (createMissingParents(step, ctx.handles) !== null) {
+      const made = fstatSync(step.dir.fd);
+      undo.push(async () => removeMadeDir(parent, seg, made));
+    }
+    p.dir = step.dir;
+    p.missing = rest;
+    p.at = entryOf(p.dir, [...rest, p.name].join('/'));
+  }
+}
+
+/**
+ * Undo of a directory the patch made: removed through its parent's handle only while it is still that
+ * directory and empty (rmdir refuses a non-empty one), so nothing put there since is lost.
+ */
+function removeMadeDir(parent: DirHandle, name: string, made: { dev: number; ino: number }): void {
+  const at = entryOf(parent, name);
+  const now = lstatSync(at, { throwIfNoEntry: false });
+  if (now?.isDirectory() && now.dev === made.dev && now.ino === made.ino) rmdirSync(at);
 }
 
 /** The delete of delete_file: a rename into the backups (an unlink with backups off), then the directory synced. */

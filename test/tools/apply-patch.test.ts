@@ -119,10 +119,10 @@ describe('apply_patch', () => {
 
   // A real failure in the middle of the commit, root or not: the patch adds 'blocker' as a file and then
   // 'blocker/x.txt', whose parent is no longer a directory when its turn comes (planning sees both paths free).
-  it('puts every file back when a later commit fails', async () => {
+  it('puts every file back and removes the directories it made when a later commit fails', async () => {
     t = await appWith({ 'a.txt': 'x\n', 'm.txt': 'move me\n', 'old/gone.txt': 'g\n' });
     await fs.mkdir(t.file('keep'));
-    const before = readTree(t.root);
+    const before = readTree(t.root, '', true);
     const patch = [
       '*** Begin Patch',
       '*** Add File: fresh/deep/one.txt',
@@ -148,7 +148,18 @@ describe('apply_patch', () => {
     const res = await t.call('apply_patch', { patch });
     expect(res.body.status).toBe('error');
     expect(res.body.error?.code).toBe('CONFLICT');
-    expect(readTree(t.root)).toEqual(before);
+    // The same files with the same bytes, and the same directories: the pre-existing empty 'keep' and 'old' stay.
+    expect(readTree(t.root, '', true)).toEqual(before);
+    expect(statSync(t.file('keep')).isDirectory()).toBe(true);
+    expect(existsSync(t.file('fresh'))).toBe(false);
+    expect(existsSync(t.file('moved'))).toBe(false);
+  });
+
+  it('keeps the directories it made when the patch applies', async () => {
+    t = await appWith({});
+    const res = await t.call('apply_patch', { patch: '*** Begin Patch\n*** Add File: a/b/c.txt\n+c\n*** End Patch' });
+    expect(res.body.status).toBe('success');
+    expect(await fs.readFile(t.file('a/b/c.txt'), 'utf8')).toBe('c\n');
   });
 
   it('keeps a UTF-8 BOM and CRLF line endings', async () => {
