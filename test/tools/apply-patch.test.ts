@@ -1,5 +1,6 @@
 // apply_patch over the real app: the whole scenario corpus (test/fixtures/apply-patch), each in a fresh workspace,
 // the tree compared after the call; refused patches (engine or sandbox) must leave the tree as it was.
+import { createHash } from 'node:crypto';
 import { cpSync, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import { join } from 'node:path';
@@ -167,5 +168,67 @@ describe('apply_patch', () => {
     const res = await t.call('apply_patch', { patch: '*** Begin Patch\n*** Update File: a.txt\n@@\n one\n-two\n+2\n*** End Patch' });
     expect(res.body.status).toBe('success');
     expect(await fs.readFile(t.file('a.txt'), 'utf8')).toBe('\uFEFFone\r\n2\r\n');
+  });
+});
+
+describe('apply_patch versions', () => {
+  const sha = (text: string) => createHash('sha256').update(text).digest('hex');
+  const twoFiles = '*** Begin Patch\n*** Update File: a.txt\n@@\n-a\n+A\n*** Delete File: b.txt\n*** Add File: c.txt\n+c\n*** End Patch';
+
+  it('under TOOLGATE_REQUIRE_VERSION=always names every file without a version and what to send', async () => {
+    t = await makeApp({ TOOLGATE_REQUIRE_VERSION: 'always' });
+    await fs.writeFile(t.file('a.txt'), 'a\n');
+    await fs.writeFile(t.file('b.txt'), 'b\n');
+    const res = await t.call('apply_patch', { patch: twoFiles });
+    expect([res.status, res.body.error?.code]).toEqual([428, 'VERSION_REQUIRED']);
+    expect(res.body.error?.message).toContain("no version for 'a.txt', 'b.txt'");
+    expect(res.body.error?.message).toContain('[{"path": "a.txt", "sha256": "<sha256>"}, ...]');
+    expect(res.body.error?.details?.paths).toEqual(['a.txt', 'b.txt']);
+    expect(readTree(t.root)).toEqual({ 'a.txt': 'a\n', 'b.txt': 'b\n' });
+
+    const one = await t.call('apply_patch', { patch: twoFiles, expected_sha256: [{ path: 'a.txt', sha256: sha('a\n') }] });
+    expect(one.body.error?.message).toContain("no version for 'b.txt'");
+
+    const ok = await t.call('apply_patch', { patch: twoFiles, expected_sha256: [{ path: './a.txt', sha256: sha('a\n') }, { path: 'b.txt', sha256: sha('b\n').toUpperCase() }] });
+    expect(ok.body.status).toBe('success');
+    expect(readTree(t.root)).toEqual({ 'a.txt': 'A\n', 'c.txt': 'c\n' });
+  });
+
+  it('under always, a patch that only adds files needs no version', async () => {
+    t = await makeApp({ TOOLGATE_REQUIRE_VERSION: 'always' });
+    const res = await t.call('apply_patch', { patch: '*** Begin Patch\n*** Add File: new/n.txt\n+n\n*** End Patch' });
+    expect(res.body.status).toBe('success');
+  });
+
+  it('takes one string for one file (the Responses API operation too) and If-Match with one tag per file', async () => {
+    t = await makeApp({ TOOLGATE_REQUIRE_VERSION: 'always' });
+    await fs.writeFile(t.file('a.txt'), 'a\n');
+    await fs.writeFile(t.file('b.txt'), 'b\n');
+    const flat = await t.call('apply_patch', { type: 'update_file', path: 'a.txt', diff: '@@\n-a\n+a2\n', expected_sha256: sha('a\n') });
+    expect(flat.body.status).toBe('success');
+    const ifMatch = await t.call('apply_patch', { patch: twoFiles.replace('-a\n+A', '-a2\n+A') }, { 'if-match': `"${sha('a2\n')}", "${sha('b\n')}"` });
+    expect(ifMatch.body.status).toBe('success');
+    expect(readTree(t.root)).toEqual({ 'a.txt': 'A\n', 'c.txt': 'c\n' });
+  });
+
+  it('refuses a stale sha256 with CONFLICT in any mode and changes nothing', async () => {
+    t = await appWith({ 'a.txt': 'a\n', 'b.txt': 'b\n' });
+    const res = await t.call('apply_patch', { patch: twoFiles, expected_sha256: [{ path: 'b.txt', sha256: sha('old b\n') }] });
+    expect([res.status, res.body.error?.code]).toEqual([409, 'CONFLICT']);
+    expect(res.body.error?.message).toContain("'b.txt'");
+    expect(readTree(t.root)).toEqual({ 'a.txt': 'a\n', 'b.txt': 'b\n' });
+  });
+
+  it('refuses versions it cannot place: one string for several files, a path the patch does not change', async () => {
+    t = await appWith({ 'a.txt': 'a\n', 'b.txt': 'b\n' });
+    const several = await t.call('apply_patch', { patch: twoFiles, expected_sha256: sha('a\n') });
+    expect(several.body.error?.code).toBe('INVALID_PARAM');
+    expect(several.body.error?.message).toContain('Pass a list');
+    const added = await t.call('apply_patch', { patch: twoFiles, expected_sha256: [{ path: 'c.txt', sha256: sha('c\n') }] });
+    expect(added.body.error?.code).toBe('INVALID_PARAM');
+    expect(added.body.error?.message).toContain("'c.txt', which the patch does not update, move or delete");
+    const twice = await t.call('apply_patch', { patch: twoFiles, expected_sha256: [{ path: 'a.txt', sha256: sha('a\n') }, { path: 'a.txt', sha256: sha('a\n') }] });
+    expect(twice.body.error?.code).toBe('INVALID_PARAM');
+    expect(readTree(t.root)).toEqual({ 'a.txt': 'a\n', 'b.txt': 'b\n' });
   });
 });
