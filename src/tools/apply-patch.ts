@@ -1,6 +1,8 @@
 // OpenAI's apply_patch (V4A patches, and the Responses API's per-file operations) over the workspace: every path
 // through the sandbox, every file under its lock, the whole patch planned before anything is written, and a
-// failed write puts back the files already written, so a patch applies all or nothing.
+// failed write puts back the files already written and removes the directories it made, so a patch applies
+// all or nothing.
+import { fstatSync, lstatSync, rmdirSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import { z } from 'zod';
 import { errors, ToolError, type VersionStamp } from '../envelope.js';
@@ -12,11 +14,13 @@ import { fsyncDirectory, writeFileAtomic } from '../workspace/atomic.js';
 import { moveToBackup } from '../workspace/backups.js';
 import { looksBinary } from '../workspace/encoding.js';
 import { withFileLock } from '../workspace/locks.js';
-import { entryOf, type ResolvedPath } from '../workspace/sandbox.js';
+import { createMissingParents, entryOf, type DirHandle, type ResolvedPath } from '../workspace/sandbox.js';
 import { defineTool, type ToolContext } from './define.js';
 import { commitChange, modeOf } from './change.js';
-import { DiffFields, DryRunArg, VersionSchema } from './args.js';
-import { enforceVersion, ensureParent, readCurrent, type CurrentFile } from './file-access.js';
+import { DiffFields, DryRunArg, VersionArgs, VersionSchema } from './args.js';
+import { enforceVersion, readCurrent, type CurrentFile } from './file-access.js';
+
+const Sha256 = VersionArgs.expected_sha256.unwrap();
 
 const Input = z
   .strictObject({
@@ -28,6 +32,12 @@ const Input = z
     type: z.enum(['create_file', 'update_file', 'delete_file']).optional().describe('The Responses API operation given flat (with path and diff) instead of in operation.'),
     path: z.string().optional().describe('Path of the flat Responses API operation.'),
     diff: z.string().optional().describe("Diff of the flat Responses API operation: '+' lines for create_file, '@@' hunks for update_file."),
+    expected_sha256: z
+      .union([Sha256, z.array(z.strictObject({ path: z.string(), sha256: Sha256 }))])
+      .optional()
+      .describe(
+        'Versions of the existing files the patch updates, moves or deletes (the sha256 of data.version from read_file or a view): a string when it changes one such file, a list of {path, sha256} for several. CONFLICT when a file changed since; needed when the server requires versions.',
+      ),
     dry_run: DryRunArg,
   })
   .describe('Either patch, or one Responses API operation (operation, or type + path + diff).');
@@ -94,7 +104,7 @@ export const applyPatch = defineTool({
     // Locks in one global order (real paths sorted), taken one inside the other, so two patches cannot deadlock.
     const locked = [...new Map([...targets.values()].map((t) => [t.p.real, t.p])).values()].sort((a, b) => (a.real < b.real ? -1 : a.real > b.real ? 1 : 0));
     const underLocks = (i: number): Promise<ReturnType<typeof answer>> => {
-      if (i === locked.length) return applyLocked(ctx, ops, targets, input.dry_run);
+      if (i === locked.length) return applyLocked(ctx, ops, targets, input);
       const p = locked[i] as ResolvedPath;
       return withFileLock(p.ws, p.real, p.rel, () => underLocks(i + 1), ctx.signal);
     };
@@ -128,14 +138,57 @@ async function resolveTargets(ctx: ToolContext, ops: PatchOp[]): Promise<Map<str
 
 const target = (targets: Map<string, Target>, path: string): Target => targets.get(patchPathKey(path)) as Target;
 
-/** Under every lock: read, plan the whole patch, then write it (or, on a dry run, only answer). */
-async function applyLocked(ctx: ToolContext, ops: PatchOp[], targets: Map<string, Target>, dryRun: boolean) {
+type ExpectedSha256 = z.output<typeof Input>['expected_sha256'];
+
+/**
+ * The version rules for the files the patch changes as they are (update, move, delete): each given sha256 must
+ * hold, and under TOOLGATE_REQUIRE_VERSION=always each needs one. The V4A format has no place for a version, so
+ * it comes as expected_sha256 (one string, or a list by path) or If-Match (one tag per file); one error names
+ * every file still missing one, so a caller fixes the call at once.
+ */
+function checkVersions(ctx: ToolContext, ops: PatchOp[], targets: Map<string, Target>, expected: ExpectedSha256): void {
+  const changed = [...new Set(ops.filter((o) => o.type !== 'add').map((o) => patchPathKey(o.path)))];
+  const given = new Map<string, string>();
+  if (typeof expected === 'string') {
+    if (changed.length !== 1) {
+      throw new ToolError('INVALID_PARAM', `expected_sha256 as one string guards a patch that changes one existing file; this one changes ${changed.length}. Pass a list: [{"path": "<path>", "sha256": "<sha256>"}, ...].`);
+    }
+    given.set(changed[0] as string, expected);
+  }
+  for (const e of Array.isArray(expected) ? expected : []) {
+    const key = patchPathKey(e.path);
+    if (!changed.includes(key)) throw new ToolError('INVALID_PARAM', `expected_sha256 names '${e.path}', which the patch does not update, move or delete.`);
+    if (given.has(key)) throw new ToolError('INVALID_PARAM', `expected_sha256 names '${e.path}' twice.`);
+    given.set(key, e.sha256);
+  }
+  const unversioned: Target[] = [];
+  for (const key of changed) {
+    const t = targets.get(key) as Target;
+    try {
+      enforceVersion(ctx, t.p, t.current, { expected_sha256: given.get(key) }, 'mutation');
+    } catch (err) {
+      if (!(err instanceof ToolError && err.code === 'VERSION_REQUIRED')) throw err;
+      unversioned.push(t);
+    }
+  }
+  if (unversioned.length === 0) return;
+  const names = unversioned.map((t) => t.p.rel);
+  throw new ToolError(
+    'VERSION_REQUIRED',
+    `This server changes existing files only at a version you read (TOOLGATE_REQUIRE_VERSION=always); no version for ${names.map((n) => `'${n}'`).join(', ')}. Read each file first and pass expected_sha256 with data.version.sha256: "<sha256>" when the patch changes one existing file, [{"path": "${names[0]}", "sha256": "<sha256>"}, ...] for several (or If-Match with one tag per file).`,
+    { current: (unversioned[0] as Target).current?.version ?? null, paths: names },
+  );
+}
+
+/** Under every lock: read, check versions, plan the whole patch, then write it (or, on a dry run, only answer). */
+async function applyLocked(ctx: ToolContext, ops: PatchOp[], targets: Map<string, Target>, input: z.output<typeof Input>) {
   const texts = new Map<string, string | null>();
   for (const [key, t] of targets) {
     t.current = await readCurrent(t.p, t.p.ws.limits.maxEditBytes);
-    if (t.current) enforceVersion(ctx, t.p, t.current, {}, 'mutation');
     texts.set(key, t.current ? textOf(t) : null);
   }
+  checkVersions(ctx, ops, targets, input.expected_sha256);
+  const dryRun = input.dry_run;
   const updated = new Set(ops.filter((o) => o.type === 'update').map((o) => patchPathKey(o.path)));
   for (const key of updated) {
     const t = targets.get(key) as Target;
@@ -148,7 +201,7 @@ async function applyLocked(ctx: ToolContext, ops: PatchOp[], targets: Map<string
     throw err instanceof PatchError ? err.toToolError() : err;
   }
   const results: FileOut[] = [];
-  const undo: Array<() => Promise<unknown>> = [];
+  const undo: Undo = [];
   try {
     for (const f of plan) results.push(await applyFile(ctx, f, targets, dryRun, undo));
   } catch (err) {
@@ -170,7 +223,7 @@ function bytesOf(t: Target | null, text: string): Buffer {
   return Buffer.from(bom + text, 'utf8');
 }
 
-async function applyFile(ctx: ToolContext, f: PlannedFile, targets: Map<string, Target>, dryRun: boolean, undo: Array<() => Promise<unknown>>): Promise<FileOut> {
+async function applyFile(ctx: ToolContext, f: PlannedFile, targets: Map<string, Target>, dryRun: boolean, undo: Undo): Promise<FileOut> {
   const src = target(targets, f.path);
   const shownOld = (t: Target) => (t.current && looksBinary(t.current.content) ? '[binary]\n' : (f.oldContent ?? ''));
   if (f.kind === 'create') {
@@ -178,7 +231,7 @@ async function applyFile(ctx: ToolContext, f: PlannedFile, targets: Map<string, 
     const diff = diffWhole(src.p.rel, null, f.newContent as string);
     if (dryRun) return { path: src.p.rel, operation: 'create', move_to: null, ...diff, backup_id: null, version: null };
     ctx.signal.throwIfAborted();
-    ensureParent(ctx, src.p, true);
+    makeParents(ctx, src.p, undo);
     const committed = await commitChange(ctx, src.p, { current: null, next, operation: 'apply_patch' });
     undo.push(() => fs.unlink(src.p.at));
     return { path: src.p.rel, operation: 'create', move_to: null, ...diff, backup_id: null, version: committed.version };
@@ -203,12 +256,44 @@ async function applyFile(ctx: ToolContext, f: PlannedFile, targets: Map<string, 
   const diff = diffWhole(dst.p.rel, f.oldContent, f.newContent as string);
   if (dryRun) return { path: src.p.rel, operation: 'move', move_to: dst.p.rel, ...diff, backup_id: null, version: null };
   ctx.signal.throwIfAborted();
-  ensureParent(ctx, dst.p, true);
+  makeParents(ctx, dst.p, undo);
   const committed = await commitChange(ctx, dst.p, { current: null, next: bytesOf(src, f.newContent as string), operation: 'apply_patch', mode: modeOf(current) });
   undo.push(() => fs.unlink(dst.p.at));
   const backupId = await removeFile(ctx, src.p, current);
   undo.push(() => putBack(src.p, current));
   return { path: src.p.rel, operation: 'move', move_to: dst.p.rel, ...diff, backup_id: backupId, version: committed.version };
+}
+
+/** What a rollback does, newest step first. */
+type Undo = Array<() => Promise<unknown>>;
+
+/**
+ * Creates a new file's missing parents through createMissingParents one directory at a time, so the patch
+ * knows exactly which ones it made (not one another writer made meanwhile) and a rollback removes only those.
+ */
+function makeParents(ctx: ToolContext, p: ResolvedPath, undo: Undo): void {
+  while (p.missing.length > 0) {
+    const [seg, ...rest] = p.missing as [string, ...string[]];
+    const parent = p.dir;
+    const step: ResolvedPath = { ...p, missing: [seg], name: rest[0] ?? p.name };
+    if (createMissingParents(step, ctx.handles) !== null) {
+      const made = fstatSync(step.dir.fd);
+      undo.push(async () => removeMadeDir(parent, seg, made));
+    }
+    p.dir = step.dir;
+    p.missing = rest;
+    p.at = entryOf(p.dir, [...rest, p.name].join('/'));
+  }
+}
+
+/**
+ * Undo of a directory the patch made: removed through its parent's handle only while it is still that
+ * directory and empty (rmdir refuses a non-empty one), so nothing put there since is lost.
+ */
+function removeMadeDir(parent: DirHandle, name: string, made: { dev: number; ino: number }): void {
+  const at = entryOf(parent, name);
+  const now = lstatSync(at, { throwIfNoEntry: false });
+  if (now?.isDirectory() && now.dev === made.dev && now.ino === made.ino) rmdirSync(at);
 }
 
 /** The delete of delete_file: a rename into the backups (an unlink with backups off), then the directory synced. */

@@ -28,7 +28,7 @@ import { withFileLock } from '../workspace/locks.js';
 import type { ResolvedPath } from '../workspace/sandbox.js';
 import { defineTool, type ToolContext, type ToolResult } from './define.js';
 import { commitChange, modeOf, type Committed } from './change.js';
-import { PathArg, VersionSchema } from './args.js';
+import { PathArg, VersionArgs, VersionSchema } from './args.js';
 import { enforceVersion, ensureParent, readCurrent, type CurrentFile } from './file-access.js';
 
 const NAME = 'str_replace_based_edit_tool';
@@ -46,6 +46,9 @@ const Input = z.strictObject({
   old_str: z.string().optional().describe('str_replace: the text to replace; must match one place in the file.'),
   new_str: z.string().optional().describe('str_replace: the replacement (default empty); insert: the lines to insert (alias insert_text).'),
   insert_line: z.number().int().optional().describe('insert: the line after which new_str goes (0 = the top of the file).'),
+  expected_sha256: VersionArgs.expected_sha256.describe(
+    'str_replace, insert, undo_edit: sha256 of the file as you viewed it (data.version.sha256 of view); CONFLICT when it changed since. Needed when the server requires versions.',
+  ),
 });
 
 const Output = z.object({
@@ -75,6 +78,9 @@ export const textEditor = defineTool({
   input: Input,
   output: Output,
   async run(ctx, input) {
+    if (input.expected_sha256 !== undefined && (input.command === 'view' || input.command === 'create')) {
+      throw new ToolError('INVALID_PARAM', `expected_sha256 guards a change of an existing file (str_replace, insert, undo_edit); ${input.command} takes none.`);
+    }
     const p = await ctx.resolve(input.path, { allowRoot: input.command === 'view' });
     if (input.command === 'view') return view(ctx, p, input);
     if (p.stat?.isDirectory()) throw new ToolError('IS_DIRECTORY', directoryText(p.rel));
@@ -82,7 +88,7 @@ export const textEditor = defineTool({
     return withFileLock(p.ws, p.real, p.rel, async () => {
       const current = await readCurrent(p, p.ws.limits.maxEditBytes);
       if (!current) throw new ToolError('NOT_FOUND', pathMissingText(p.rel));
-      enforceVersion(ctx, p, current, {}, 'mutation');
+      enforceEditorVersion(ctx, p, current, input.expected_sha256);
       if (input.command === 'undo_edit') return undo(ctx, p, current);
       if (looksBinary(current.content)) throw new ToolError('BINARY_FILE', `File '${p.rel}' is binary; the text editor changes text files only.`);
       const text = current.content.toString('utf8');
@@ -90,6 +96,23 @@ export const textEditor = defineTool({
     }, ctx.signal);
   },
 });
+
+/**
+ * The version rules, with VERSION_REQUIRED in this tool's terms: the reference schema has no version, so the
+ * message names the one this tool takes (expected_sha256, or If-Match) and where a caller finds it.
+ */
+function enforceEditorVersion(ctx: ToolContext, p: ResolvedPath, current: CurrentFile, expectedSha256: string | undefined): void {
+  try {
+    enforceVersion(ctx, p, current, { expected_sha256: expectedSha256 }, 'mutation');
+  } catch (err) {
+    if (!(err instanceof ToolError && err.code === 'VERSION_REQUIRED')) throw err;
+    throw new ToolError(
+      'VERSION_REQUIRED',
+      `This server changes existing files only at a version you read (TOOLGATE_REQUIRE_VERSION=always): view '${p.rel}' first and pass expected_sha256 with data.version.sha256 of that view (or If-Match: "<sha256>").`,
+      err.details,
+    );
+  }
+}
 
 function required<T>(value: T | undefined, parameter: 'file_text' | 'old_str' | 'new_str' | 'insert_line', command: string): T {
   if (value === undefined) throw new ToolError('INVALID_PARAM', missingParameterText(parameter, command));

@@ -1,5 +1,6 @@
 // apply_patch over the real app: the whole scenario corpus (test/fixtures/apply-patch), each in a fresh workspace,
 // the tree compared after the call; refused patches (engine or sandbox) must leave the tree as it was.
+import { createHash } from 'node:crypto';
 import { cpSync, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import { join } from 'node:path';
@@ -9,16 +10,20 @@ import { makeApp, type TestApp } from '../helpers.js';
 const ROOT = join(import.meta.dirname, '..', 'fixtures', 'apply-patch');
 const scenarios = readdirSync(ROOT).filter((n) => statSync(join(ROOT, n)).isDirectory()).sort();
 
-/** The workspace's files (the state directory left out), byte for byte as latin1 strings. */
-function readTree(dir: string, prefix = ''): Record<string, string> {
+/**
+ * The workspace's files (the state directory left out), byte for byte as latin1 strings; with `emptyDirs`, an
+ * empty directory too (as '<dir>/'), so a directory left behind by a refused patch shows.
+ */
+function readTree(dir: string, prefix = '', emptyDirs = false): Record<string, string> {
   const files: Record<string, string> = {};
   if (!existsSync(dir)) return files;
   for (const name of readdirSync(dir).sort()) {
     if (!prefix && name === '.toolgate') continue;
     const full = join(dir, name);
     const rel = prefix ? `${prefix}/${name}` : name;
-    if (statSync(full).isDirectory()) Object.assign(files, readTree(full, rel));
-    else files[rel] = readFileSync(full, 'latin1');
+    if (!statSync(full).isDirectory()) files[rel] = readFileSync(full, 'latin1');
+    else if (emptyDirs && readdirSync(full).length === 0) files[`${rel}/`] = '';
+    else Object.assign(files, readTree(full, rel, emptyDirs));
   }
   return files;
 }
@@ -46,7 +51,7 @@ describe('apply_patch scenarios over HTTP', () => {
     const want = JSON.parse(readFileSync(join(dir, 'expect.json'), 'utf8')) as { ok: boolean; code?: string };
     t = await makeApp();
     if (existsSync(join(dir, 'input'))) cpSync(join(dir, 'input'), t.root, { recursive: true });
-    const before = readTree(t.root);
+    const before = readTree(t.root, '', true);
     const res = await t.call('apply_patch', { patch: readFileSync(join(dir, 'patch.txt'), 'utf8') });
     if (want.ok) {
       expect(res.body.status, JSON.stringify(res.body.error)).toBe('success');
@@ -54,7 +59,7 @@ describe('apply_patch scenarios over HTTP', () => {
     } else {
       expect(res.body.status).toBe('error');
       expect(res.body.error?.code).toBe(want.code === 'INVALID_PATCH' ? INVALID_PATCH : want.code);
-      expect(readTree(t.root)).toEqual(before);
+      expect(readTree(t.root, '', true)).toEqual(before);
     }
     expect(readTree(t.root)).toEqual(readTree(join(dir, 'expected')));
   });
@@ -113,19 +118,49 @@ describe('apply_patch', () => {
     expect(await fs.readFile(t.file('a.txt'), 'utf8')).toBe('x\n');
   });
 
-  // Root writes into a read-only directory anyway, so nothing would fail there.
-  it.skipIf(process.getuid?.() === 0)('puts earlier files back when a later write fails', async () => {
-    t = await appWith({ 'a.txt': 'x\n', 'ro/b.txt': 'b\n' });
-    await fs.chmod(t.file('ro'), 0o555);
-    try {
-      const patch = '*** Begin Patch\n*** Update File: a.txt\n@@\n-x\n+y\n*** Add File: ro/new.txt\n+n\n*** End Patch';
-      const res = await t.call('apply_patch', { patch });
-      expect(res.body.status).toBe('error');
-      expect(await fs.readFile(t.file('a.txt'), 'utf8')).toBe('x\n');
-      expect(existsSync(t.file('ro/new.txt'))).toBe(false);
-    } finally {
-      await fs.chmod(t.file('ro'), 0o755);
-    }
+  // A real failure in the middle of the commit, root or not: the patch adds 'blocker' as a file and then
+  // 'blocker/x.txt', whose parent is no longer a directory when its turn comes (planning sees both paths free).
+  it('puts every file back and removes the directories it made when a later commit fails', async () => {
+    t = await appWith({ 'a.txt': 'x\n', 'm.txt': 'move me\n', 'old/gone.txt': 'g\n' });
+    await fs.mkdir(t.file('keep'));
+    const before = readTree(t.root, '', true);
+    const patch = [
+      '*** Begin Patch',
+      '*** Add File: fresh/deep/one.txt',
+      '+1',
+      '*** Update File: a.txt',
+      '@@',
+      '-x',
+      '+y',
+      '*** Delete File: old/gone.txt',
+      '*** Update File: m.txt',
+      '*** Move to: moved/here/m.txt',
+      '@@',
+      '-move me',
+      '+moved',
+      '*** Add File: keep/new/two.txt',
+      '+2',
+      '*** Add File: blocker',
+      '+b',
+      '*** Add File: blocker/x.txt',
+      '+never',
+      '*** End Patch',
+    ].join('\n');
+    const res = await t.call('apply_patch', { patch });
+    expect(res.body.status).toBe('error');
+    expect(res.body.error?.code).toBe('CONFLICT');
+    // The same files with the same bytes, and the same directories: the pre-existing empty 'keep' and 'old' stay.
+    expect(readTree(t.root, '', true)).toEqual(before);
+    expect(statSync(t.file('keep')).isDirectory()).toBe(true);
+    expect(existsSync(t.file('fresh'))).toBe(false);
+    expect(existsSync(t.file('moved'))).toBe(false);
+  });
+
+  it('keeps the directories it made when the patch applies', async () => {
+    t = await appWith({});
+    const res = await t.call('apply_patch', { patch: '*** Begin Patch\n*** Add File: a/b/c.txt\n+c\n*** End Patch' });
+    expect(res.body.status).toBe('success');
+    expect(await fs.readFile(t.file('a/b/c.txt'), 'utf8')).toBe('c\n');
   });
 
   it('keeps a UTF-8 BOM and CRLF line endings', async () => {
@@ -133,5 +168,67 @@ describe('apply_patch', () => {
     const res = await t.call('apply_patch', { patch: '*** Begin Patch\n*** Update File: a.txt\n@@\n one\n-two\n+2\n*** End Patch' });
     expect(res.body.status).toBe('success');
     expect(await fs.readFile(t.file('a.txt'), 'utf8')).toBe('\uFEFFone\r\n2\r\n');
+  });
+});
+
+describe('apply_patch versions', () => {
+  const sha = (text: string) => createHash('sha256').update(text).digest('hex');
+  const twoFiles = '*** Begin Patch\n*** Update File: a.txt\n@@\n-a\n+A\n*** Delete File: b.txt\n*** Add File: c.txt\n+c\n*** End Patch';
+
+  it('under TOOLGATE_REQUIRE_VERSION=always names every file without a version and what to send', async () => {
+    t = await makeApp({ TOOLGATE_REQUIRE_VERSION: 'always' });
+    await fs.writeFile(t.file('a.txt'), 'a\n');
+    await fs.writeFile(t.file('b.txt'), 'b\n');
+    const res = await t.call('apply_patch', { patch: twoFiles });
+    expect([res.status, res.body.error?.code]).toEqual([428, 'VERSION_REQUIRED']);
+    expect(res.body.error?.message).toContain("no version for 'a.txt', 'b.txt'");
+    expect(res.body.error?.message).toContain('[{"path": "a.txt", "sha256": "<sha256>"}, ...]');
+    expect(res.body.error?.details?.paths).toEqual(['a.txt', 'b.txt']);
+    expect(readTree(t.root)).toEqual({ 'a.txt': 'a\n', 'b.txt': 'b\n' });
+
+    const one = await t.call('apply_patch', { patch: twoFiles, expected_sha256: [{ path: 'a.txt', sha256: sha('a\n') }] });
+    expect(one.body.error?.message).toContain("no version for 'b.txt'");
+
+    const ok = await t.call('apply_patch', { patch: twoFiles, expected_sha256: [{ path: './a.txt', sha256: sha('a\n') }, { path: 'b.txt', sha256: sha('b\n').toUpperCase() }] });
+    expect(ok.body.status).toBe('success');
+    expect(readTree(t.root)).toEqual({ 'a.txt': 'A\n', 'c.txt': 'c\n' });
+  });
+
+  it('under always, a patch that only adds files needs no version', async () => {
+    t = await makeApp({ TOOLGATE_REQUIRE_VERSION: 'always' });
+    const res = await t.call('apply_patch', { patch: '*** Begin Patch\n*** Add File: new/n.txt\n+n\n*** End Patch' });
+    expect(res.body.status).toBe('success');
+  });
+
+  it('takes one string for one file (the Responses API operation too) and If-Match with one tag per file', async () => {
+    t = await makeApp({ TOOLGATE_REQUIRE_VERSION: 'always' });
+    await fs.writeFile(t.file('a.txt'), 'a\n');
+    await fs.writeFile(t.file('b.txt'), 'b\n');
+    const flat = await t.call('apply_patch', { type: 'update_file', path: 'a.txt', diff: '@@\n-a\n+a2\n', expected_sha256: sha('a\n') });
+    expect(flat.body.status).toBe('success');
+    const ifMatch = await t.call('apply_patch', { patch: twoFiles.replace('-a\n+A', '-a2\n+A') }, { 'if-match': `"${sha('a2\n')}", "${sha('b\n')}"` });
+    expect(ifMatch.body.status).toBe('success');
+    expect(readTree(t.root)).toEqual({ 'a.txt': 'A\n', 'c.txt': 'c\n' });
+  });
+
+  it('refuses a stale sha256 with CONFLICT in any mode and changes nothing', async () => {
+    t = await appWith({ 'a.txt': 'a\n', 'b.txt': 'b\n' });
+    const res = await t.call('apply_patch', { patch: twoFiles, expected_sha256: [{ path: 'b.txt', sha256: sha('old b\n') }] });
+    expect([res.status, res.body.error?.code]).toEqual([409, 'CONFLICT']);
+    expect(res.body.error?.message).toContain("'b.txt'");
+    expect(readTree(t.root)).toEqual({ 'a.txt': 'a\n', 'b.txt': 'b\n' });
+  });
+
+  it('refuses versions it cannot place: one string for several files, a path the patch does not change', async () => {
+    t = await appWith({ 'a.txt': 'a\n', 'b.txt': 'b\n' });
+    const several = await t.call('apply_patch', { patch: twoFiles, expected_sha256: sha('a\n') });
+    expect(several.body.error?.code).toBe('INVALID_PARAM');
+    expect(several.body.error?.message).toContain('Pass a list');
+    const added = await t.call('apply_patch', { patch: twoFiles, expected_sha256: [{ path: 'c.txt', sha256: sha('c\n') }] });
+    expect(added.body.error?.code).toBe('INVALID_PARAM');
+    expect(added.body.error?.message).toContain("'c.txt', which the patch does not update, move or delete");
+    const twice = await t.call('apply_patch', { patch: twoFiles, expected_sha256: [{ path: 'a.txt', sha256: sha('a\n') }, { path: 'a.txt', sha256: sha('a\n') }] });
+    expect(twice.body.error?.code).toBe('INVALID_PARAM');
+    expect(readTree(t.root)).toEqual({ 'a.txt': 'a\n', 'b.txt': 'b\n' });
   });
 });

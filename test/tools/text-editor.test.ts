@@ -100,3 +100,37 @@ describe('str_replace_based_edit_tool', () => {
     expect(existsSync(t.file('nope.txt'))).toBe(false);
   });
 });
+
+describe('str_replace_based_edit_tool versions', () => {
+  it('under TOOLGATE_REQUIRE_VERSION=always asks for expected_sha256 from a view, then takes it', async () => {
+    await t.close();
+    t = await makeApp({ TOOLGATE_REQUIRE_VERSION: 'always' });
+    await fs.writeFile(t.file('a.txt'), 'one\ntwo\n');
+    const none = await edit({ command: 'str_replace', path: 'a.txt', old_str: 'two', new_str: '2' });
+    expect([none.status, none.body.error?.code]).toEqual([428, 'VERSION_REQUIRED']);
+    expect(none.body.error?.message).toBe('This server changes existing files only at a version you read (TOOLGATE_REQUIRE_VERSION=always): view \'a.txt\' first and pass expected_sha256 with data.version.sha256 of that view (or If-Match: "<sha256>").');
+    for (const args of [{ command: 'insert', insert_line: 0, new_str: 'x' }, { command: 'undo_edit' }]) {
+      expect((await edit({ path: 'a.txt', ...args })).body.error?.code).toBe('VERSION_REQUIRED');
+    }
+    const viewed = await t.call('text_editor', { command: 'view', path: 'a.txt' });
+    const sha256 = (viewed.body.data as { version: { sha256: string } }).version.sha256;
+    const ok = await edit({ command: 'str_replace', path: 'a.txt', old_str: 'two', new_str: '2', expected_sha256: sha256 });
+    expect(ok.body.status).toBe('success');
+    expect(await fs.readFile(t.file('a.txt'), 'utf8')).toBe('one\n2\n');
+    // A new file has no version to send.
+    expect((await edit({ command: 'create', path: 'new/b.txt', file_text: 'b\n' })).body.status).toBe('success');
+  });
+
+  it('refuses a stale expected_sha256 with CONFLICT in any mode, and one given to view or create', async () => {
+    await fs.writeFile(t.file('a.txt'), 'one\n');
+    const viewed = await edit({ command: 'view', path: 'a.txt' });
+    const sha256 = (viewed.body.data as { version: { sha256: string } }).version.sha256;
+    await fs.writeFile(t.file('a.txt'), 'one changed\n');
+    const stale = await edit({ command: 'insert', path: 'a.txt', insert_line: 1, new_str: 'x', expected_sha256: sha256 });
+    expect([stale.status, stale.body.error?.code]).toEqual([409, 'CONFLICT']);
+    expect(await fs.readFile(t.file('a.txt'), 'utf8')).toBe('one changed\n');
+    expect((await edit({ command: 'view', path: 'a.txt', expected_sha256: sha256 })).body.error?.code).toBe('INVALID_PARAM');
+    expect((await edit({ command: 'create', path: 'c.txt', file_text: 'c', expected_sha256: sha256 })).body.error?.code).toBe('INVALID_PARAM');
+    expect(existsSync(t.file('c.txt'))).toBe(false);
+  });
+});
