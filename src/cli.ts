@@ -3,7 +3,7 @@
 // document, hash a token for the tokens file, verify an audit file.
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { CliUsageError, formatEnvelope, parseCallArgs } from './cli-client.js';
+import { CliUsageError, formatEnvelope, parseCallArgs, parseJsonArgs } from './cli-client.js';
 import type { Envelope } from './envelope.js';
 
 // Commands import what they need when they run, so `toolgate call` does not load the whole service.
@@ -16,7 +16,9 @@ Usage:
   toolgate mcp [options of serve]                          MCP server on stdio (TOOLGATE_TOKEN, TOOLGATE_PROJECT)
   toolgate tools [--format openai|openai-responses|anthropic|mcp]  list the tools
   toolgate call <tool> [key=value | key:=json …]           call a tool on a running server
-  toolgate call <tool> --json '{"path":"a.txt"}'
+      key=@FILE        the value is FILE's UTF-8 text; key=@- standard input; key:=@FILE JSON from FILE
+      key=@@text       the string '@text' (double a leading @)
+  toolgate call <tool> --json '{"path":"a.txt"}'          (or --json @FILE, --json @-)
       --url URL        server (TOOLGATE_URL, default http://127.0.0.1:8080)
       --token TOKEN    bearer token (TOOLGATE_TOKEN)
       --project ID     project in multi-project mode (TOOLGATE_PROJECT)
@@ -102,17 +104,8 @@ async function call(argv: string[]): Promise<number> {
   });
   const [tool, ...pairs] = positionals;
   if (!tool) throw new CliUsageError('name the tool: toolgate call <tool> key=value …');
-  let body: Record<string, unknown>;
-  if (values.json !== undefined) {
-    if (pairs.length > 0) throw new CliUsageError('give the arguments either as --json or as key=value pairs, not both');
-    try {
-      body = JSON.parse(values.json) as Record<string, unknown>;
-    } catch {
-      throw new CliUsageError('--json needs a JSON object');
-    }
-  } else {
-    body = parseCallArgs(pairs);
-  }
+  if (values.json !== undefined && pairs.length > 0) throw new CliUsageError('give the arguments either as --json or as key=value pairs, not both');
+  const body = values.json !== undefined ? parseJsonArgs(values.json) : parseCallArgs(pairs);
   const base = (values.url ?? process.env.TOOLGATE_URL ?? 'http://127.0.0.1:8080').replace(/\/+$/, '');
   const token = values.token ?? process.env.TOOLGATE_TOKEN;
   const project = values.project ?? process.env.TOOLGATE_PROJECT;
@@ -164,6 +157,12 @@ async function audit(argv: string[]): Promise<number> {
   process.stdout.write(describeVerifyResult(file, result));
   return result.ok ? EXIT.ok : EXIT.failed;
 }
+
+// `toolgate tools | head` closes the pipe early: that is the reader's choice, not an error to crash on.
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+  throw err;
+});
 
 main(process.argv.slice(2)).then(
   (code) => {

@@ -149,10 +149,11 @@ const NUMERIC = /^\s*-?\d+(\.\d+)?\s*$/;
  * means "not given" (strict function calling sends every property), and a number sent as a numeric string
  * ("3") counts as the number where the schema wants one.
  */
-function lenientArguments(tool: ToolDefinition, params: Record<string, unknown>): Record<string, unknown> | null {
+function lenientArguments(tool: ToolDefinition, params: Record<string, unknown>, issues: readonly z.core.$ZodIssue[]): Record<string, unknown> | null {
   const shape = tool.input.shape as Record<string, z.ZodType>;
   let changed = false;
-  const out: Record<string, unknown> = { ...params };
+  // A deep copy: nested nulls are removed below, and the caller's arguments stay as received (params_input).
+  const out = structuredClone(params);
   for (const [key, value] of Object.entries(params)) {
     const field = shape[key];
     if (!field) continue;
@@ -161,6 +162,18 @@ function lenientArguments(tool: ToolDefinition, params: Record<string, unknown>)
       changed = true;
     } else if (typeof value === 'string' && NUMERIC.test(value) && !field.safeParse(value).success && field.safeParse(Number(value)).success) {
       out[key] = Number(value);
+      changed = true;
+    }
+  }
+  // Strict mode makes nested optional properties required and nullable too (edit_file's
+  // edits[].replace_all): a null the schema refused inside an object is dropped as "not given"; one that
+  // was required then fails as missing.
+  for (const issue of issues) {
+    if (issue.path.length < 2) continue;
+    const parent = issue.path.slice(0, -1).reduce<unknown>((v, k) => (v && typeof v === 'object' ? (v as Record<PropertyKey, unknown>)[k] : undefined), out);
+    const last = issue.path[issue.path.length - 1] as PropertyKey;
+    if (parent && typeof parent === 'object' && !Array.isArray(parent) && (parent as Record<PropertyKey, unknown>)[last] === null) {
+      delete (parent as Record<PropertyKey, unknown>)[last];
       changed = true;
     }
   }
@@ -189,7 +202,7 @@ export function createExecutor(opts: ExecutorOptions) {
       const aliased = applyParamAliases(args, tool.paramAliases);
       let parsed = tool.input.safeParse(aliased);
       if (!parsed.success) {
-        const lenient = lenientArguments(tool, aliased);
+        const lenient = lenientArguments(tool, aliased, parsed.error.issues);
         if (lenient) parsed = tool.input.safeParse(lenient);
       }
       if (!parsed.success) throw new ToolError('INVALID_PARAM', describeZodError(parsed.error, tool, aliased), { issues: parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })) });

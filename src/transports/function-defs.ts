@@ -50,22 +50,59 @@ function nullable(prop: Record<string, unknown>): Record<string, unknown> {
   return { anyOf: [prop, { type: 'null' }] };
 }
 
+/** A JSON Schema whose root is an object, as every provider requires of a tool's parameters. */
+export interface ObjectJsonSchema {
+  type: 'object';
+  properties?: Record<string, object>;
+  required?: string[];
+  [keyword: string]: unknown;
+}
+
+// The shapes of each format, declared so that a caller (and the tests, against the providers' own SDK
+// types) gets them checked by the compiler rather than an `unknown` to cast.
+export interface OpenAIChatTool {
+  type: 'function';
+  function: { name: string; description: string; strict: true; parameters: ObjectJsonSchema };
+}
+export interface OpenAIResponsesTool {
+  type: 'function';
+  name: string;
+  description: string;
+  strict: true;
+  parameters: ObjectJsonSchema;
+}
+export interface AnthropicTool {
+  name: string;
+  description: string;
+  input_schema: ObjectJsonSchema;
+}
+export interface McpToolList {
+  tools: { name: string; title: string; description: string; inputSchema: ObjectJsonSchema; annotations: ReturnType<typeof toolAnnotations> }[];
+}
+
+const objectSchema = (schema: unknown): ObjectJsonSchema => schema as ObjectJsonSchema;
+
+export function exportTools(tools: readonly ToolDefinition[], format: 'openai'): OpenAIChatTool[];
+export function exportTools(tools: readonly ToolDefinition[], format: 'openai-responses'): OpenAIResponsesTool[];
+export function exportTools(tools: readonly ToolDefinition[], format: 'anthropic'): AnthropicTool[];
+export function exportTools(tools: readonly ToolDefinition[], format: 'mcp'): McpToolList;
+export function exportTools(tools: readonly ToolDefinition[], format: ToolFormat): unknown;
 export function exportTools(tools: readonly ToolDefinition[], format: ToolFormat): unknown {
   switch (format) {
     case 'openai':
-      return tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, strict: true, parameters: strictJsonSchema(inputJsonSchema(t)) } }));
+      return tools.map((t): OpenAIChatTool => ({ type: 'function', function: { name: t.name, description: t.description, strict: true, parameters: objectSchema(strictJsonSchema(inputJsonSchema(t))) } }));
     case 'openai-responses':
       // The Responses API's flat shape: name and parameters beside type, no nested `function`.
-      return tools.map((t) => ({ type: 'function', name: t.name, description: t.description, strict: true, parameters: strictJsonSchema(inputJsonSchema(t)) }));
+      return tools.map((t): OpenAIResponsesTool => ({ type: 'function', name: t.name, description: t.description, strict: true, parameters: objectSchema(strictJsonSchema(inputJsonSchema(t))) }));
     case 'anthropic':
-      return tools.map((t) => ({ name: t.name, description: t.description, input_schema: inputJsonSchema(t) }));
+      return tools.map((t): AnthropicTool => ({ name: t.name, description: t.description, input_schema: objectSchema(inputJsonSchema(t)) }));
     case 'mcp':
       return {
         tools: tools.map((t) => {
           const annotations = toolAnnotations(t);
-          return { name: t.name, title: annotations.title, description: t.description, inputSchema: inputJsonSchema(t), annotations };
+          return { name: t.name, title: annotations.title, description: t.description, inputSchema: objectSchema(inputJsonSchema(t)), annotations };
         }),
-      };
+      } satisfies McpToolList;
     default:
       return {
         tools: tools.map((t) => ({

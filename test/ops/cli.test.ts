@@ -1,8 +1,10 @@
 // The `toolgate` command against a real server process: tools, call (readable envelope, exit codes),
 // hash-token, audit verify, openapi, serve --help.
+import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatEnvelope, parseCallArgs } from '../../src/cli-client.js';
 import { hashToken } from '../../src/ops/auth.js';
@@ -90,6 +92,70 @@ describe.concurrent('toolgate call', () => {
   });
 });
 
+describe.concurrent('toolgate call: values from files and standard input', () => {
+  const call = (args: string[], stdin?: string) => cli(['call', ...args, '--url', server.url, '--token', TOKEN], {}, stdin);
+
+  it('content=@file writes the file byte for byte (BOM, CRLF and last newline kept)', async () => {
+    const src = path.join(dir, 'src-a.txt');
+    const bytes = '\uFEFFfirst\r\nsecond = "@x" $HOME\r\n';
+    await fs.writeFile(src, bytes);
+    const r = await call(['write_file', 'path=from-file/a.txt', `content=@${src}`]);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(await fs.readFile(path.join(root, 'from-file/a.txt'), 'utf8')).toBe(bytes);
+  });
+
+  it('content=@- reads standard input; new_text=@- works for edit_file too', async () => {
+    const w = await call(['write_file', 'path=stdin/a.txt', 'content=@-'], 'from stdin\nline 2\n');
+    expect(w.code).toBe(0);
+    expect(await fs.readFile(path.join(root, 'stdin/a.txt'), 'utf8')).toBe('from stdin\nline 2\n');
+    const e = await call(['edit_file', 'path=stdin/a.txt', 'old_text=line 2', 'new_text=@-'], 'line two');
+    expect(e.code).toBe(0);
+    expect(await fs.readFile(path.join(root, 'stdin/a.txt'), 'utf8')).toBe('from stdin\nline two\n');
+  });
+
+  it('key:=@file reads JSON, --json @- the whole argument object, key=@@text is the literal @text', async () => {
+    await fs.writeFile(path.join(root, 'json.txt'), 'a b c\n');
+    const edits = path.join(dir, 'edits.json');
+    await fs.writeFile(edits, JSON.stringify([{ old_text: 'a', new_text: 'A' }, { old_text: 'c', new_text: 'C' }]));
+    const e = await call(['edit_file', 'path=json.txt', `edits:=@${edits}`]);
+    expect(e.code).toBe(0);
+    expect(await fs.readFile(path.join(root, 'json.txt'), 'utf8')).toBe('A b C\n');
+    const j = await call(['write_file', '--json', '@-'], JSON.stringify({ path: 'json-stdin.txt', content: 'x\n' }));
+    expect(j.code).toBe(0);
+    expect(await fs.readFile(path.join(root, 'json-stdin.txt'), 'utf8')).toBe('x\n');
+    const at = await call(['write_file', 'path=at.txt', 'content=@@handle and @-']);
+    expect(at.code).toBe(0);
+    expect(await fs.readFile(path.join(root, 'at.txt'), 'utf8')).toBe('@handle and @-');
+  });
+
+  it('a missing file, a binary file, @- twice and bad JSON are usage errors (exit 2) that send nothing', async () => {
+    const missing = await call(['write_file', 'path=never.txt', `content=@${path.join(dir, 'nope.txt')}`]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/^toolgate: content=@.*nope\.txt: cannot read '.*nope\.txt': no such file/);
+    const bin = path.join(dir, 'image.bin');
+    await fs.writeFile(bin, Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0xff]));
+    const binary = await call(['write_file', 'path=never.txt', `content=@${bin}`]);
+    expect(binary.code).toBe(2);
+    expect(binary.stderr).toMatch(/is not UTF-8 text; send binary content as base64: encoding=base64/);
+    const twice = await call(['edit_file', 'path=never.txt', 'old_text=@-', 'new_text=@-'], 'x');
+    expect(twice.code).toBe(2);
+    expect(twice.stderr).toMatch(/new_text=@-: standard input is already the value of old_text=@-/);
+    const dirValue = await call(['write_file', 'path=never.txt', `content=@${dir}`]);
+    expect(dirValue.code).toBe(2);
+    expect(dirValue.stderr).toMatch(/it is a directory/);
+    const badJson = await call(['write_file', '--json', '@-'], '[1,2]');
+    expect(badJson.code).toBe(2);
+    await expect(fs.stat(path.join(root, 'never.txt'))).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
+  it('parseCallArgs reads @ values through the given sources, as strings (never numbers)', () => {
+    const sources = { readFile: (p: string) => Buffer.from(`file ${p}`), readStdin: () => Buffer.from('42') };
+    expect(parseCallArgs(['a=@x.txt', 'b=@-', 'c=@@1', 'n:=@n.json'], { ...sources, readFile: (p) => Buffer.from(p === 'n.json' ? '7' : `file ${p}`) })).toEqual({ a: 'file x.txt', b: '42', c: '@1', n: 7 });
+    expect(() => parseCallArgs(['a=@'], sources)).toThrow(/name a file after @/);
+  });
+});
+
 describe.concurrent('other commands', () => {
   it('tools lists the registry', async () => {
     const r = await cli(['tools']);
@@ -98,6 +164,16 @@ describe.concurrent('other commands', () => {
     expect(r.stdout).toMatch(/^write_file\s+write\s+/m);
     const openai = await cli(['tools', '--format', 'openai']);
     expect(JSON.parse(openai.stdout)).toEqual(expect.arrayContaining([expect.objectContaining({ type: 'function' })]));
+  });
+
+  it('tools piped into a reader that stops early (| head) exits quietly, no EPIPE crash', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'tools'], { cwd: fileURLToPath(new URL('../../', import.meta.url)), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.stdout.once('data', () => child.stdout.destroy());
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
   });
 
   it('hash-token prints the sha256 (argument or stdin)', async () => {

@@ -1,0 +1,142 @@
+// `toolgate` installed the way the README says, then used as a person or an MCP client would: the package
+// is packed by `npm pack` (its prepack script builds dist/), and the packed files are installed into a
+// temporary global prefix, so <prefix>/bin/toolgate is npm's own bin link to dist/cli.js.
+//
+// Why not one `npm install -g <tarball>`: npm resolves a tarball's dependencies from registry metadata,
+// which `npm ci` never caches (it fetches by the lockfile's URLs), so that needs the network. Here the
+// tarball is unpacked, its production dependencies come from npm's cache by the lockfile's integrity
+// (`npm ci --omit=dev --offline`), and `npm install --global` of that folder makes the prefix's bin
+// links: the same files, the same bin linking, no network.
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeTempDir } from '../helpers.js';
+
+const REPO = fileURLToPath(new URL('../../', import.meta.url));
+const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+
+let base = '';
+let prefix = '';
+let bin = '';
+let tarballFiles: string[] = [];
+
+/** The environment of a person's shell: no settings of the test run, npm's nor toolgate's. */
+function shellEnv(extra: Record<string, string> = {}): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (v === undefined || k.startsWith('TOOLGATE_') || k === 'NODE_OPTIONS' || /^npm_(package_|lifecycle_|config_(local_prefix|global_prefix|prefix)$)/i.test(k)) continue;
+    env[k] = v;
+  }
+  return { ...env, PATH: `${path.join(prefix, 'bin')}${path.delimiter}${env.PATH ?? ''}`, ...extra };
+}
+
+async function run(file: string, args: string[], cwd: string, stdin?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(file, args, { cwd, env: shellEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  child.stdin.end(stdin ?? '');
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  return { code, stdout, stderr };
+}
+
+async function npmIn(cwd: string, args: string[]): Promise<string> {
+  const { stdout } = await promisify(execFile)(npm, [...args, '--no-audit', '--no-fund'], { cwd, env: shellEnv(), maxBuffer: 32 * 1024 * 1024 }).catch((err: Error & { stdout?: string; stderr?: string }) => {
+    throw new Error(`npm ${args.join(' ')} failed:\n${err.stdout ?? ''}\n${err.stderr ?? ''}`);
+  });
+  return stdout;
+}
+
+beforeAll(async () => {
+  base = await makeTempDir('toolgate-install-');
+  prefix = path.join(base, 'prefix');
+  bin = path.join(prefix, 'bin', 'toolgate');
+  // A copy of the checkout's tracked sources (not its dist/, which may be stale or absent): what a clone has.
+  const checkout = path.join(base, 'checkout');
+  await fs.mkdir(path.join(checkout, 'scripts'), { recursive: true });
+  for (const f of ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'openapi.yaml', 'README.md', 'scripts/bundle.mjs']) await fs.copyFile(path.join(REPO, f), path.join(checkout, f));
+  await fs.cp(path.join(REPO, 'src'), path.join(checkout, 'src'), { recursive: true });
+  await fs.symlink(path.join(REPO, 'node_modules'), path.join(checkout, 'node_modules'), 'dir');
+
+  await npmIn(checkout, ['pack', '--pack-destination', base]);
+  const tarball = (await fs.readdir(base)).find((f) => f.endsWith('.tgz'));
+  if (!tarball) throw new Error('npm pack made no tarball');
+  const unpacked = path.join(base, 'unpacked');
+  await fs.mkdir(unpacked);
+  await promisify(execFile)('tar', ['xzf', path.join(base, tarball), '-C', unpacked]);
+  const pkg = path.join(unpacked, 'package');
+  tarballFiles = (await fs.readdir(pkg, { recursive: true })).map((f) => f.split(path.sep).join('/'));
+
+  await fs.copyFile(path.join(REPO, 'package-lock.json'), path.join(pkg, 'package-lock.json'));
+  await npmIn(pkg, ['ci', '--omit=dev', '--offline']);
+  await fs.mkdir(prefix);
+  await npmIn(base, ['install', '--global', '--prefix', prefix, pkg, '--offline']);
+}, 300_000);
+
+afterAll(async () => {
+  if (base) await fs.rm(base, { recursive: true, force: true });
+});
+
+describe('toolgate installed into a global prefix', () => {
+  it('the package holds the built CLI, the server bundle and the console, and no sources or tests', () => {
+    expect(tarballFiles).toEqual(expect.arrayContaining(['package.json', 'openapi.yaml', 'dist/cli.js', 'dist/cli-client.js', 'dist/main.js', 'dist/serve.js', 'dist/console/index.html']));
+    expect(tarballFiles.filter((f) => f.startsWith('src/') || f.startsWith('test/'))).toEqual([]);
+  });
+
+  it('<prefix>/bin/toolgate answers --version and tools from any directory', async () => {
+    const { version } = JSON.parse(await fs.readFile(path.join(REPO, 'package.json'), 'utf8')) as { version: string };
+    const v = await run(bin, ['--version'], base);
+    expect(v).toMatchObject({ code: 0, stdout: `${version}\n`, stderr: '' });
+    // by name on PATH, as a person types it
+    const tools = await run('toolgate', ['tools', '--format', 'openai'], base);
+    expect(tools.code).toBe(0);
+    expect((JSON.parse(tools.stdout) as { function: { name: string } }[]).map((t) => t.function.name)).toContain('write_file');
+  });
+
+  it('toolgate serve, then toolgate call with content from standard input', async () => {
+    const ws = path.join(base, 'ws-serve');
+    const server: ChildProcess = spawn(bin, ['serve', '--root', ws], { cwd: base, env: shellEnv({ TOOLGATE_PORT: '0', TOOLGATE_AUDIT_STDOUT: 'false' }), stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      let out = '';
+      server.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+      server.stderr?.on('data', (d: Buffer) => (out += d.toString()));
+      let port: string | undefined;
+      for (let i = 0; i < 1200 && !(port = /Server listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(out)?.[1]); i++) {
+        if (server.exitCode !== null) break;
+        await new Promise((r) => setTimeout(r, 25));
+      }
+      expect(port, out).toBeDefined();
+      const w = await run('toolgate', ['call', 'write_file', 'path=notes/in.md', 'content=@-', '--url', `http://127.0.0.1:${port}`], base, '# from stdin\n');
+      expect(w.stderr).toBe('');
+      expect(w.code).toBe(0);
+      expect(await fs.readFile(path.join(ws, 'notes/in.md'), 'utf8')).toBe('# from stdin\n');
+    } finally {
+      const exited = new Promise((resolve) => (server.exitCode !== null ? resolve(null) : server.once('exit', resolve)));
+      server.kill('SIGTERM');
+      await exited;
+    }
+  });
+
+  it('toolgate mcp, started as the README mcpServers entry starts it, lists and calls tools', async () => {
+    const ws = path.join(base, 'ws-mcp');
+    await fs.mkdir(ws);
+    await fs.writeFile(path.join(ws, 'hello.txt'), 'hello over MCP\n');
+    const client = new Client({ name: 'install-test', version: '1.0.0' });
+    await client.connect(new StdioClientTransport({ command: 'toolgate', args: ['mcp', '--root', ws], env: shellEnv({ TOOLGATE_AUDIT_STDOUT: 'false' }), stderr: 'ignore' }));
+    try {
+      const { tools } = await client.listTools();
+      expect(tools.map((t) => t.name)).toContain('read_file');
+      const result = await client.callTool({ name: 'read_file', arguments: { path: 'hello.txt' } });
+      expect(result.isError).toBeFalsy();
+      expect(result.structuredContent).toMatchObject({ status: 'success', data: { content: 'hello over MCP\n' } });
+    } finally {
+      await client.close();
+    }
+  });
+});
