@@ -152,8 +152,9 @@ const NUMERIC = /^\s*-?\d+(\.\d+)?\s*$/;
 function lenientArguments(tool: ToolDefinition, params: Record<string, unknown>, issues: readonly z.core.$ZodIssue[]): Record<string, unknown> | null {
   const shape = tool.input.shape as Record<string, z.ZodType>;
   let changed = false;
-  // A deep copy: nested nulls are removed below, and the caller's arguments stay as received (params_input).
-  const out = structuredClone(params);
+  // The caller's arguments stay as received (params_input): containers on the way to a changed value are
+  // copied, never the whole input (a deep copy of hostile input nested 100,000 deep would overflow the stack).
+  const out: Record<string, unknown> = { ...params };
   for (const [key, value] of Object.entries(params)) {
     const field = shape[key];
     if (!field) continue;
@@ -170,14 +171,27 @@ function lenientArguments(tool: ToolDefinition, params: Record<string, unknown>,
   // was required then fails as missing.
   for (const issue of issues) {
     if (issue.path.length < 2) continue;
-    const parent = issue.path.slice(0, -1).reduce<unknown>((v, k) => (v && typeof v === 'object' ? (v as Record<PropertyKey, unknown>)[k] : undefined), out);
+    const parent = copyAlong(out, issue.path.slice(0, -1));
     const last = issue.path[issue.path.length - 1] as PropertyKey;
-    if (parent && typeof parent === 'object' && !Array.isArray(parent) && (parent as Record<PropertyKey, unknown>)[last] === null) {
-      delete (parent as Record<PropertyKey, unknown>)[last];
+    if (parent && !Array.isArray(parent) && parent[last] === null) {
+      delete parent[last];
       changed = true;
     }
   }
   return changed ? out : null;
+}
+
+/** The container at `path` in `root`, each object or array on the way replaced by a shallow copy; null when absent. */
+function copyAlong(root: Record<string, unknown>, path: readonly PropertyKey[]): Record<PropertyKey, unknown> | null {
+  let node: Record<PropertyKey, unknown> = root;
+  for (const key of path) {
+    const child = node[key];
+    if (!child || typeof child !== 'object') return null;
+    const copy = (Array.isArray(child) ? [...(child as unknown[])] : { ...(child as object) }) as Record<PropertyKey, unknown>;
+    node[key] = copy;
+    node = copy;
+  }
+  return node;
 }
 
 export function createExecutor(opts: ExecutorOptions) {
