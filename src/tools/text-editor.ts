@@ -73,6 +73,7 @@ export const textEditor = defineTool({
   risk: 'write',
   riskLevel: 'high',
   input: Input,
+  example: { command: 'str_replace', path: 'notes.txt', old_str: 'hello', new_str: 'hello, world' },
   output: Output,
   async run(ctx, input) {
     const p = await ctx.resolve(input.path, { allowRoot: input.command === 'view' });
