@@ -21,7 +21,7 @@ COPY package.json package-lock.json ./
 # dependency); its postinstall only verifies that binary (or fetches it where
 # optional dependencies were left out).
 RUN npm ci --ignore-scripts --no-audit --no-fund
-COPY tsconfig.json tsconfig.build.json ./
+COPY tsconfig.json tsconfig.build.json tsconfig.client.json ./
 COPY scripts/bundle.mjs ./scripts/
 COPY src ./src
 RUN npm run build

@@ -5,7 +5,7 @@ import type { Duplex } from 'node:stream';
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
-import { jsonSchemaTransform, jsonSchemaTransformObject, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { ConfigError, defaultInstanceId, type Config } from './config.js';
 import { probeFdDir, useFdDir } from './workspace/sandbox.js';
 import { bareContext, errorEnvelope, shortenText, ToolError, type Envelope } from './envelope.js';
@@ -22,6 +22,7 @@ import { registerApprovals } from './transports/approvals.js';
 import { registerConsole } from './transports/console.js';
 import { registerMcp } from './transports/mcp.js';
 import { registerRest, sendEnvelope } from './transports/rest.js';
+import { restOpenApiObjectTransform } from './transports/rest-openapi.js';
 import { registerWebSocket } from './transports/ws.js';
 import type { Workspace, WorkspaceLimits } from './workspace/workspace.js';
 import { webSettingsOf } from './web/settings.js';
@@ -232,7 +233,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
       security: [{ bearer: [] }],
     },
     transform: jsonSchemaTransform,
-    transformObject: jsonSchemaTransformObject,
+    transformObject: restOpenApiObjectTransform,
   });
   await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
 

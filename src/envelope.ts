@@ -93,11 +93,42 @@ export function envelopeSchema<D extends z.ZodType>(data: D) {
 }
 
 export const EnvelopeSchema = envelopeSchema(z.unknown());
-export const ErrorEnvelopeSchema = envelopeSchema(z.null());
+
+/** A 200 answer: the tool ran (`partial`: a dry run, a cut output, a diff); no `error`. */
+export function successEnvelopeSchema<D extends z.ZodType>(data: D) {
+  return envelopeSchema(data).extend({ status: z.enum(['success', 'partial']), error: z.never().optional() });
+}
+
+/** Every 4XX/5XX answer; strict about `status` and `error` so that a typed client can tell it from a success. */
+export const ErrorEnvelopeSchema = envelopeSchema(z.null())
+  .extend({ status: z.literal('error'), error: ErrorSchema })
+  .describe('The standard envelope of a failed call: status "error", data null, the error code and message.');
+
+/** What the person deciding sees of a pending request (the 202 answer's data.approval). */
+export const ApprovalRequestSchema = z.object({
+  id: z.string(),
+  status: z.string().describe('pending until a person decides.'),
+  expires_at: z.string(),
+  tool: z.string(),
+  path: z.string().nullable(),
+  risk: z.enum(RISKS),
+  risk_level: z.enum(RISK_LEVELS),
+  summary: z.string(),
+  diff_preview: z.string(),
+  diff_truncated: z.boolean(),
+});
+
+/** The 202 answer: nothing changed; data holds what the dry run showed, applied false and the request. */
+export const PendingApprovalEnvelopeSchema = envelopeSchema(z.object({ applied: z.literal(false), approval: ApprovalRequestSchema }).catchall(z.unknown()))
+  .extend({ status: z.literal('partial'), error: z.never().optional() })
+  .describe('Waiting for approval: status partial, data.applied false, data.approval; repeat the call with approval_id once a person decided.');
+
 // Named components in the OpenAPI document instead of a copy per route.
 z.globalRegistry.add(EnvelopeContextSchema, { id: 'EnvelopeContext' });
 z.globalRegistry.add(ErrorSchema, { id: 'EnvelopeError' });
 z.globalRegistry.add(ErrorEnvelopeSchema, { id: 'ErrorEnvelope' });
+z.globalRegistry.add(ApprovalRequestSchema, { id: 'ApprovalRequest' });
+z.globalRegistry.add(PendingApprovalEnvelopeSchema, { id: 'PendingApprovalEnvelope' });
 
 export type EnvelopeContext = z.output<typeof EnvelopeContextSchema>;
 export type Envelope = z.output<typeof EnvelopeSchema>;

@@ -37,6 +37,7 @@ export const appendToFile = defineTool({
   risk: 'write',
   riskLevel: 'medium',
   input: Input,
+  example: { path: 'notes.txt', content: 'one more line\n' },
   output: Output,
   async run(ctx, input) {
     const p = await ctx.resolve(input.path);

@@ -97,6 +97,7 @@ export const applyPatch = defineTool({
   risk: 'destructive',
   riskLevel: 'high',
   input: Input,
+  example: { patch: '*** Begin Patch\n*** Update File: notes.txt\n@@\n-hello\n+hello, world\n*** End Patch\n' },
   output: Output,
   async run(ctx, input) {
     const ops = opsOf(input);

@@ -25,6 +25,7 @@ export const createDirectory = defineTool({
   idempotent: true,
   riskLevel: 'medium',
   input: Input,
+  example: { path: 'docs/drafts' },
   output: Output,
   async run(ctx, input) {
     const p = await ctx.resolve(input.path);

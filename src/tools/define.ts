@@ -67,6 +67,11 @@ export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, O extends z
   /** Reaches outside the workspace (the web; MCP `openWorldHint`); default false. */
   openWorld?: boolean;
   input: I;
+  /**
+   * One call that succeeds in a workspace where write_file's example ran (notes.txt holds "hello\n"): the
+   * OpenAPI request example, so that Swagger's "Try it out" runs a real call instead of `"path": "string"`.
+   */
+  example?: z.input<I>;
   output: O;
   run(ctx: ToolContext, input: z.output<I>): Promise<ToolResult<z.output<O>>>;
 }

@@ -28,6 +28,7 @@ export const diskUsage = defineTool({
   risk: 'read',
   riskLevel: 'low',
   input: Input,
+  example: { path: '.' },
   output: Output,
   async run(ctx, input) {
     const p = await ctx.resolve(input.path, { allowRoot: true });

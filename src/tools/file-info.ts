@@ -32,6 +32,7 @@ export const fileInfo = defineTool({
   risk: 'read',
   riskLevel: 'low',
   input: Input,
+  example: { path: 'notes.txt' },
   output: Output,
   async run(ctx, input) {
     const p = await ctx.resolve(input.path, { allowRoot: true });

@@ -30,6 +30,7 @@ export const findLargeFiles = defineTool({
   risk: 'read',
   riskLevel: 'low',
   input: Input,
+  example: { path: '.', min_size_bytes: 1, limit: 10 },
   output: Output,
   async run(ctx, input) {
     const p = await ctx.resolve(input.path, { allowRoot: true });

@@ -23,6 +23,7 @@ export const listBackups = defineTool({
   risk: 'read',
   riskLevel: 'low',
   input: Input,
+  example: { path: 'notes.txt' },
   output: z.object({ backups: z.array(Entry), truncated: z.boolean() }),
   async run(ctx, input) {
     let rel: string | undefined;

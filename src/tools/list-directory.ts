@@ -36,6 +36,7 @@ export const listDirectory = defineTool({
   risk: 'read',
   riskLevel: 'low',
   input: Input,
+  example: { path: '.', depth: 2 },
   output: Output,
   async run(ctx, input) {
     const p = await ctx.resolve(input.path, { allowRoot: true });

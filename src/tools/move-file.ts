@@ -61,6 +61,7 @@ export const moveFile = defineTool({
   risk: 'write',
   riskLevel: 'high',
   input: Input,
+  example: { path: 'notes.txt', destination: 'archive/notes.txt' },
   output: Output,
   async run(ctx, input) {
     // Both names are acted on as they are: a symlink there is the object, never followed.

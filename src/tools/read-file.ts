@@ -49,6 +49,7 @@ export const readFile = defineTool({
   risk: 'read',
   riskLevel: 'low',
   input: Input,
+  example: { path: 'notes.txt' },
   output: Output,
   async run(ctx, rawInput) {
     const { input, tail } = rangeOf(rawInput);

@@ -33,6 +33,7 @@ export const readMultipleFiles = defineTool({
   risk: 'read',
   riskLevel: 'low',
   input: Input,
+  example: { paths: ['notes.txt'], line_numbers: true },
   output: Output,
   async run(ctx, input) {
     const cap = ctx.ws.limits.maxOutputBytes;

@@ -101,6 +101,7 @@ export const replaceInFile = defineTool({
   risk: 'write',
   riskLevel: 'high',
   input: Input,
+  example: { path: 'notes.txt', old: 'hello', new: 'hello, world' },
   output: Output,
   async run(ctx, input) {
     const p = await ctx.resolve(input.path);

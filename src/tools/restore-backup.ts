@@ -34,6 +34,7 @@ export const restoreBackup = defineTool({
   risk: 'write',
   riskLevel: 'high',
   input: Input,
+  example: { backup_id: '0123456789abcdef-00000000-abcdef', dry_run: true },
   output: Output,
   async run(ctx, input) {
     const { meta, content } = await readBackup(ctx.ws, input.backup_id);

@@ -95,6 +95,7 @@ export const searchFiles = defineTool({
   risk: 'read',
   riskLevel: 'low',
   input: Input,
+  example: { query: 'hello', mode: 'content' },
   output: Output,
   async run(ctx, input) {
     const p = await ctx.resolve(input.path, { allowRoot: true });

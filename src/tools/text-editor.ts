@@ -76,6 +76,7 @@ export const textEditor = defineTool({
   risk: 'write',
   riskLevel: 'high',
   input: Input,
+  example: { command: 'str_replace', path: 'notes.txt', old_str: 'hello', new_str: 'hello, world' },
   output: Output,
   async run(ctx, input) {
     if (input.expected_sha256 !== undefined && (input.command === 'view' || input.command === 'create')) {

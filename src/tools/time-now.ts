@@ -20,6 +20,7 @@ export const timeNow = defineTool({
   risk: 'read',
   riskLevel: 'low',
   input: Input,
+  example: { timezone: 'UTC' },
   output: Output,
   async run(_ctx, input) {
     const now = clockNow(input.timezone);

@@ -37,6 +37,7 @@ export const webFetch = defineTool({
   risk: 'read',
   riskLevel: 'low',
   input: Input,
+  example: { url: 'https://example.com/' },
   output: Output,
   async run(ctx, input) {
     const web = ctx.ws.limits.web ?? DEFAULT_WEB_SETTINGS;

@@ -23,6 +23,7 @@ export const webSearch = defineTool({
   risk: 'read',
   riskLevel: 'low',
   input: Input,
+  example: { query: 'ETag If-Match optimistic locking', limit: 3 },
   output: Output,
   async run(ctx, input) {
     const web = ctx.ws.limits.web ?? DEFAULT_WEB_SETTINGS;

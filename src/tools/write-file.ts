@@ -38,6 +38,7 @@ export const writeFile = defineTool({
   idempotent: true,
   riskLevel: 'high',
   input: Input,
+  example: { path: 'notes.txt', content: 'hello\n' },
   output: Output,
   async run(ctx, input) {
     const p = await ctx.resolve(input.path);

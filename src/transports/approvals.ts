@@ -2,7 +2,7 @@
 // who may see and decide live in src/ops/policy.ts, the record's life cycle in src/policy/approvals.ts.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { ToolError } from '../envelope.js';
+import { ErrorEnvelopeSchema, ToolError } from '../envelope.js';
 import { isLoopbackHost } from '../ops/auth.js';
 import { approvalView, type PolicyService } from '../ops/policy.js';
 import { APPROVAL_ID, APPROVAL_STATUSES } from '../policy/approvals.js';
@@ -38,6 +38,8 @@ const ApprovalSchema = z
   })
   .meta({ id: 'Approval' });
 
+// Refusals (ACCESS_DENIED, NOT_FOUND, CONFLICT, APPROVAL_EXPIRED) are the standard error envelope.
+const refused = { '4XX': ErrorEnvelopeSchema.describe('error envelope') };
 const DecisionBody = z.object({ reason: z.string().max(2000).optional().describe('Why; a rejection reason reaches the model.') }).nullable().optional();
 const IdParams = z.object({ id: z.string().max(100) });
 const plainJson = () => (data: unknown) => JSON.stringify(data);
@@ -65,7 +67,7 @@ export async function registerApprovals(app: FastifyInstance, opts: ApprovalsOpt
         description: 'Requests this caller may see (a token with `approve`: all of its projects; any other token: its own), oldest first.',
         tags: common.tags,
         querystring: z.object({ status: z.enum(APPROVAL_STATUSES).optional() }),
-        response: { 200: z.object({ approvals: z.array(ApprovalSchema) }) },
+        response: { 200: z.object({ approvals: z.array(ApprovalSchema) }), ...refused },
       },
     },
     async (req) => {
@@ -79,7 +81,7 @@ export async function registerApprovals(app: FastifyInstance, opts: ApprovalsOpt
     '/v1/approvals/:id',
     {
       serializerCompiler: plainJson,
-      schema: { summary: 'Read one approval request', tags: common.tags, params: IdParams, response: { 200: z.object({ approval: ApprovalSchema }) } },
+      schema: { summary: 'Read one approval request', tags: common.tags, params: IdParams, response: { 200: z.object({ approval: ApprovalSchema }), ...refused } },
     },
     async (req) => {
       assertMayAccess(req);
@@ -100,7 +102,7 @@ export async function registerApprovals(app: FastifyInstance, opts: ApprovalsOpt
           tags: common.tags,
           params: IdParams,
           body: DecisionBody,
-          response: { 200: z.object({ approval: ApprovalSchema }) },
+          response: { 200: z.object({ approval: ApprovalSchema }), ...refused },
         },
       },
       async (req) => {

@@ -2,13 +2,37 @@
 // it hands the body to the pipeline and writes the envelope, its HTTP status, headers and the ETag.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { envelopeSchema, ErrorEnvelopeSchema, ToolError, type Envelope } from '../envelope.js';
+import { ErrorEnvelopeSchema, PendingApprovalEnvelopeSchema, RISK_LEVELS, RISKS, successEnvelopeSchema, ToolError, type Envelope } from '../envelope.js';
 import { gateAdmission } from '../ops/operations.js';
 import type { CallerInfo, Pipeline } from '../pipeline/execute-tool.js';
 import type { ToolDefinition } from '../tools/define.js';
 import { TOOLS } from '../tools/registry.js';
 import { etagOf, parseIfMatch } from '../workspace/versions.js';
 import { exportTools, TOOL_FORMATS, type ToolFormat } from './function-defs.js';
+import { exampleRef, restOpenApiTransform, summaryOf } from './rest-openapi.js';
+
+/** GET /v1/tools: the toolgate list by default, the function definitions of another `format` as they are. */
+const ToolListSchema = z
+  .union([
+    z
+      .object({
+        tools: z.array(
+          z.object({
+            name: z.string(),
+            description: z.string(),
+            risk: z.enum(RISKS),
+            risk_level: z.enum(RISK_LEVELS),
+            aliases: z.array(z.string()),
+            param_aliases: z.record(z.string(), z.string()),
+            input_schema: z.record(z.string(), z.unknown()).describe('JSON Schema of the arguments.'),
+          }),
+        ),
+      })
+      .meta({ id: 'ToolList', description: 'format=toolgate (the default).' }),
+    z.array(z.record(z.string(), z.unknown())).describe('format=openai, openai-responses or anthropic: one function definition per tool.'),
+    z.object({ tools: z.array(z.record(z.string(), z.unknown())) }).describe('format=mcp: the tools/list result.'),
+  ])
+  .describe('The tools this caller may use.');
 
 export interface RestOptions {
   pipeline: Pipeline;
@@ -23,6 +47,14 @@ export function sendEnvelope(reply: FastifyReply, status: number, envelope: Enve
   if (etag) void reply.header('etag', etag);
   return reply.code(status).type('application/json; charset=utf-8').serializer(JSON.stringify).send(envelope);
 }
+
+// The answers' examples, by reference (components.examples); a 200 answer's data differs per tool, so the 200
+// examples sit on the tools they were taken from.
+const SUCCESS_EXAMPLES: Readonly<Record<string, Record<string, { $ref: string }>>> = {
+  write_file: { created: exampleRef('Created') },
+  edit_file: { dry_run: exampleRef('DryRun') },
+};
+const ANSWER_EXAMPLES = { 202: { pending: exampleRef('PendingApproval') }, '4XX': { conflict: exampleRef('Conflict') }, '5XX': { disk_full: exampleRef('DiskFull') } };
 
 const headerValue = (v: string | string[] | undefined): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
 
@@ -77,26 +109,30 @@ export async function registerRest(app: FastifyInstance, opts: RestOptions): Pro
       url,
       validatorCompiler: noValidation,
       serializerCompiler: plainJson,
-      config: { toolCall: tool.name },
+      config: { toolCall: tool.name, swaggerTransform: restOpenApiTransform({ ...ANSWER_EXAMPLES, ...(SUCCESS_EXAMPLES[tool.name] && { 200: SUCCESS_EXAMPLES[tool.name] }) }) },
       schema: {
         // The per-project form is the same operation under /v1/projects/{projectId}; documented once.
         hide: withProject,
-        summary: tool.name,
+        summary: summaryOf(tool.description),
         description: `${tool.description}\n\nRisk: ${tool.risk} (${tool.riskLevel}).${tool.aliases?.length ? ` Aliases: ${tool.aliases.join(', ')}.` : ''}`,
         tags: withProject ? ['tools (project)'] : ['tools'],
         operationId: withProject ? `project_${tool.name}` : tool.name,
         ...(withProject && { params: z.object({ projectId: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/) }) }),
         headers: z.object({
-          'if-match': z.string().optional().describe('ETag of the version you read ("<sha256>"); CONFLICT when the file changed.'),
+          // Backticks: Swagger renders descriptions as Markdown, where a bare <sha256> was taken for an HTML tag.
+          'if-match': z.string().optional().describe('ETag of the version you read (`"<sha256>"`, as the ETag header gave it); CONFLICT when the file changed.'),
           'x-request-id': z.string().optional(),
           'x-project-id': z.string().optional(),
           'x-toolgate-switches': z.string().optional().describe('Policy switches for this call, e.g. `memory=on`.'),
           prefer: z.string().optional().describe('`wait=N`: hold a call that needs approval up to N seconds for the decision (TOOLGATE_APPROVAL_MAX_WAIT_S at most).'),
         }),
-        body: tool.input.extend({ approval_id: z.string().optional().describe('Repeat of a call that needed approval: the id from data.approval.id.') }),
+        body: tool.input
+          .extend({ approval_id: z.string().optional().describe('Repeat of a call that needed approval: the id from data.approval.id.') })
+          // One example: Swagger's "Try it out" pre-fills it, so it is a call that runs (see ToolDefinition.example).
+          .meta(tool.example === undefined ? {} : { examples: [tool.example] }),
         response: {
-          200: envelopeSchema(tool.output).describe('success or partial'),
-          202: ErrorEnvelopeSchema.describe('waiting for approval: status partial, data.applied false, data.approval'),
+          200: successEnvelopeSchema(tool.output).describe('success or partial'),
+          202: PendingApprovalEnvelopeSchema.describe('waiting for approval: nothing changed yet'),
           '4XX': ErrorEnvelopeSchema.describe('error envelope'),
           '5XX': ErrorEnvelopeSchema.describe('error envelope'),
         },
@@ -125,7 +161,10 @@ export async function registerRest(app: FastifyInstance, opts: RestOptions): Pro
           "The tools this caller may use (its token's risks and the policy, with the switches of X-Toolgate-Switches): name, description (which says where a tool asks for approval), risk, aliases and the input JSON Schema; `format=openai|openai-responses|anthropic|mcp` returns ready-to-register function definitions (the OpenAI ones valid in strict mode).",
         tags: ['meta'],
         querystring: z.object({ format: z.enum(TOOL_FORMATS).default('toolgate') }),
+        response: { 200: ToolListSchema, '4XX': ErrorEnvelopeSchema.describe('error envelope') },
       },
+      // Documented, not checked on the way out: the list is built from the registry, the schema is for clients.
+      serializerCompiler: plainJson,
     },
     (req) => exportTools(opts.toolsFor ? opts.toolsFor(req) : TOOLS, (req.query as { format: ToolFormat }).format),
   );

@@ -18,6 +18,7 @@ export const readDocx = defineTool({
   risk: 'read',
   riskLevel: 'low',
   input: Input,
+  example: { path: 'report.docx' },
   output: Output,
   async run(ctx, input) {
     const maxOutputBytes = ctx.ws.limits.maxOutputBytes;

@@ -32,6 +32,7 @@ export const readExcel = defineTool({
   risk: 'read',
   riskLevel: 'low',
   input: Input,
+  example: { path: 'data.xlsx', sheet: 1, range: 'A1:D20' },
   output: Output,
   async run(ctx, input) {
     const maxOutputBytes = ctx.ws.limits.maxOutputBytes;

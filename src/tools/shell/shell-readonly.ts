@@ -12,6 +12,7 @@ export const shellReadonly = defineTool({
   risk: 'read',
   riskLevel: 'low',
   input: ShellInput,
+  example: { command: 'ls -la' },
   output: z.object(ShellOutputFields),
   pathsOf: (input) => pathOperands(input, PROGRAMS),
   async run(ctx, input) {

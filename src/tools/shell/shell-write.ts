@@ -14,6 +14,7 @@ export const shellWrite = defineTool({
   risk: 'write',
   riskLevel: 'medium',
   input: ShellInput,
+  example: { command: 'mkdir -p build' },
   output: z.object({
     ...ShellOutputFields,
     created: z.boolean().describe('false when the directory already existed (mkdir -p).'),
