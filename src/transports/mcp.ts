@@ -4,14 +4,26 @@
 import { randomUUID } from 'node:crypto';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  ElicitResultSchema,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+  type CallToolResult,
+  type ElicitRequestFormParams,
+  type ElicitResult,
+  type JSONRPCRequest,
+  type RequestId,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { envelopeSchema, type Envelope } from '../envelope.js';
+import { envelopeSchema, ToolError, type Envelope } from '../envelope.js';
 import type { PolicyService } from '../ops/policy.js';
 import type { CallerInfo, Pipeline, ToolCallOutcome } from '../pipeline/execute-tool.js';
 import { toolAnnotations, type ToolDefinition } from '../tools/define.js';
-import type { ConfirmFn } from '../tools/execute.js';
+import type { ConfirmFn, ConfirmRequest } from '../tools/execute.js';
 import { TOOLS } from '../tools/registry.js';
 import { loadAttachment, ownerOf } from '../workspace/attachments.js';
 import { inputJsonSchema } from './function-defs.js';
@@ -160,38 +172,50 @@ export async function mcpResult(outcome: ToolCallOutcome, loadAttachment?: Attac
   };
 }
 
+/** Diff characters an elicitation shows: enough to judge a change, short enough for a client's dialog. */
+const MAX_ELICIT_DIFF = 8_000;
+
+/** The form a person answers (stdio and HTTP alike): what would change, and approve or reject with a reason. */
+export function approvalElicitation(request: ConfirmRequest): ElicitRequestFormParams {
+  const where = request.path === null ? '' : ` on ${request.path}`;
+  const cut = request.diff_preview.length > MAX_ELICIT_DIFF;
+  const diff = request.diff_preview === '' ? '' : `\n\n${request.diff_preview.slice(0, MAX_ELICIT_DIFF)}${request.diff_truncated || cut ? '\n(diff cut short)' : ''}`;
+  return {
+    mode: 'form',
+    message: `Approve this change? ${request.summary}\n${request.tool}${where}, risk ${request.risk} (${request.risk_level}); request ${request.id}.${diff}`,
+    requestedSchema: {
+      type: 'object',
+      properties: {
+        decision: { type: 'string', title: 'Decision', oneOf: [{ const: 'approve', title: 'Approve' }, { const: 'reject', title: 'Reject' }] },
+        reason: { type: 'string', title: 'Reason', description: 'Optional; the model reads it when you reject.' },
+      },
+      required: ['decision'],
+    },
+  };
+}
+
 /**
- * Asks the person at an MCP client through elicitation (form mode): accept with "approve" or "reject" decides,
- * decline rejects, cancel, an error or no answer within `maxWaitMs` (or before the request expires) decides
- * nothing and the call stays pending.
+ * The decision in a person's answer: accept with "approve" or "reject" decides, decline rejects; cancel (or an
+ * accept without a valid decision) decides nothing and the request stays pending.
+ */
+export function decisionOf(answer: ElicitResult): { approve: boolean; reason: string | null } | null {
+  const reason = typeof answer.content?.reason === 'string' && answer.content.reason.trim() !== '' ? answer.content.reason.trim() : null;
+  if (answer.action === 'decline') return { approve: false, reason };
+  if (answer.action !== 'accept') return null;
+  const decision = answer.content?.decision;
+  return decision === 'approve' || decision === 'reject' ? { approve: decision === 'approve', reason } : null;
+}
+
+/**
+ * Asks the person at an MCP client through elicitation (form mode) on a connection that holds one client
+ * (stdio): no answer within `maxWaitMs` (or before the request expires) decides nothing.
  */
 export function elicitationConfirm(server: Server, maxWaitMs: number): ConfirmFn {
   return async (request, signal) => {
     const timeout = Math.min(maxWaitMs, Date.parse(request.expires_at) - Date.now());
     if (!(timeout > 0)) return null;
-    const where = request.path === null ? '' : ` on ${request.path}`;
-    const diff = request.diff_preview === '' ? '' : `\n\n${request.diff_preview}${request.diff_truncated ? '\n(diff cut short)' : ''}`;
     try {
-      const answer = await server.elicitInput(
-        {
-          mode: 'form',
-          message: `Approve this change? ${request.summary}\n${request.tool}${where}, risk ${request.risk} (${request.risk_level}); request ${request.id}.${diff}`,
-          requestedSchema: {
-            type: 'object',
-            properties: {
-              decision: { type: 'string', title: 'Decision', oneOf: [{ const: 'approve', title: 'Approve' }, { const: 'reject', title: 'Reject' }] },
-              reason: { type: 'string', title: 'Reason', description: 'Optional; the model reads it when you reject.' },
-            },
-            required: ['decision'],
-          },
-        },
-        { timeout, ...(signal && { signal }) },
-      );
-      const reason = typeof answer.content?.reason === 'string' && answer.content.reason.trim() !== '' ? answer.content.reason.trim() : null;
-      if (answer.action === 'decline') return { approve: false, reason };
-      if (answer.action !== 'accept') return null;
-      const decision = answer.content?.decision;
-      return decision === 'approve' || decision === 'reject' ? { approve: decision === 'approve', reason } : null;
+      return decisionOf(await server.elicitInput(approvalElicitation(request), { timeout, ...(signal && { signal }) }));
     } catch {
       // Timed out, the client went away or answered something else: no decision, the request stays open.
       return null;
@@ -207,10 +231,12 @@ export interface McpServerOptions {
   /** The tools this caller may use, as the policy describes them (tools/list); throws an McpError to refuse. */
   toolsFor(): Promise<readonly ToolDefinition[]>;
   /**
-   * Ask the person through elicitation when the client declared it, waiting at most this long (ms); undefined
-   * where the door cannot (stateless HTTP, see registerMcp).
+   * Ask the person through elicitation when the client declared it on this connection, waiting at most this
+   * long (ms); undefined on the stateless HTTP door, which asks through `confirmFor`.
    */
   elicitWaitMs?: number | undefined;
+  /** How the door asks its person about the tools/call with this JSON-RPC id (HTTP: on that POST's stream). */
+  confirmFor?: ((requestId: RequestId) => ConfirmFn | undefined) | undefined;
 }
 
 /**
@@ -226,7 +252,8 @@ export function createMcpServer(opts: McpServerOptions): Server {
   server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
     const caller = opts.callerFor(extra.signal);
     // Offered only to a client that can answer; the pipeline passes it on only to a caller that may decide its own calls.
-    if (confirm && server.getClientCapabilities()?.elicitation?.form) caller.confirm = confirm;
+    const inBand = confirm && server.getClientCapabilities()?.elicitation?.form ? confirm : opts.confirmFor?.(extra.requestId);
+    if (inBand) caller.confirm = inBand;
     const outcome = await pipeline.executeTool(caller, req.params.name, req.params.arguments ?? {});
     // Attachments are loaded for the same caller and project as the call (the rule of GET /v1/attachments/{id}).
     let resolved: ReturnType<Pipeline['resolveCaller']> | null = null;
@@ -256,16 +283,79 @@ function toolCallNameOf(body: unknown): string | null {
   return msg.method === 'tools/call' && typeof msg.params?.name === 'string' ? msg.params.name : null;
 }
 
+/**
+ * Session ids this door hands out, in place of state: the client declared elicitation in its initialize. The
+ * SDK client echoes its session id on every later request, to whichever replica it reaches; a stateless
+ * transport does not validate it. A client that claims it falsely only makes its own call wait.
+ */
+const ELICITING_SESSION = 'tg-e1-';
+/** JSON-RPC ids of the elicitation requests this door sends: the answer names its approval on any replica. */
+const ANSWER_ID = 'toolgate-approval:';
+/** The longest an HTTP call waits for its person's answer (SPEC §6: 30 s, as over WebSocket). */
+const MAX_ELICIT_WAIT_S = 30;
+
+/** Whether a POST is an initialize whose client can answer form elicitation (an empty capability means form). */
+function initializeWithElicitation(body: unknown): boolean {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return false;
+  const msg = body as { method?: unknown; params?: { capabilities?: { elicitation?: unknown } } };
+  const elicitation = msg.method === 'initialize' ? msg.params?.capabilities?.elicitation : undefined;
+  if (!elicitation || typeof elicitation !== 'object') return false;
+  return 'form' in elicitation || !('url' in elicitation);
+}
+
+/** A client's answer to this door's elicitation: a JSON-RPC response (no method) whose id names an approval. */
+function elicitationAnswerOf(body: unknown): { approvalId: string; result: unknown; failed: boolean } | null {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return null;
+  const msg = body as Record<string, unknown>;
+  if ('method' in msg || typeof msg.id !== 'string' || !msg.id.startsWith(ANSWER_ID)) return null;
+  if (!('result' in msg) && !('error' in msg)) return null;
+  return { approvalId: msg.id.slice(ANSWER_ID.length), result: msg.result, failed: 'error' in msg };
+}
+
 export interface McpHttpOptions {
   pipeline: Pipeline;
-  /** Lists each caller's tools (tools/list answers like GET /v1/tools). */
+  /** Lists each caller's tools (tools/list answers like GET /v1/tools) and holds the shared approval store. */
   policy: PolicyService;
   version: string;
+  /** Longest wait for an elicitation answer, in seconds (default: TOOLGATE_APPROVAL_MAX_WAIT_S, at most 30). */
+  elicitWaitS?: number;
 }
 
 export async function registerMcp(app: FastifyInstance, opts: McpHttpOptions): Promise<void> {
-  const { pipeline } = opts;
-  const jsonRpcError = (message: string) => ({ jsonrpc: '2.0', error: { code: -32001, message }, id: null });
+  const { pipeline, policy } = opts;
+  const jsonRpcError = (message: string, data?: Record<string, unknown>) => ({ jsonrpc: '2.0', error: { code: -32001, message, ...(data && { data }) }, id: null });
+  const elicitWaitMs = Math.min(opts.elicitWaitS ?? app.toolgate.config.approvalMaxWaitS, MAX_ELICIT_WAIT_S) * 1000;
+  // Calls waiting for an answer give up on shutdown (they answer pending) instead of holding up the close.
+  const closing = new AbortController();
+  app.addHook('preClose', (done) => {
+    closing.abort();
+    done();
+  });
+
+  /**
+   * Asks on the tools/call's own SSE stream (relatedRequestId routes the request there) with an id that names
+   * the approval, not through server.elicitInput: its numeric id would be awaited by this server instance,
+   * and the answer arrives as another POST, maybe at another replica. So the call waits for the decision in
+   * the shared store, where that POST puts it.
+   */
+  const sseConfirm =
+    (transport: StreamableHTTPServerTransport, requestId: RequestId): ConfirmFn =>
+    async (request, signal) => {
+      const store = policy.store;
+      const timeout = Math.min(elicitWaitMs, Date.parse(request.expires_at) - Date.now());
+      if (!store || !(timeout > 0)) return null;
+      const ask: JSONRPCRequest = { jsonrpc: '2.0', id: `${ANSWER_ID}${request.id}`, method: 'elicitation/create', params: approvalElicitation(request) };
+      try {
+        await transport.send(ask, { relatedRequestId: requestId });
+      } catch {
+        // The stream is gone (the client went away): nobody to ask.
+        return null;
+      }
+      const record = await store.waitForDecision(request.id, timeout, signal ? AbortSignal.any([signal, closing.signal]) : closing.signal);
+      if (!record || record.status === 'pending') return null;
+      // Decided (here, on another replica or in the console): the pipeline's repeat meets that decision.
+      return { approve: record.status === 'approved', reason: record.reason };
+    };
 
   app.post('/mcp', { schema: { hide: true } }, async (req, reply) => {
     // The same tokens as /v1, refused before any JSON-RPC is read.
@@ -277,6 +367,27 @@ export async function registerMcp(app: FastifyInstance, opts: McpHttpOptions): P
       for (const [k, v] of Object.entries(auth.headers)) void reply.header(k, v);
       return reply.code(auth.error.httpStatus).send(jsonRpcError(auth.error.message));
     }
+
+    // A person's answer to an elicitation sent by this or another replica: decided in the shared store, as
+    // POST /v1/approvals/{id}/approve would (which tokens may decide is checked there), answered 202 as the
+    // spec answers a posted response. Cancel or an error decides nothing; the call then answers pending.
+    const answer = elicitationAnswerOf(req.body);
+    if (answer) {
+      if (answer.failed) return reply.code(202).send();
+      const parsed = ElicitResultSchema.safeParse(answer.result);
+      if (!parsed.success) return reply.code(400).send(jsonRpcError('Invalid elicitation result.', { code: 'INVALID_PARAM' }));
+      const decision = decisionOf(parsed.data);
+      if (decision) {
+        try {
+          await policy.decideRequest(auth.principal, answer.approvalId, decision.approve ? 'approved' : 'rejected', decision.reason);
+        } catch (err) {
+          if (!(err instanceof ToolError)) throw err;
+          return reply.code(err.httpStatus).send(jsonRpcError(err.message, { code: err.code }));
+        }
+      }
+      return reply.code(202).send();
+    }
+
     const project = req.headers['x-project-id'];
     const switches = req.headers['x-toolgate-switches'];
     const callerFor = (signal: AbortSignal): CallerInfo => ({
@@ -288,17 +399,21 @@ export async function registerMcp(app: FastifyInstance, opts: McpHttpOptions): P
       requestId: String(req.id),
       signal,
     });
-    // No elicitation here: a stateless request does not know the client's capabilities (they came with an
-    // initialize on another request, maybe to another replica), and the client would POST its answer to yet
-    // another server instance. Such clients get the pending answer and repeat with approval_id.
+    const session = req.headers['mcp-session-id'];
+    // Only a client that declared elicitation can be asked, and only when something may ask and wait.
+    const mayElicit = policy.store !== null && elicitWaitMs > 0;
+    const eliciting = mayElicit && typeof session === 'string' && session.startsWith(ELICITING_SESSION) && toolCallNameOf(req.body) !== null;
+    // Stateless: plain JSON answers, except for a tools/call that may ask its person: an SSE stream carries the question.
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !eliciting });
     const server = createMcpServer({
       version: opts.version,
       pipeline,
       callerFor,
-      toolsFor: async () => opts.policy.toolsFor(auth.principal, switches),
+      toolsFor: async () => policy.toolsFor(auth.principal, switches),
+      confirmFor: eliciting ? (requestId) => sseConfirm(transport, requestId) : undefined,
     });
-    // Stateless: no session id; plain JSON answers instead of an SSE stream (nothing is streamed).
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    // The transport writes the head later and keeps headers set here (it sets no session id when stateless).
+    if (mayElicit && initializeWithElicitation(req.body)) reply.raw.setHeader('mcp-session-id', `${ELICITING_SESSION}${randomUUID()}`);
     reply.hijack();
     reply.raw.on('close', () => {
       void transport.close();
@@ -308,7 +423,8 @@ export async function registerMcp(app: FastifyInstance, opts: McpHttpOptions): P
     await transport.handleRequest(req.raw, reply.raw, req.body);
   });
 
-  // Stateless: no server-sent stream to open (GET) and no session to end (DELETE).
+  // Stateless: no server-sent stream to open (GET) and no session to end (DELETE). A client sends them with its
+  // session id; the SDK client takes the 405 as "no stream" (the spec allows it).
   const notAllowed = { schema: { hide: true } };
   const refuse = (_req: unknown, reply: import('fastify').FastifyReply) =>
     reply.code(405).header('allow', 'POST').send(jsonRpcError('Method not allowed: this MCP endpoint is stateless; send JSON-RPC with POST.'));

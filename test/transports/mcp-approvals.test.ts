@@ -1,6 +1,6 @@
-// Approvals over MCP (SPEC section 6): a stdio client with elicitation decides in band; a client without it
-// (and every Streamable HTTP client, the door being stateless) gets the pending answer and repeats the call
-// with approval_id once a person decided. tools/list answers per caller like GET /v1/tools.
+// Approvals over MCP (SPEC section 6): a stdio client with elicitation decides in band (over HTTP see
+// mcp-http-elicitation.test.ts); a client without it gets the pending answer and repeats the call with
+// approval_id once a person decided. tools/list answers per caller like GET /v1/tools.
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -9,7 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
-import { agent, approvalOf, EXAMPLES, ide, makePolicyApp, person, reader, type PolicyApp } from '../approvals/approval-helpers.js';
+import { agent, EXAMPLES, makePolicyApp, person, reader, type PolicyApp } from '../approvals/approval-helpers.js';
 import { makeTempDir } from '../helpers.js';
 import { envelopeOf, httpClient, mcpUrl, stdioClient, textOf } from './mcp-helpers.js';
 
@@ -152,21 +152,6 @@ describe('MCP over Streamable HTTP: approvals', () => {
     expect(envelopeOf(refused).error?.code).toBe('USER_REJECTED');
     expect(textOf(refused)).toContain('keep it');
     expect(await fs.readFile(t.file('notes.md'), 'utf8')).toBe('new\n');
-  });
-
-  it('does not elicit over the stateless door, even for a self-approving client that declared elicitation', async () => {
-    const url = await arrange();
-    let asked = 0;
-    const client = await httpClient(url, ide.header, { capabilities: { elicitation: {} } });
-    client.setRequestHandler(ElicitRequestSchema, () => {
-      asked++;
-      return { action: 'accept', content: { decision: 'approve' } };
-    });
-    cleanup.push(() => client.close());
-    const pending = await client.callTool({ name: 'write_file', arguments: { path: 'x.txt', content: 'x\n' } });
-    expect(approvalOf(envelopeOf(pending)).status).toBe('pending');
-    expect(asked).toBe(0);
-    expect(await exists(t.file('x.txt'))).toBe(false);
   });
 
   it("lists only the caller's tools, with the policy's notes and the switches of X-Toolgate-Switches", async () => {

@@ -2,7 +2,7 @@
 import path from 'node:path';
 import { Client, type ClientOptions } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { StreamableHTTPClientTransport, type StreamableHTTPClientTransportOptions } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance } from 'fastify';
 import type { Envelope } from '../../src/envelope.js';
@@ -16,9 +16,20 @@ export async function mcpUrl(app: FastifyInstance): Promise<string> {
   return `http://127.0.0.1:${addr.port}/mcp`;
 }
 
-export async function httpClient(url: string, headers: Record<string, string> = {}, options?: ClientOptions): Promise<Client> {
+/**
+ * The SDK client over Streamable HTTP. `transport` adds transport options (a `fetch` that sends some
+ * messages to another replica); `setup` runs before connecting, like stdioClient's.
+ */
+export async function httpClient(
+  url: string,
+  headers: Record<string, string> = {},
+  options?: ClientOptions,
+  transport: Omit<StreamableHTTPClientTransportOptions, 'requestInit'> = {},
+  setup?: (c: Client) => void,
+): Promise<Client> {
   const c = new Client({ name: 'toolgate-test', version: '1.0.0' }, options);
-  await c.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }));
+  setup?.(c);
+  await c.connect(new StreamableHTTPClientTransport(new URL(url), { ...transport, requestInit: { headers } }));
   return c;
 }
 
