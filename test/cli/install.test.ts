@@ -60,7 +60,7 @@ beforeAll(async () => {
   // A copy of the checkout's tracked sources (not its dist/, which may be stale or absent): what a clone has.
   const checkout = path.join(base, 'checkout');
   await fs.mkdir(path.join(checkout, 'scripts'), { recursive: true });
-  for (const f of ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'openapi.yaml', 'README.md', 'scripts/bundle.mjs']) await fs.copyFile(path.join(REPO, f), path.join(checkout, f));
+  for (const f of ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'tsconfig.client.json', 'openapi.yaml', 'README.md', 'scripts/bundle.mjs']) await fs.copyFile(path.join(REPO, f), path.join(checkout, f));
   await fs.cp(path.join(REPO, 'src'), path.join(checkout, 'src'), { recursive: true });
   await fs.symlink(path.join(REPO, 'node_modules'), path.join(checkout, 'node_modules'), 'dir');
 

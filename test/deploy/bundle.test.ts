@@ -70,7 +70,7 @@ beforeAll(async () => {
   // What the Dockerfile's build stage copies (package files, tsconfigs, src, scripts), then its build command.
   const build = path.join(base, 'build');
   await fs.mkdir(path.join(build, 'scripts'), { recursive: true });
-  for (const f of ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'scripts/bundle.mjs']) await fs.copyFile(path.join(REPO, f), path.join(build, f));
+  for (const f of ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'tsconfig.client.json', 'scripts/bundle.mjs']) await fs.copyFile(path.join(REPO, f), path.join(build, f));
   await fs.cp(path.join(REPO, 'src'), path.join(build, 'src'), { recursive: true });
   await fs.symlink(path.join(REPO, 'node_modules'), path.join(build, 'node_modules'), 'dir');
   const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
