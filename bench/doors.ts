@@ -1,20 +1,31 @@
 // The same small read_file through each door (REST, MCP Streamable HTTP with the SDK client, WebSocket) at
-// c=1 and c=32 against one in-process server: what a door costs on top of the pipeline. `npx tsx bench/doors.ts`
+// c=1 and c=32: what a door costs on top of the pipeline. The server runs in its own process (the clients'
+// own work would otherwise count against the server); rounds are interleaved and the median is reported.
+// `npx tsx bench/doors.ts` (N calls per measurement, ROUNDS rounds).
+import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import WebSocket from 'ws';
-import { buildApp } from '../src/app.js';
-import { loadConfig } from '../src/config.js';
 
 const N = Number(process.env.N ?? 2000);
+const ROUNDS = Number(process.env.ROUNDS ?? 3);
+const PORT = Number(process.env.PORT ?? 18931);
 const root = await fs.mkdtemp(path.join(os.tmpdir(), 'toolgate-doors-'));
 await fs.writeFile(path.join(root, 'a.txt'), 'hello\n'.repeat(100));
-const app = await buildApp(loadConfig({ TOOLGATE_ROOT: root, TOOLGATE_AUDIT_STDOUT: 'false', TOOLGATE_RATE_LIMIT: '0', TOOLGATE_AUDIT: 'false' }));
-await app.listen({ host: '127.0.0.1', port: 0 });
-const port = (app.server.address() as { port: number }).port;
+const server = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, '../src/main.ts')], {
+  env: { ...process.env, TOOLGATE_ROOT: root, TOOLGATE_PORT: String(PORT), TOOLGATE_AUDIT_STDOUT: 'false', TOOLGATE_RATE_LIMIT: '0', TOOLGATE_AUDIT: 'false', TOOLGATE_LOG_LEVEL: 'warn' },
+  stdio: ['ignore', 'ignore', 'inherit'],
+});
+const port = PORT;
+for (let i = 0; ; i++) {
+  const ok = await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false);
+  if (ok) break;
+  if (i > 300) throw new Error('server did not start');
+  await new Promise((r) => setTimeout(r, 100));
+}
 const args = { path: 'a.txt' };
 
 async function rest(): Promise<void> {
@@ -46,32 +57,32 @@ function wsRead(): Promise<void> {
   });
 }
 
-async function measure(name: string, fn: () => Promise<void>, concurrency: number) {
-  for (let i = 0; i < 200; i++) await fn(); // warm-up
+/** Calls per second of `fn` at this concurrency, after a warm-up. */
+async function measure(fn: () => Promise<void>, concurrency: number): Promise<number> {
+  for (let i = 0; i < 200; i++) await fn();
   let left = N;
-  const lat: number[] = [];
   const started = performance.now();
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
-      while (left-- > 0) {
-        const t0 = performance.now();
-        await fn();
-        lat.push(performance.now() - t0);
-      }
+      while (left-- > 0) await fn();
     }),
   );
-  const secs = (performance.now() - started) / 1000;
-  lat.sort((a, b) => a - b);
-  const p = (q: number) => (lat[Math.floor(q * (lat.length - 1))] ?? 0).toFixed(3);
-  console.log(`${name.padEnd(5)} c=${String(concurrency).padEnd(3)} ${String(Math.round(N / secs)).padStart(6)} calls/s  p50 ${p(0.5)} ms  p99 ${p(0.99)} ms`);
+  return N / ((performance.now() - started) / 1000);
 }
 
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
+const doors = { REST: rest, MCP: mcpRead, WS: wsRead } as const;
 for (const c of [1, 32]) {
-  await measure('REST', rest, c);
-  await measure('MCP', mcpRead, c);
-  await measure('WS', wsRead, c);
+  const runs: Record<string, number[]> = { REST: [], MCP: [], WS: [] };
+  for (let r = 0; r < ROUNDS; r++) for (const [name, fn] of Object.entries(doors)) runs[name]?.push(await measure(fn, c));
+  const rest = median(runs.REST ?? []);
+  for (const name of Object.keys(doors)) {
+    const v = median(runs[name] ?? []);
+    console.log(`${name.padEnd(5)} c=${String(c).padEnd(3)} ${String(Math.round(v)).padStart(6)} calls/s  ${(v / rest).toFixed(2)}x REST`);
+  }
 }
 ws.close();
 await mcp.close();
-await app.close();
+server.kill('SIGTERM');
+await new Promise((r) => server.once('exit', r));
 await fs.rm(root, { recursive: true, force: true });
