@@ -19,6 +19,8 @@ const server = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta
   env: { ...process.env, TOOLGATE_ROOT: root, TOOLGATE_PORT: String(PORT), TOOLGATE_AUDIT_STDOUT: 'false', TOOLGATE_RATE_LIMIT: '0', TOOLGATE_AUDIT: 'false', TOOLGATE_LOG_LEVEL: 'warn' },
   stdio: ['ignore', 'ignore', 'inherit'],
 });
+// The server must not outlive a bench that fails or is interrupted.
+process.once('exit', () => server.kill('SIGTERM'));
 const port = PORT;
 for (let i = 0; ; i++) {
   const ok = await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false);
