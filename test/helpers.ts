@@ -55,6 +55,21 @@ export async function makeApp(env: Record<string, string> = {}, opts: BuildOptio
   };
 }
 
+/** Makes the app listen on a free loopback port; its base URL (for clients that need a real socket). */
+export async function listenOn(app: FastifyInstance): Promise<string> {
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const addr = app.server.address();
+  if (!addr || typeof addr === 'string') throw new Error('no port');
+  return `http://127.0.0.1:${addr.port}`;
+}
+
+/** Whether anything is at this path (a file the test expects a refused call not to have made). */
+export const pathExists = (p: string): Promise<boolean> =>
+  fs.stat(p).then(
+    () => true,
+    () => false,
+  );
+
 /** sha256 (hex) of a file's bytes as they are on disk: the version to pass as expected_sha256. */
 export async function sha256OfFile(abs: string): Promise<string> {
   return createHash('sha256').update(await fs.readFile(abs)).digest('hex');

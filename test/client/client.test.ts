@@ -4,7 +4,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, expectTypeOf, it } from 'vitest';
 import { createToolgateClient, type ErrorEnvelope, type ToolgateClient } from '../../src/client/index.js';
-import { makeApp, makeTempDir, type TestApp } from '../helpers.js';
+import { listenOn, makeApp, makeTempDir, type TestApp } from '../helpers.js';
 import { makeToken } from '../ops/ops-helpers.js';
 
 let t: TestApp | undefined;
@@ -13,12 +13,7 @@ afterEach(async () => {
   t = undefined;
 });
 
-async function listening(app: TestApp): Promise<string> {
-  await app.app.listen({ host: '127.0.0.1', port: 0 });
-  const addr = app.app.server.address();
-  if (!addr || typeof addr === 'string') throw new Error('no port');
-  return `http://127.0.0.1:${addr.port}`;
-}
+const listening = (app: TestApp) => listenOn(app.app);
 
 async function clientFor(options: Record<string, string> = {}): Promise<ToolgateClient> {
   t = await makeApp();

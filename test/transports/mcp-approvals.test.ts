@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { agent, EXAMPLES, makePolicyApp, person, reader, type PolicyApp } from '../approvals/approval-helpers.js';
-import { makeTempDir } from '../helpers.js';
+import { makeTempDir, pathExists } from '../helpers.js';
 import { envelopeOf, httpClient, mcpUrl, stdioClient, textOf } from './mcp-helpers.js';
 
 const cleanup: (() => Promise<unknown>)[] = [];
@@ -18,10 +18,7 @@ afterEach(async () => {
   for (const done of cleanup.splice(0).reverse()) await done();
 });
 
-const exists = (p: string) => fs.stat(p).then(
-  () => true,
-  () => false,
-);
+const exists = pathExists;
 
 /** A workspace and state directory for `toolgate mcp` under the IDE example policy (every write asks). */
 async function stdioWorkspace(): Promise<{ root: string; env: Record<string, string> }> {

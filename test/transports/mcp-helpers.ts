@@ -6,14 +6,12 @@ import { StreamableHTTPClientTransport, type StreamableHTTPClientTransportOption
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance } from 'fastify';
 import type { Envelope } from '../../src/envelope.js';
+import { listenOn } from '../helpers.js';
 
 export const REPO = path.resolve(import.meta.dirname, '../..');
 
 export async function mcpUrl(app: FastifyInstance): Promise<string> {
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  const addr = app.server.address();
-  if (!addr || typeof addr === 'string') throw new Error('no port');
-  return `http://127.0.0.1:${addr.port}/mcp`;
+  return `${await listenOn(app)}/mcp`;
 }
 
 /**

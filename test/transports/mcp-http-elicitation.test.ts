@@ -12,7 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { agent, EXAMPLES, ide, makePolicyApp, person, reader, type PolicyApp } from '../approvals/approval-helpers.js';
-import { makeTempDir } from '../helpers.js';
+import { makeTempDir, pathExists } from '../helpers.js';
 import { envelopeOf, httpClient, mcpUrl, textOf } from './mcp-helpers.js';
 
 const cleanup: (() => Promise<unknown>)[] = [];
@@ -20,10 +20,7 @@ afterEach(async () => {
   for (const done of cleanup.splice(0).reverse()) await done();
 });
 
-const exists = (p: string) => fs.stat(p).then(
-  () => true,
-  () => false,
-);
+const exists = pathExists;
 
 interface Asked {
   params: ElicitRequest['params'];

@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Envelope } from '../../src/envelope.js';
 import { makeApp, makeTempDir, type TestApp } from '../helpers.js';
 import { captureStream, makeToken } from '../ops/ops-helpers.js';
+import { mcpUrl } from './mcp-helpers.js';
 
 let t: TestApp | undefined;
 let client: Client | undefined;
@@ -20,12 +21,7 @@ afterEach(async () => {
   t = undefined;
 });
 
-async function listening(app: TestApp): Promise<string> {
-  await app.app.listen({ host: '127.0.0.1', port: 0 });
-  const addr = app.app.server.address();
-  if (!addr || typeof addr === 'string') throw new Error('no port');
-  return `http://127.0.0.1:${addr.port}/mcp`;
-}
+const listening = (app: TestApp) => mcpUrl(app.app);
 
 async function httpClient(url: string, headers: Record<string, string> = {}): Promise<Client> {
   const c = new Client({ name: 'toolgate-test', version: '1.0.0' });
