@@ -1,11 +1,12 @@
 // apply_patch over the real app: the whole scenario corpus (test/fixtures/apply-patch), each in a fresh workspace,
 // the tree compared after the call; refused patches (engine or sandbox) must leave the tree as it was.
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { cpSync, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { makeApp, type TestApp } from '../helpers.js';
+import { makeApp, makeTempDir, type TestApp } from '../helpers.js';
 
 const ROOT = join(import.meta.dirname, '..', 'fixtures', 'apply-patch');
 const scenarios = readdirSync(ROOT).filter((n) => statSync(join(ROOT, n)).isDirectory()).sort();
@@ -35,6 +36,31 @@ afterEach(async () => {
   await t?.close();
   t = undefined;
 });
+
+/**
+ * Runs `body` over an app whose workspace (state directory included) is a tmpfs of `bytes`, so a write can fill
+ * the disk for real. Mounting needs root, as the tests run here and in CI; anywhere else this fails, not skips,
+ * because a skipped rollback test is how the rollback went untested before.
+ */
+async function onSmallVolume(bytes: number, body: (root: string, app: TestApp) => Promise<void>): Promise<void> {
+  const root = await makeTempDir('toolgate-volume-');
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${bytes},mode=0755`, 'tmpfs', root], { stdio: 'pipe' });
+  } catch (err) {
+    await fs.rmdir(root);
+    const why = (err as { stderr?: Buffer }).stderr?.toString().trim() || String(err);
+    throw new Error(`This test needs to mount a small tmpfs (root, or CAP_SYS_ADMIN) to fill a disk for real: ${why}`, { cause: err });
+  }
+  let app: TestApp | undefined;
+  try {
+    app = await makeApp({ TOOLGATE_ROOT: root });
+    await body(root, app);
+  } finally {
+    await app?.close();
+    execFileSync('umount', [root], { stdio: 'pipe' });
+    await fs.rmdir(root);
+  }
+}
 
 async function appWith(input: Record<string, string>): Promise<TestApp> {
   t = await makeApp();
@@ -118,42 +144,52 @@ describe('apply_patch', () => {
     expect(await fs.readFile(t.file('a.txt'), 'utf8')).toBe('x\n');
   });
 
-  // A real failure in the middle of the commit, root or not: the patch adds 'blocker' as a file and then
-  // 'blocker/x.txt', whose parent is no longer a directory when its turn comes (planning sees both paths free).
-  it('puts every file back and removes the directories it made when a later commit fails', async () => {
-    t = await appWith({ 'a.txt': 'x\n', 'm.txt': 'move me\n', 'old/gone.txt': 'g\n' });
-    await fs.mkdir(t.file('keep'));
-    const before = readTree(t.root, '', true);
-    const patch = [
-      '*** Begin Patch',
-      '*** Add File: fresh/deep/one.txt',
-      '+1',
-      '*** Update File: a.txt',
-      '@@',
-      '-x',
-      '+y',
-      '*** Delete File: old/gone.txt',
-      '*** Update File: m.txt',
-      '*** Move to: moved/here/m.txt',
-      '@@',
-      '-move me',
-      '+moved',
-      '*** Add File: keep/new/two.txt',
-      '+2',
-      '*** Add File: blocker',
-      '+b',
-      '*** Add File: blocker/x.txt',
-      '+never',
-      '*** End Patch',
-    ].join('\n');
-    const res = await t.call('apply_patch', { patch });
-    expect(res.body.status).toBe('error');
-    expect(res.body.error?.code).toBe('CONFLICT');
-    // The same files with the same bytes, and the same directories: the pre-existing empty 'keep' and 'old' stay.
-    expect(readTree(t.root, '', true)).toEqual(before);
-    expect(statSync(t.file('keep')).isDirectory()).toBe(true);
-    expect(existsSync(t.file('fresh'))).toBe(false);
-    expect(existsSync(t.file('moved'))).toBe(false);
+  // A real failure in the middle of the commit: the workspace is a 1 MiB volume and the last file of the patch is
+  // 2 MiB, so its write hits ENOSPC after every other file was committed, as root too (a full disk is the likeliest
+  // failure of a real patch). The backups and temp files live in the state directory on that same volume.
+  it('puts every file back and removes the directories it made when the disk fills during a later file', async () => {
+    await onSmallVolume(1024 * 1024, async (root, t) => {
+      const file = (rel: string) => join(root, rel);
+      await fs.writeFile(file('a.txt'), 'x\n');
+      await fs.writeFile(file('m.txt'), 'move me\n');
+      await fs.mkdir(file('old'));
+      await fs.writeFile(file('old/gone.txt'), 'g\n');
+      await fs.mkdir(file('keep'));
+      const before = readTree(root, '', true);
+      const patch = [
+        '*** Begin Patch',
+        '*** Add File: fresh/deep/one.txt',
+        '+1',
+        '*** Update File: a.txt',
+        '@@',
+        '-x',
+        '+y',
+        '*** Delete File: old/gone.txt',
+        '*** Update File: m.txt',
+        '*** Move to: moved/here/m.txt',
+        '@@',
+        '-move me',
+        '+moved',
+        '*** Add File: keep/new/two.txt',
+        '+2',
+        '*** Add File: big/fill.txt',
+        ...Array.from({ length: 2 * 1024 }, () => `+${'z'.repeat(1023)}`),
+        '*** End Patch',
+      ].join('\n');
+      const res = await t.call('apply_patch', { patch });
+      expect([res.status, res.body.error?.code]).toEqual([507, 'DISK_FULL']);
+      expect(res.body.error?.message).toContain('nothing was written');
+      // The same files with the same bytes, and the same directories: the pre-existing empty 'keep' and 'old' stay.
+      expect(readTree(root, '', true)).toEqual(before);
+      expect(statSync(file('keep')).isDirectory()).toBe(true);
+      expect(existsSync(file('fresh'))).toBe(false);
+      expect(existsSync(file('moved'))).toBe(false);
+      expect(existsSync(file('big'))).toBe(false);
+      // The volume works again: the same patch without the big file applies.
+      const small = patch.slice(0, patch.indexOf('*** Add File: big/')) + '*** End Patch';
+      expect((await t.call('apply_patch', { patch: small })).body.status).toBe('success');
+      expect(await fs.readFile(file('moved/here/m.txt'), 'utf8')).toBe('moved\n');
+    });
   });
 
   it('keeps the directories it made when the patch applies', async () => {
