@@ -22,6 +22,9 @@ export interface PlannedFile {
 /** Current text of a file, or null when there is no file at that path. */
 export type ReadCurrent = (path: string) => string | null;
 
+/** Where a path of the patch lands, as a relative '/'-separated path: two spellings of one place give one answer. */
+export type PlaceOf = (path: string) => string;
+
 /** One spelling per file, so that `a/b.txt` and `./a//b.txt` count as the same path. */
 export function patchPathKey(path: string): string {
   const n = posix.normalize(path.replace(/^\.\/+/, ''));
@@ -30,10 +33,12 @@ export function patchPathKey(path: string): string {
 
 /**
  * The per-file results of a patch, in patch order, or the first PatchError: NOT_FOUND (update or delete of a
- * missing file), ALREADY_EXISTS (add over a file, move onto a file), INVALID_PATCH (two operations on one path),
- * NO_MATCH / MULTIPLE_MATCHES (a hunk). Reads through `readCurrent` only; writes nothing.
+ * missing file), ALREADY_EXISTS (add over a file, move onto a file), INVALID_PATCH (two operations on one path, or
+ * a final tree where one path is a file and another lies under it), NO_MATCH / MULTIPLE_MATCHES (a hunk). Reads
+ * through `readCurrent` only; writes nothing. `placeOf` (the sandbox's answer, so a symlink on the way counts)
+ * defaults to the path as written.
  */
-export function planPatch(ops: PatchOp[], readCurrent: ReadCurrent): PlannedFile[] {
+export function planPatch(ops: PatchOp[], readCurrent: ReadCurrent, placeOf: PlaceOf = patchPathKey): PlannedFile[] {
   const owner = new Map<string, number>();
   const claim = (path: string, op: number) => {
     const key = patchPathKey(path);
@@ -47,6 +52,7 @@ export function planPatch(ops: PatchOp[], readCurrent: ReadCurrent): PlannedFile
     claim(op.path, i);
     if (op.type === 'update' && op.moveTo !== undefined && patchPathKey(op.moveTo) !== patchPathKey(op.path)) claim(op.moveTo, i);
   });
+  refuseFileAboveFile(ops, placeOf);
 
   return ops.map((op): PlannedFile => {
     const current = readCurrent(op.path);
@@ -71,4 +77,37 @@ export function planPatch(ops: PatchOp[], readCurrent: ReadCurrent): PlannedFile
     }
     return { path: op.path, moveTo: op.moveTo, kind: 'update', oldContent: current, newContent: applied.content, hunks: applied.hunks };
   });
+}
+
+/** How the patch names a file it leaves in the tree, for a message. */
+interface KeptFile {
+  header: string;
+  path: string;
+}
+
+/**
+ * The files the patch leaves (adds, updates that stay, move destinations; a delete or a move's source frees its
+ * path) may not contain one another: 'p' and 'p/x.txt' cannot both be files. Planning refuses such a patch, as
+ * the commit would otherwise fail half way with an error no retry can fix.
+ */
+function refuseFileAboveFile(ops: PatchOp[], placeOf: PlaceOf): void {
+  const kept = new Map<string, KeptFile>();
+  for (const op of ops) {
+    if (op.type === 'delete') continue;
+    const moved = op.type === 'update' && op.moveTo !== undefined;
+    const path = moved ? (op.moveTo as string) : op.path;
+    kept.set(placeOf(path), { header: op.type === 'add' ? 'Add File' : moved ? 'Move to' : 'Update File', path });
+  }
+  for (const [place, below] of kept) {
+    const parts = place.split('/');
+    for (let n = 1; n < parts.length; n++) {
+      const above = kept.get(parts.slice(0, n).join('/'));
+      if (above === undefined) continue;
+      throw new PatchError(
+        'INVALID_PATCH',
+        `The patch is contradictory: '*** ${above.header}: ${above.path}' leaves ${above.path} a file, while '*** ${below.header}: ${below.path}' puts a file under it, so ${above.path} would have to be a file and a directory at once; nothing was changed. Give one of the two another path.`,
+        { path: above.path, under: below.path },
+      );
+    }
+  }
 }

@@ -197,7 +197,11 @@ async function applyLocked(ctx: ToolContext, ops: PatchOp[], targets: Map<string
   }
   let plan: PlannedFile[];
   try {
-    plan = planPatch(ops, (path) => texts.get(patchPathKey(path)) ?? null);
+    plan = planPatch(
+      ops,
+      (path) => texts.get(patchPathKey(path)) ?? null,
+      (path) => target(targets, path).p.realRel,
+    );
   } catch (err) {
     throw err instanceof PatchError ? err.toToolError() : err;
   }

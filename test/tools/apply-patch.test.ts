@@ -192,6 +192,38 @@ describe('apply_patch', () => {
     });
   });
 
+  it('refuses a patch whose final tree needs one path to be a file and a directory, before writing anything', async () => {
+    t = await appWith({ 'a.txt': 'x\n' });
+    const patch = ['*** Begin Patch', '*** Update File: a.txt', '@@', '-x', '+y', '*** Add File: blocker', '+b', '*** Add File: blocker/x.txt', '+never', '*** End Patch'].join('\n');
+    const res = await t.call('apply_patch', { patch });
+    expect([res.status, res.body.error?.code]).toEqual([400, 'INVALID_PARAM']);
+    expect(res.body.error?.message).toContain('contradictory');
+    expect(res.body.error?.message).toContain("'*** Add File: blocker'");
+    expect(res.body.error?.message).toContain("'*** Add File: blocker/x.txt'");
+    expect(res.body.error?.message).not.toContain('retry');
+    expect(res.body.error?.details).toMatchObject({ path: 'blocker', under: 'blocker/x.txt', patch_code: 'INVALID_PATCH' });
+    expect(readTree(t.root, '', true)).toEqual({ 'a.txt': 'x\n' });
+  });
+
+  // A dangling symlink makes two spellings of one place: 'link/x.txt' lands under the 'target' the patch adds.
+  it('sees the clash through a symlink on the way', async () => {
+    t = await appWith({});
+    await fs.symlink('target', t.file('link'));
+    const res = await t.call('apply_patch', { patch: '*** Begin Patch\n*** Add File: target\n+t\n*** Add File: link/x.txt\n+x\n*** End Patch' });
+    expect(res.body.error?.code).toBe('INVALID_PARAM');
+    expect(res.body.error?.message).toContain('contradictory');
+    expect(existsSync(t.file('target'))).toBe(false);
+  });
+
+  it('refuses a path under an existing file before writing anything', async () => {
+    t = await appWith({ 'a.txt': 'x\n', 'notes': 'n\n' });
+    const patch = '*** Begin Patch\n*** Update File: a.txt\n@@\n-x\n+y\n*** Add File: notes/today.md\n+t\n*** End Patch';
+    const res = await t.call('apply_patch', { patch });
+    expect(res.body.error?.code).toBe('NOT_A_DIRECTORY');
+    expect(res.body.error?.message).toContain("'notes/today.md'");
+    expect(readTree(t.root, '', true)).toEqual({ 'a.txt': 'x\n', notes: 'n\n' });
+  });
+
   it('keeps the directories it made when the patch applies', async () => {
     t = await appWith({});
     const res = await t.call('apply_patch', { patch: '*** Begin Patch\n*** Add File: a/b/c.txt\n+c\n*** End Patch' });
