@@ -26,6 +26,7 @@ import { toolAnnotations, type ToolDefinition } from '../tools/define.js';
 import type { ConfirmFn, ConfirmRequest } from '../tools/execute.js';
 import { TOOLS } from '../tools/registry.js';
 import { loadAttachment, ownerOf } from '../workspace/attachments.js';
+import { httpCaller } from './caller.js';
 import { inputJsonSchema } from './function-defs.js';
 
 const MIB = 1024 * 1024;
@@ -388,17 +389,9 @@ export async function registerMcp(app: FastifyInstance, opts: McpHttpOptions): P
       return reply.code(202).send();
     }
 
-    const project = req.headers['x-project-id'];
-    const switches = req.headers['x-toolgate-switches'];
-    const callerFor = (signal: AbortSignal): CallerInfo => ({
-      authorization: req.headers.authorization,
-      admitted: auth.admission,
-      clientIp: req.ip,
-      projectId: typeof project === 'string' && project !== '' ? project : undefined,
-      switches: typeof switches === 'string' ? switches : undefined,
-      requestId: String(req.id),
-      signal,
-    });
+    const base = httpCaller(req);
+    const switches = base.switches;
+    const callerFor = (signal: AbortSignal): CallerInfo => ({ ...base, admitted: auth.admission, signal });
     const session = req.headers['mcp-session-id'];
     // Only a client that declared elicitation can be asked, and only when something may ask and wait.
     const mayElicit = policy.store !== null && elicitWaitMs > 0;

@@ -3,11 +3,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { ErrorEnvelopeSchema, PendingApprovalEnvelopeSchema, RISK_LEVELS, RISKS, successEnvelopeSchema, ToolError, type Envelope } from '../envelope.js';
-import { gateAdmission } from '../ops/operations.js';
 import type { CallerInfo, Pipeline } from '../pipeline/execute-tool.js';
 import type { ToolDefinition } from '../tools/define.js';
 import { TOOLS } from '../tools/registry.js';
 import { etagOf, parseIfMatch } from '../workspace/versions.js';
+import { headerValue, httpCaller } from './caller.js';
 import { exportTools, TOOL_FORMATS, type ToolFormat } from './function-defs.js';
 import { exampleRef, restOpenApiTransform, summaryOf } from './rest-openapi.js';
 
@@ -56,27 +56,22 @@ const SUCCESS_EXAMPLES: Readonly<Record<string, Record<string, { $ref: string }>
 };
 const ANSWER_EXAMPLES = { 202: { pending: exampleRef('PendingApproval') }, '4XX': { conflict: exampleRef('Conflict') }, '5XX': { disk_full: exampleRef('DiskFull') } };
 
-const headerValue = (v: string | string[] | undefined): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
-
 /**
  * The REST request as the pipeline's plain caller values; If-Match and Prefer are parsed here, at the door.
  * Throws INVALID_PARAM when the URL and X-Project-Id name different projects.
  */
 export function restCaller(req: FastifyRequest, urlProject?: string): CallerInfo {
-  const headerProject = headerValue(req.headers['x-project-id']);
+  const caller = httpCaller(req);
+  const headerProject = caller.projectId;
   if (urlProject !== undefined && headerProject !== undefined && urlProject !== headerProject) {
     throw new ToolError('INVALID_PARAM', 'The X-Project-Id header names another project than the URL; send one of them.');
   }
   const ifMatch = headerValue(req.headers['if-match']);
   return {
-    authorization: req.headers.authorization,
-    admitted: gateAdmission(req),
-    clientIp: req.ip,
+    ...caller,
     projectId: urlProject ?? headerProject,
     expectedVersion: ifMatch === undefined ? undefined : parseIfMatch(ifMatch),
-    switches: req.headers['x-toolgate-switches'],
     waitS: preferWait(req.headers.prefer),
-    requestId: String(req.id),
   };
 }
 

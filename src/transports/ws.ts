@@ -8,10 +8,9 @@ import { setMaxListeners } from 'node:events';
 import fastifyWebsocket, { type WebSocket } from '@fastify/websocket';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { credentialsOf } from '../ops/auth.js';
-import { gateAdmission } from '../ops/operations.js';
 import type { Pipeline } from '../pipeline/execute-tool.js';
 import type { ConfirmFn, ConfirmRequest } from '../tools/execute.js';
+import { httpCaller } from './caller.js';
 
 /** Calls one connection may have running; more are answered with an error message, not queued. */
 export const MAX_IN_FLIGHT = 32;
@@ -105,9 +104,8 @@ function handleConnection(socket: WebSocket, req: FastifyRequest, opts: WsOption
   // Every call in flight listens on this one signal.
   setMaxListeners(MAX_IN_FLIGHT + 1, gone.signal);
   const query = req.query as { project?: string } | undefined;
-  const header = req.headers['x-project-id'];
-  const project = typeof header === 'string' && header !== '' ? header : query?.project || undefined;
-  const switches = typeof req.headers['x-toolgate-switches'] === 'string' ? req.headers['x-toolgate-switches'] : undefined;
+  const base = httpCaller(req);
+  const project = base.projectId ?? (query?.project || undefined);
 
   let alive = true;
   socket.on('pong', () => (alive = true));
@@ -150,11 +148,9 @@ function handleConnection(socket: WebSocket, req: FastifyRequest, opts: WsOption
     void pipeline
       .executeTool(
         {
-          authorization: credentialsOf(req.headers),
-          admitted: gateAdmission(req),
-          clientIp: req.ip,
+          ...base,
           projectId: project,
-          switches: call.switches ?? switches,
+          switches: call.switches ?? base.switches,
           requestId: `${String(req.id)}:${call.call_id}`,
           signal: gone.signal,
           timeoutMs: (call.timeout_seconds ?? DEFAULT_TIMEOUT_S) * 1000,
