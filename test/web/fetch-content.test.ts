@@ -3,10 +3,9 @@
 import zlib from 'node:zlib';
 import type http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ToolError } from '../../src/envelope.js';
 import { parseAllowList } from '../../src/web/address-policy.js';
 import { webFetch, type WebFetchOptions } from '../../src/web/fetch.js';
-import { startServer, type CountingServer } from './servers.js';
+import { failure, startServer, type CountingServer } from './servers.js';
 
 const ARTICLE = `<!doctype html>
 <html><head><title>Guide to Widgets</title><script>var tracking = "do not show";</script><style>.x{color:red}</style></head>
@@ -112,15 +111,6 @@ beforeAll(async () => {
   opts = { maxBytes: 100_000, timeoutMs: 3000, maxRedirects: 5, allow: parseAllowList('127.0.0.1') };
 });
 afterAll(() => server.close());
-
-async function failure(promise: Promise<unknown>): Promise<ToolError> {
-  const err = await promise.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ToolError);
-  return err as ToolError;
-}
 
 describe('HTML as Markdown', () => {
   it('keeps the main content, drops scripts and page chrome, and makes every link absolute', async () => {

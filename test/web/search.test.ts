@@ -1,10 +1,9 @@
 // web_search against local fakes that answer in each real provider's documented shape.
 import type http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ToolError } from '../../src/envelope.js';
 import { EMPTY_ALLOW_LIST, parseAllowList } from '../../src/web/address-policy.js';
 import { searchSettingsFromEnv, webSearch, type SearchSettings, type WebSearchOptions } from '../../src/web/search.js';
-import { startServer, type CountingServer } from './servers.js';
+import { failure, startServer, type CountingServer } from './servers.js';
 
 // DuckDuckGo Instant Answer API (`?q=…&format=json&no_html=1`): an abstract, plus related topics, some grouped.
 const DUCKDUCKGO = {
@@ -88,15 +87,6 @@ afterAll(() => server.close());
 
 function options(settings: SearchSettings, allow = parseAllowList('127.0.0.1')): WebSearchOptions {
   return { settings, allow, maxBytes: 1_000_000, timeoutMs: 3000, maxRedirects: 2 };
-}
-
-async function failure(promise: Promise<unknown>): Promise<ToolError> {
-  const err = await promise.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ToolError);
-  return err as ToolError;
 }
 
 describe('DuckDuckGo', () => {

@@ -2,6 +2,8 @@
 // can prove that a refused fetch never got there.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { expect } from 'vitest';
+import { ToolError } from '../../src/envelope.js';
 
 export interface CountingServer {
   host: string;
@@ -40,4 +42,14 @@ export async function startServer(handler: http.RequestListener, host = '127.0.0
       }),
   };
   return state;
+}
+
+/** The ToolError a web call was refused with (the test fails when it resolved or threw something else). */
+export async function failure(promise: Promise<unknown>): Promise<ToolError> {
+  const err = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(ToolError);
+  return err as ToolError;
 }
