@@ -139,8 +139,21 @@ export function bareContext(requestId: string): EnvelopeContext {
 }
 
 /** A success or partial envelope (a dry run, a cut output). */
-export function resultEnvelope(context: EnvelopeContext, r: { data: unknown; text: string; stats?: Record<string, number> | undefined; partial?: boolean | undefined }): Envelope {
-  return { status: r.partial ? 'partial' : 'success', data: r.data, text: r.text, stats: { time_ms: 0, ...r.stats }, context };
+export function resultEnvelope(
+  context: EnvelopeContext,
+  r: { data: unknown; text: string; stats?: Record<string, number> | undefined; partial?: boolean | undefined; version?: VersionStamp | null | undefined },
+): Envelope {
+  return { status: r.partial ? 'partial' : 'success', data: r.data, text: textWithVersion(r.text, r.version), stats: { time_ms: 0, ...r.stats }, context };
+}
+
+/**
+ * Most clients hand a model only the text: it names the version so that the next change can pass
+ * expected_sha256 without a second read (docs/api.md, "Versions").
+ */
+function textWithVersion(text: string, version: VersionStamp | null | undefined): string {
+  const sha = version?.sha256;
+  if (!sha || text.includes(sha)) return text;
+  return `${text} Version: sha256 ${sha} (pass it as expected_sha256 to change this file).`;
 }
 
 /** The error envelope of a ToolError. */
