@@ -153,7 +153,10 @@ export function resultEnvelope(
 function textWithVersion(text: string, version: VersionStamp | null | undefined): string {
   const sha = version?.sha256;
   if (!sha || text.includes(sha)) return text;
-  return `${text} Version: sha256 ${sha} (pass it as expected_sha256 to change this file).`;
+  const line = `Version: sha256 ${sha} (pass it as expected_sha256 to change this file).`;
+  // A text with lines of content (a view, a created directory) gets the version on a line of its own after them.
+  if (!text.includes('\n')) return `${text} ${line}`;
+  return `${text}${text.endsWith('\n') ? '' : '\n'}${line}`;
 }
 
 /** The error envelope of a ToolError. */

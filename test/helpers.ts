@@ -74,3 +74,14 @@ export const pathExists = (p: string): Promise<boolean> =>
 export async function sha256OfFile(abs: string): Promise<string> {
   return createHash('sha256').update(await fs.readFile(abs)).digest('hex');
 }
+
+/**
+ * The text of an answer that carries a version: the tool's sentence, then the sha256 of data.version
+ * (docs/api.md, "Versions"), on the same line after a one-line text, on a line of its own after content.
+ */
+export function withVersion(text: string, body: Envelope): string {
+  const sha = (body.data as { version?: { sha256?: string | null } } | null)?.version?.sha256;
+  if (!sha) throw new Error('the answer carries no version');
+  const line = `Version: sha256 ${sha} (pass it as expected_sha256 to change this file).`;
+  return text.includes('\n') ? `${text}${text.endsWith('\n') ? '' : '\n'}${line}` : `${text} ${line}`;
+}

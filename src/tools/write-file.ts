@@ -6,7 +6,7 @@ import { checkEncoding, countLines, decodeText, encodeText } from '../workspace/
 import { defineTool } from './define.js';
 import { changeAnswer, commitChange } from './change.js';
 import { DiffFields, DryRunArg, PathArg, VersionArgs, VersionSchema } from './args.js';
-import { enforceVersion, ensureParent, readCurrent } from './file-access.js';
+import { enforceVersion, ensureParent, readCurrent, type CurrentFile } from './file-access.js';
 
 const Input = z.strictObject({
   path: PathArg,
@@ -56,7 +56,11 @@ export const writeFile = defineTool({
 
     return withFileLock(p.ws, p.real, p.rel, async () => {
       const current = await readCurrent(p, maxEditBytes);
-      enforceVersion(ctx, p, current, input, 'overwrite');
+      // The bytes the file already holds overwrite nothing a version protects: the repeat of a write answers
+      // with the current version and writes nothing (docs/api.md, "Versions"); a stale version is still CONFLICT.
+      const same = current !== null && current.content.equals(bytes);
+      enforceVersion(ctx, p, current, input, same ? 'mutation' : 'overwrite');
+      if (same && !input.dry_run) return unchanged(p.rel, current);
       if (current && current.content.length > 0 && bytes.length === 0 && !input.allow_empty) {
         throw new ToolError('INVALID_PARAM', 'Content cannot be empty. Pass allow_empty: true to empty the file.');
       }
@@ -85,6 +89,18 @@ export const writeFile = defineTool({
     }, ctx.signal);
   },
 });
+
+/** A write of the content the file already has: nothing written, no backup, the current version. */
+function unchanged(rel: string, current: CurrentFile) {
+  const size = current.content.length;
+  return {
+    data: { operation: 'update' as const, created_directory: null, applied: false, diff_preview: '', diff_truncated: false, lines_added: 0, lines_removed: 0, backup_id: null, version: current.version },
+    text: `'${rel}' already holds this content (${size} bytes); nothing was written.`,
+    stats: { bytes_written: 0, original_size: size, new_size: size, lines_added: 0, lines_removed: 0 },
+    pathResolved: rel,
+    version: current.version,
+  };
+}
 
 function safeDecode(buf: Buffer, encoding: string): string | null {
   try {

@@ -1,6 +1,6 @@
 import fs from 'node:fs/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { makeApp, type TestApp } from '../helpers.js';
+import { makeApp, withVersion, type TestApp } from '../helpers.js';
 
 describe('append_to_file', () => {
   let t: TestApp;
@@ -17,7 +17,7 @@ describe('append_to_file', () => {
     const r = await t.call('append_to_file', { path: '.env', content: 'API_KEY=z\n' });
     expect(r.status).toBe(200);
     expect(r.body.status).toBe('success');
-    expect(r.body.text).toBe("Appended 10 chars (1 line) to '.env' (now 18 bytes).");
+    expect(r.body.text).toBe(withVersion("Appended 10 chars (1 line) to '.env' (now 18 bytes).", r.body));
     expect(await fs.readFile(t.file('.env'), 'utf8')).toBe('TOKEN=x\nAPI_KEY=z\n');
     expect((await fs.stat(t.file('.env'))).mode & 0o777).toBe(0o600);
     const data = r.body.data as Record<string, unknown>;
@@ -46,7 +46,7 @@ describe('append_to_file', () => {
     const r = await t.call('append_to_file', { path: 'a.txt', content: 'two\n', dry_run: true });
     expect(r.status).toBe(200);
     expect(r.body.status).toBe('partial');
-    expect(r.body.text).toBe("[Dry Run] Would append 4 chars to 'a.txt' (+1/-0 lines).");
+    expect(r.body.text).toBe(withVersion("[Dry Run] Would append 4 chars to 'a.txt' (+1/-0 lines).", r.body));
     expect((r.body.data as { applied: boolean }).applied).toBe(false);
     expect((r.body.data as { diff_preview: string }).diff_preview).toContain('+two');
     expect(await fs.readFile(t.file('a.txt'), 'utf8')).toBe('one\n');

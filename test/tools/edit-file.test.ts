@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { Sha256Snapshots } from '../../src/workspace/versions.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadCorpus } from '../edit/corpus-cases.js';
-import { makeApp, type TestApp } from '../helpers.js';
+import { makeApp, withVersion, type TestApp } from '../helpers.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -51,7 +51,7 @@ describe('edit_file', () => {
     expect(data.edits[0]?.stage).toBe('exact');
     expect(r.headers.etag).toBe(`"${data.version.sha256}"`);
     expect(r.body.stats).toMatchObject({ lines_added: 1, lines_removed: 1, replacements: 1 });
-    expect(r.body.text).toBe("Edited 'a.py' (1 replacement(s), +1/-1 lines, 45 bytes).");
+    expect(r.body.text).toBe(withVersion("Edited 'a.py' (1 replacement(s), +1/-1 lines, 45 bytes).", r.body));
     const backups = await t.call('list_backups', { path: 'a.py' });
     expect((backups.body.data as { backups: { backup_id: string }[] }).backups[0]?.backup_id).toBe(data.backup_id);
   });

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { makeApp, makeTempDir, type TestApp } from '../helpers.js';
+import { makeApp, withVersion, makeTempDir, type TestApp } from '../helpers.js';
 
 interface Info {
   path: string;
@@ -35,7 +35,7 @@ describe('file_info', () => {
     expect(d).toMatchObject({ path: 'a.txt', type: 'file', size: 13, mode: '0640', is_symlink: false, target: null, is_binary: false, line_count: 3 });
     expect(d.version?.sha256).toBe(createHash('sha256').update('one\ntwo\nthree').digest('hex'));
     expect(r.headers.etag).toBe(`"${d.version?.sha256}"`);
-    expect(r.body.text).toBe("'a.txt' is a text file of 13 bytes, 3 lines (mode 0640).");
+    expect(r.body.text).toBe(withVersion("'a.txt' is a text file of 13 bytes, 3 lines (mode 0640).", r.body));
   });
 
   it('binary files have no line count', async () => {

@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { makeApp, makeTempDir, type TestApp } from '../helpers.js';
+import { makeApp, withVersion, makeTempDir, type TestApp } from '../helpers.js';
 
 interface MoveData {
   moved: boolean;
@@ -33,7 +33,7 @@ describe('move_file', () => {
     expect(d).toMatchObject({ moved: true, type: 'file', source: 'a.txt', destination: 'b.txt', overwritten: false, backup_id: null, created_directory: null });
     expect(d.version?.size_bytes).toBe(2);
     expect(r.headers.etag).toBe(`"${d.version?.sha256}"`);
-    expect(r.body.text).toBe("Moved file 'a.txt' to 'b.txt'.");
+    expect(r.body.text).toBe(withVersion("Moved file 'a.txt' to 'b.txt'.", r.body));
     await expect(fs.stat(t.file('a.txt'))).rejects.toThrow();
     expect(await fs.readFile(t.file('b.txt'), 'utf8')).toBe('A\n');
     expect((await fs.stat(t.file('b.txt'))).mode & 0o777).toBe(0o600);

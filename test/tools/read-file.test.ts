@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import iconv from 'iconv-lite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeApp, type ReadFileData as ReadData, type TestApp } from '../helpers.js';
+import { makeApp, withVersion, type ReadFileData as ReadData, type TestApp } from '../helpers.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -26,7 +26,7 @@ describe('read_file', () => {
     expect(r.data).toMatchObject({ content: 'one\ntwo\nthree\n', total_lines: 3, start_line: 1, end_line: 3, truncated: false, next_start_line: null, bom: false });
     expect(r.data.version.size_bytes).toBe(14);
     expect(r.headers.etag).toBe(`"${r.data.version.sha256}"`);
-    expect(r.body.text).toBe("Read 'a.txt' (3 lines).");
+    expect(r.body.text).toBe(withVersion("Read 'a.txt' (3 lines).", r.body));
     expect(r.body.stats.bytes_read).toBe(14);
     expect(r.body.context).toMatchObject({ path_resolved: 'a.txt', risk: 'read', risk_level: 'low' });
   });
@@ -36,7 +36,7 @@ describe('read_file', () => {
     const r = await read({ path: 'r.txt', start_line: 5, end_line: 7, line_numbers: true });
     expect(r.data.content).toBe('     5\tline 5\n     6\tline 6\n     7\tline 7\n');
     expect(r.data).toMatchObject({ start_line: 5, end_line: 7, total_lines: 20 });
-    expect(r.body.text).toBe("Read lines 5-7 of 'r.txt' (20 lines).");
+    expect(r.body.text).toBe(withVersion("Read lines 5-7 of 'r.txt' (20 lines).", r.body));
     const tail = await read({ path: 'r.txt', start_line: 19 });
     expect(tail.data.content).toBe('line 19\nline 20\n');
     const past = await read({ path: 'r.txt', start_line: 21 });

@@ -1,6 +1,6 @@
 import fs from 'node:fs/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { makeApp, type TestApp } from '../helpers.js';
+import { makeApp, withVersion, type TestApp } from '../helpers.js';
 
 interface ReplaceData {
   replacements: number;
@@ -36,7 +36,7 @@ describe('replace_in_file', () => {
     expect(d.diff_preview).toContain('-a: TOKEN=old');
     expect(d.diff_preview).toContain('+b: TOKEN=new');
     expect(d.backup_id).toMatch(/^[0-9a-f]{16}-/);
-    expect(r.body.text).toBe("Replaced 2 matches in 'c.yaml' (+2/-2 lines, 35 bytes).");
+    expect(r.body.text).toBe(withVersion("Replaced 2 matches in 'c.yaml' (+2/-2 lines, 35 bytes).", r.body));
     expect(r.body.context.risk_level).toBe('high');
     expect(r.body.stats.replacements).toBe(2);
     expect(await fs.readFile(t.file('c.yaml'), 'utf8')).toBe('a: TOKEN=new\nb: TOKEN=new\nc: other\n');
@@ -91,7 +91,7 @@ describe('replace_in_file', () => {
     const r = await t.call('replace_in_file', { path: 'a.txt', old: 'old_text', new: 'x' });
     expect(r.status).toBe(200);
     expect(r.body.status).toBe('success');
-    expect(r.body.text).toBe("No matches found for 'old_text'");
+    expect(r.body.text).toBe(withVersion("No matches found for 'old_text'", r.body));
     expect((r.body.data as ReplaceData).replacements).toBe(0);
     expect((r.body.data as ReplaceData).applied).toBe(false);
     const after = await fs.stat(t.file('a.txt'));
@@ -104,7 +104,7 @@ describe('replace_in_file', () => {
     const r = await t.call('replace_in_file', { path: 'a.txt', old: 'old', new: 'new', dry_run: true });
     expect(r.status).toBe(200);
     expect(r.body.status).toBe('partial');
-    expect(r.body.text).toBe("[Dry Run] Would replace 1 match of 'old' in 'a.txt' (+1/-1 lines).");
+    expect(r.body.text).toBe(withVersion("[Dry Run] Would replace 1 match of 'old' in 'a.txt' (+1/-1 lines).", r.body));
     const d = r.body.data as ReplaceData;
     expect(d.applied).toBe(false);
     expect(d.replacements).toBe(1);

@@ -2,7 +2,7 @@
 import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { makeApp, type TestApp } from '../helpers.js';
+import { makeApp, withVersion, type TestApp } from '../helpers.js';
 
 let t: TestApp;
 beforeEach(async () => {
@@ -18,9 +18,9 @@ describe('str_replace_based_edit_tool', () => {
   it('view numbers lines as cat -n, whole and by view_range (-1 = end)', async () => {
     await fs.writeFile(t.file('a.txt'), 'one\ntwo\nthree\n');
     const whole = await edit({ command: 'view', path: 'a.txt' });
-    expect(whole.body.text).toBe("Here's the result of running `cat -n` on a.txt:\n     1\tone\n     2\ttwo\n     3\tthree\n");
+    expect(whole.body.text).toBe(withVersion("Here's the result of running `cat -n` on a.txt:\n     1\tone\n     2\ttwo\n     3\tthree\n", whole.body));
     const range = await t.call('text_editor', { command: 'view', path: 'a.txt', view_range: [2, -1] });
-    expect(range.body.text).toBe("Here's the result of running `cat -n` on a.txt:\n     2\ttwo\n     3\tthree\n");
+    expect(range.body.text).toBe(withVersion("Here's the result of running `cat -n` on a.txt:\n     2\ttwo\n     3\tthree\n", range.body));
     const bad = await edit({ command: 'view', path: 'a.txt', view_range: [5, 6] });
     expect(bad.body.error?.code).toBe('INVALID_PARAM');
     expect(bad.body.error?.message).toBe('Invalid `view_range`: [5, 6]. Its first element `5` should be within the range of lines of the file: [1, 3]');
@@ -38,7 +38,7 @@ describe('str_replace_based_edit_tool', () => {
   it('create writes a new file and refuses an existing one with the reference text', async () => {
     const res = await edit({ command: 'create', path: 'new/a.txt', file_text: 'hello\n' });
     expect(res.body.status).toBe('success');
-    expect(res.body.text).toBe('File created successfully at: new/a.txt');
+    expect(res.body.text).toBe(withVersion('File created successfully at: new/a.txt', res.body));
     expect(await fs.readFile(t.file('new/a.txt'), 'utf8')).toBe('hello\n');
     const again = await edit({ command: 'create', path: 'new/a.txt', file_text: 'x' });
     expect(again.body.error?.code).toBe('ALREADY_EXISTS');
@@ -52,7 +52,10 @@ describe('str_replace_based_edit_tool', () => {
     const res = await edit({ command: 'str_replace', file_path: 'a.py', old_str: 'return 1', new_str: 'return 2' });
     expect(res.body.status).toBe('success');
     expect(res.body.text).toBe(
-      "The file a.py has been edited. Here's the result of running `cat -n` on a snippet of a.py:\n     1\tdef f():\n     2\t    return 2\nReview the changes and make sure they are as expected. Edit the file again if necessary.",
+      withVersion(
+        "The file a.py has been edited. Here's the result of running `cat -n` on a snippet of a.py:\n     1\tdef f():\n     2\t    return 2\nReview the changes and make sure they are as expected. Edit the file again if necessary.",
+        res.body,
+      ),
     );
     expect(await fs.readFile(t.file('a.py'), 'utf8')).toBe('def f():\n    return 2\n');
   });
@@ -84,7 +87,7 @@ describe('str_replace_based_edit_tool', () => {
     await edit({ command: 'str_replace', path: 'a.txt', old_str: 'v1', new_str: 'v2' });
     await edit({ command: 'str_replace', path: 'a.txt', old_str: 'v2', new_str: 'v3' });
     const first = await edit({ command: 'undo_edit', path: 'a.txt' });
-    expect(first.body.text).toBe("Last edit to a.txt undone successfully. Here's the result of running `cat -n` on a.txt:\n     1\tv2\n");
+    expect(first.body.text).toBe(withVersion("Last edit to a.txt undone successfully. Here's the result of running `cat -n` on a.txt:\n     1\tv2\n", first.body));
     await edit({ command: 'undo_edit', path: 'a.txt' });
     expect(await fs.readFile(t.file('a.txt'), 'utf8')).toBe('v1\n');
     const none = await edit({ command: 'undo_edit', path: 'a.txt' });

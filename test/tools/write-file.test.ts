@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import iconv from 'iconv-lite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeApp, type TestApp } from '../helpers.js';
+import { makeApp, withVersion, type TestApp } from '../helpers.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -33,7 +33,7 @@ describe('write_file', () => {
     const r = await write({ path: 'src/utils/helper.py', content: 'def hello():\n    print("world")\n' });
     expect(r.status).toBe(200);
     expect(r.data).toMatchObject({ applied: true, operation: 'create', created_directory: 'src/', backup_id: null, diff_truncated: false });
-    expect(r.body.text).toBe("Created 'src/utils/helper.py' (2 lines, 32 bytes).\n(Created directory: src/)");
+    expect(r.body.text).toBe(withVersion("Created 'src/utils/helper.py' (2 lines, 32 bytes).\n(Created directory: src/)", r.body));
     expect(r.data.diff_preview).toBe('--- /dev/null\n+++ b/src/utils/helper.py\n@@ -0,0 +1,2 @@\n+def hello():\n+    print("world")\n');
     expect(r.body.stats).toMatchObject({ bytes_written: 32, original_size: 0, new_size: 32, lines_added: 2, lines_removed: 0 });
     expect(r.body.context.risk_level).toBe('medium');
@@ -45,7 +45,7 @@ describe('write_file', () => {
     await fs.chmod(t.file('main.py'), 0o640);
     const r = await write({ path: 'main.py', content: 'a\nB\nc\nd\n', expected_sha256: await sha('main.py') });
     expect(r.data).toMatchObject({ applied: true, operation: 'update' });
-    expect(r.body.text).toBe("Updated 'main.py' (+2/-1 lines, 8 bytes).");
+    expect(r.body.text).toBe(withVersion("Updated 'main.py' (+2/-1 lines, 8 bytes).", r.body));
     expect(r.body.context.risk_level).toBe('high');
     expect((await fs.stat(t.file('main.py'))).mode & 0o777).toBe(0o640);
     expect(r.data.backup_id).toMatch(/^[0-9a-f]{16}-/);
