@@ -1,4 +1,4 @@
-// The typed TypeScript client (`toolgate/client`): openapi-fetch over the types openapi-typescript generates
+// The typed TypeScript client (`toolgate/client`; published on its own as `toolgate-client`, scripts/client-package.mjs): openapi-fetch over the types openapi-typescript generates
 // from openapi.yaml (src/client/schema.ts), plus callTool, which answers every tool call with its envelope
 // typed as the document declares it. It imports nothing from the service, so it ships on its own.
 import createClient, { type Client } from 'openapi-fetch';
@@ -15,8 +15,12 @@ type JsonOf<R> = R extends { content: { 'application/json': infer J } } ? J : ne
 
 /** A tool's arguments (the request body). */
 export type ToolArgs<N extends ToolName> = JsonOf<ToolOperation<N>['requestBody']>;
-/** The 200 envelope of a tool: status success or partial, `data` typed by the tool's output schema. */
-export type ToolSuccessEnvelope<N extends ToolName> = JsonOf<ToolOperation<N>['responses'][200]>;
+type Documented200<N extends ToolName> = JsonOf<ToolOperation<N>['responses'][200]>;
+/**
+ * The 200 envelope of a tool: status success or partial, `data` typed by the tool's output schema. The
+ * document's envelope allows a null `data` (errors carry none); a 200 always carries it.
+ */
+export type ToolSuccessEnvelope<N extends ToolName> = Omit<Documented200<N>, 'data'> & { data: NonNullable<Documented200<N>['data']> };
 /** Every 4XX/5XX answer: status "error", data null, `error.code` one of the documented codes. */
 export type ErrorEnvelope = components['schemas']['ErrorEnvelope'];
 export type ErrorCode = ErrorEnvelope['error']['code'];

@@ -35,4 +35,35 @@ describe('toolgate/client as a package', () => {
       await fs.rm(pkg, { recursive: true, force: true });
     }
   });
+
+  it('builds as toolgate-client, installs into another project with openapi-fetch alone, and the README snippet type-checks under --strict', async () => {
+    const work = await makeTempDir('toolgate-client-consumer-');
+    try {
+      const { stdout } = await run(process.execPath, [path.join(REPO, 'scripts', 'client-package.mjs'), path.join(work, 'pkg')], { cwd: REPO });
+      const tarball = stdout.trim().split('\n').pop() as string;
+      const app = path.join(work, 'app');
+      await fs.mkdir(app);
+      await fs.writeFile(path.join(app, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
+      // From npm's cache where it can: the only registry package is openapi-fetch (and its helper types).
+      await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', tarball], { cwd: app });
+      const installed = (await fs.readdir(path.join(app, 'node_modules'))).filter((n) => !n.startsWith('.')).sort();
+      expect(installed).toEqual(['openapi-fetch', 'openapi-typescript-helpers', 'toolgate-client']);
+
+      const readme = await fs.readFile(path.join(REPO, 'README.md'), 'utf8');
+      const snippet = /### TypeScript client[\s\S]*?```ts\n([\s\S]*?)```/.exec(readme)?.[1];
+      expect(snippet).toContain("from 'toolgate-client'");
+      await fs.writeFile(path.join(app, 'snippet.ts'), snippet as string);
+      const tsc = [bin('tsc'), '--noEmit', '--strict', '--target', 'es2022', '--module', 'nodenext', '--moduleResolution', 'nodenext'];
+      const types = ['--typeRoots', path.join(REPO, 'node_modules', '@types'), '--types', 'node'];
+      await run(tsc[0] as string, [...tsc.slice(1), ...types, 'snippet.ts'], { cwd: app });
+      // The same snippet reading data without narrowing to success is a type error: the check can fail.
+      await fs.writeFile(path.join(app, 'unnarrowed.ts'), `${snippet}\nconsole.log(read.envelope.data.content);\n`);
+      await expect(run(tsc[0] as string, [...tsc.slice(1), ...types, 'unnarrowed.ts'], { cwd: app })).rejects.toMatchObject({ stdout: expect.stringContaining('error TS') });
+
+      const { stdout: loaded } = await run(process.execPath, ['--input-type=module', '-e', "const m = await import('toolgate-client'); console.log(typeof m.createToolgateClient);"], { cwd: app });
+      expect(loaded.trim()).toBe('function');
+    } finally {
+      await fs.rm(work, { recursive: true, force: true });
+    }
+  });
 });
