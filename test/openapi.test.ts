@@ -8,7 +8,6 @@ import { TOOLS } from '../src/tools/registry.js';
 import { ToolError, type Envelope } from '../src/envelope.js';
 import type { BeforeHook } from '../src/tools/execute.js';
 import { makeApp, type TestApp } from './helpers.js';
-import { sampleDocx, sampleXlsx } from './office/fixtures.js';
 
 describe('OpenAPI document', () => {
   it('openapi.yaml matches the code (run `npm run openapi` when this fails)', async () => {
@@ -65,44 +64,75 @@ const toolOperations = (doc: Doc) => TOOLS.map((tool) => ({ tool, op: doc.paths[
 
 const WEB_TOOLS = new Set(['web_fetch', 'web_search']);
 
-/** The workspace the examples assume: write_file's example has run, and the documents they read exist. */
-async function seeded(): Promise<TestApp> {
-  // No test reaches the network: the web tools are refused after their arguments were validated.
+/** A fresh workspace as `npm start` serves it; no test reaches the network (the web tools are refused). */
+async function offlineApp(): Promise<TestApp> {
   const offline: BeforeHook = (_call, tool) => {
     if (WEB_TOOLS.has(tool.name)) throw new ToolError('ACCESS_DENIED', 'No network in this test.');
   };
-  const t = await makeApp({}, { before: [offline] });
-  await fs.writeFile(t.file('report.docx'), await sampleDocx());
-  await fs.writeFile(t.file('data.xlsx'), await sampleXlsx());
-  return t;
+  return makeApp({}, { before: [offline] });
+}
+
+/** The request examples of an operation, in the order Swagger shows them. */
+function requestExamples(op: Operation): unknown[] {
+  const media = op.requestBody!.content['application/json']!;
+  if (media.examples) return Object.values(media.examples).map((e) => e.value);
+  return media.example === undefined ? [] : [media.example];
+}
+
+const exampleValue = (doc: Doc, ex: { $ref?: string; value?: unknown }) => (ex.$ref ? doc.components.examples[ex.$ref.replace('#/components/examples/', '')]!.value : ex.value);
+
+/** An answer without what differs from run to run: the time taken, the request id, the file's mtime. */
+function comparable(envelope: Envelope): unknown {
+  const copy = structuredClone(envelope) as Envelope & { data: { version?: { mtime_ms?: number } } | null };
+  copy.stats.time_ms = 0;
+  copy.context.request_id = '';
+  if (copy.data?.version) copy.data.version.mtime_ms = 0;
+  return copy;
 }
 
 describe('OpenAPI examples', () => {
-  it('every tool operation has a request example that its request schema accepts', async () => {
+  it('every tool operation has request examples that its request schema accepts', async () => {
     const { doc, compile, describe: errorsText } = await openApiValidator();
     for (const { tool, op } of toolOperations(doc)) {
       const media = op.requestBody!.content['application/json']!;
-      expect(media.example, tool.name).toBeDefined();
       const validate = compile(media.schema);
-      expect(validate(media.example), `${tool.name}: ${errorsText(validate.errors)}`).toBe(true);
+      expect(requestExamples(op).length, tool.name).toBeGreaterThan(0);
+      for (const example of requestExamples(op)) expect(validate(example), `${tool.name}: ${errorsText(validate.errors)}`).toBe(true);
     }
   });
 
-  it('every request example runs against a fresh workspace without a 400', async () => {
+  it('every request example runs on one fresh workspace in the order shown and gets the answer shown', async () => {
     const doc = YAML.parse(await generateOpenApi()) as Doc;
-    const writeExample = doc.paths['/v1/tools/write_file']!.post!.requestBody!.content['application/json']!.example;
-    // Refusals that are not about the example: the web is offline here, and a backup id names no backup yet.
-    const expected: Record<string, number> = { web_fetch: 403, web_search: 403, restore_backup: 404 };
-    for (const { tool, op } of toolOperations(doc)) {
-      const t = await seeded();
-      try {
-        if (tool.name !== 'write_file') expect((await t.call('write_file', writeExample)).status).toBe(200);
-        const res = await t.call(tool.name, op.requestBody!.content['application/json']!.example);
-        expect(res.status, `${tool.name}: ${JSON.stringify(res.body.error)}`).toBe(expected[tool.name] ?? 200);
-        expect(res.body.error?.code, tool.name).not.toBe('INVALID_PARAM');
-      } finally {
-        await t.close();
+    // Document order: what a reader of /docs who tries each operation in turn runs.
+    const operations = Object.entries(doc.paths)
+      .filter(([url, item]) => url.startsWith('/v1/tools/') && item.post?.requestBody)
+      .map(([url, item]) => ({ name: url.slice('/v1/tools/'.length), op: item.post! }));
+    expect(operations.map((o) => o.name)).toEqual(TOOLS.map((tool) => tool.name));
+    const t = await offlineApp();
+    try {
+      for (const { name, op } of operations) {
+        const examples = requestExamples(op);
+        for (const [i, example] of examples.entries()) {
+          const res = await t.call(name, example);
+          // The web is offline here: refused after the arguments were validated.
+          expect(res.status, `${name} example ${i + 1}: ${JSON.stringify(res.body.error)}`).toBe(WEB_TOOLS.has(name) ? 403 : 200);
+          const shown = i === 0 ? Object.values(op.responses['200']?.content?.['application/json']?.examples ?? {})[0] : undefined;
+          if (shown) expect(comparable(res.body), name).toEqual(comparable(exampleValue(doc, shown) as Envelope));
+        }
       }
+    } finally {
+      await t.close();
+    }
+  });
+
+  it("each tool's 202 example is a pending answer to its own example request", async () => {
+    const doc = YAML.parse(await generateOpenApi()) as Doc;
+    for (const { tool, op } of toolOperations(doc)) {
+      const examples = Object.values(op.responses['202']!.content!['application/json']!.examples ?? {});
+      expect(examples.length, tool.name).toBe(1);
+      const pending = exampleValue(doc, examples[0]!) as Envelope & { data: { approval: { tool: string } } };
+      expect(pending.data.approval.tool, tool.name).toBe(tool.name);
+      expect(pending.context.params_input, tool.name).toEqual(requestExamples(op)[0]);
     }
   });
 
@@ -114,7 +144,7 @@ describe('OpenAPI examples', () => {
         const media = response.content!['application/json']!;
         const validate = compile(media.schema);
         for (const [name, ex] of Object.entries(media.examples ?? {})) {
-          const value = ex.$ref ? doc.components.examples[ex.$ref.replace('#/components/examples/', '')]!.value : ex.value;
+          const value = exampleValue(doc, ex);
           expect(validate(value), `${tool.name} ${status} ${name}: ${errorsText(validate.errors)}`).toBe(true);
           seen.add(`${status}:${(value as Envelope).status}`);
         }

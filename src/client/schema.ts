@@ -1,28 +1,6 @@
 // Generated from openapi.yaml by `npm run client` (openapi-typescript); do not edit.
 
 export interface paths {
-    "/v1/tools/read_file": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Read a text file, or a range of its lines
-         * @description Read a text file, or a range of its lines. Returns the content and the version to pass back when you change the file. Large files must be read by line range (start_line/end_line, or view_range) or from the end (tail: N); output is capped and `next_start_line` tells where to continue. Images, PDF and other media come back as base64 with media_type.
-         *
-         *     Risk: read (low). Aliases: read, file-read.
-         */
-        post: operations["read_file"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/v1/tools/write_file": {
         parameters: {
             query?: never;
@@ -45,7 +23,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/tools/append_to_file": {
+    "/v1/tools/read_file": {
         parameters: {
             query?: never;
             header?: never;
@@ -55,19 +33,19 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Append text to the end of an existing file
-         * @description Append text to the end of an existing file (it must exist; use write_file to create one). Keeps the file mode and CRLF line endings; the old content is backed up. dry_run previews the diff without writing.
+         * Read a text file, or a range of its lines
+         * @description Read a text file, or a range of its lines. Returns the content and the version to pass back when you change the file. Large files must be read by line range (start_line/end_line, or view_range) or from the end (tail: N); output is capped and `next_start_line` tells where to continue. Images, PDF and other media come back as base64 with media_type.
          *
-         *     Risk: write (medium).
+         *     Risk: read (low). Aliases: read, file-read.
          */
-        post: operations["append_to_file"];
+        post: operations["read_file"];
         delete?: never;
         options?: never;
         head?: never;
         patch?: never;
         trace?: never;
     };
-    "/v1/tools/replace_in_file": {
+    "/v1/tools/read_multiple_files": {
         parameters: {
             query?: never;
             header?: never;
@@ -77,56 +55,12 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Find and replace in one file
-         * @description Find and replace in one file: exact text by default, or a regular expression with regex: true (time-limited). count limits the replacements. No match is not an error (replacements: 0). Returns a diff preview; dry_run previews without writing. For one precise edit with whitespace tolerance prefer edit_file.
+         * Read several text files
+         * @description Read several text files (up to 50) in one call; each path gets its own answer or error, so one missing file does not fail the others. The total output is capped like read_file's; read a large file alone.
          *
-         *     Risk: write (high).
+         *     Risk: read (low).
          */
-        post: operations["replace_in_file"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/tools/edit_file": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Replace text in a file
-         * @description Replace text in a file. old_text must match one place (exactly, or tolerating line endings, trailing spaces, indentation and quote style); the replacement is re-indented to the file and keeps its line endings. Several matches is MULTIPLE_MATCHES (add context or set replace_all); no match names the closest region. edits[] applies several edits all or nothing.
-         *
-         *     Risk: write (high). Aliases: edit.
-         */
-        post: operations["edit_file"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/tools/list_directory": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * List the entries of a directory
-         * @description List the entries of a directory (depth 1), or a tree up to `depth` levels, with type, size and mtime. Directories come first. Hidden entries need include_hidden; .git and node_modules are listed but not entered.
-         *
-         *     Risk: read (low). Aliases: file-list.
-         */
-        post: operations["list_directory"];
+        post: operations["read_multiple_files"];
         delete?: never;
         options?: never;
         head?: never;
@@ -155,7 +89,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/tools/create_directory": {
+    "/v1/tools/list_directory": {
         parameters: {
             query?: never;
             header?: never;
@@ -165,100 +99,12 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create a directory, with its missing parents unless parents is false
-         * @description Create a directory, with its missing parents unless parents is false. An existing directory is not an error.
+         * List the entries of a directory
+         * @description List the entries of a directory (depth 1), or a tree up to `depth` levels, with type, size and mtime. Directories come first. Hidden entries need include_hidden; .git and node_modules are listed but not entered.
          *
-         *     Risk: write (medium).
+         *     Risk: read (low). Aliases: file-list.
          */
-        post: operations["create_directory"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/tools/delete_file": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Delete one file (never a directory)
-         * @description Delete one file (never a directory). The file is moved into the backups first, so restore_backup can undo it. Pass the version you read to make sure you delete what you saw; dry_run only checks.
-         *
-         *     Risk: destructive (high). Aliases: file-delete.
-         */
-        post: operations["delete_file"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/tools/move_file": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Move or rename a file or directory inside the workspace
-         * @description Move or rename a file or directory inside the workspace. An existing destination file is replaced only with overwrite: true (and backed up); a directory is never overwritten. Pass the version of the source you read to guard the move.
-         *
-         *     Risk: write (high).
-         */
-        post: operations["move_file"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/tools/find_large_files": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Find the largest files under a directory
-         * @description Find the largest files under a directory (default: the workspace), at least min_size_bytes, largest first. Also looks inside .git and node_modules.
-         *
-         *     Risk: read (low).
-         */
-        post: operations["find_large_files"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/tools/disk_usage": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Bytes and number of files under a path
-         * @description Bytes and number of files under a path (default: the whole workspace, .git and node_modules included), and the free and total space of its volume.
-         *
-         *     Risk: read (low).
-         */
-        post: operations["disk_usage"];
+        post: operations["list_directory"];
         delete?: never;
         options?: never;
         head?: never;
@@ -281,6 +127,116 @@ export interface paths {
          *     Risk: read (low). Aliases: file-search.
          */
         post: operations["search_files"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tools/edit_file": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replace text in a file
+         * @description Replace text in a file. old_text must match one place (exactly, or tolerating line endings, trailing spaces, indentation and quote style); the replacement is re-indented to the file and keeps its line endings. Several matches is MULTIPLE_MATCHES (add context or set replace_all); no match names the closest region. edits[] applies several edits all or nothing.
+         *
+         *     Risk: write (high). Aliases: edit.
+         */
+        post: operations["edit_file"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tools/replace_in_file": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Find and replace in one file
+         * @description Find and replace in one file: exact text by default, or a regular expression with regex: true (time-limited). count limits the replacements. No match is not an error (replacements: 0). Returns a diff preview; dry_run previews without writing. For one precise edit with whitespace tolerance prefer edit_file.
+         *
+         *     Risk: write (high).
+         */
+        post: operations["replace_in_file"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tools/str_replace_based_edit_tool": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Anthropic's text editor tool
+         * @description Anthropic's text editor tool. view: a file `cat -n` style (view_range [start, end], -1 = end) or a directory two levels deep; create: a new file (file_text); str_replace: replace old_str, which must match one place, with new_str; insert: new_str after line insert_line (0 = top); undo_edit: undo your last change to the file.
+         *
+         *     Risk: write (high). Aliases: text_editor.
+         */
+        post: operations["str_replace_based_edit_tool"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tools/apply_patch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Apply a V4A patch
+         * @description Apply a V4A patch (OpenAI's apply_patch format) to one or more files: add, update (with context-matched hunks, optionally moving the file) or delete. The whole patch applies or nothing does; a hunk whose context fits more than one place needs an '@@ `<line above it>`' header. Returns one diff per file. Also accepts one Responses API operation ({type, path, diff}).
+         *
+         *     Risk: destructive (high).
+         */
+        post: operations["apply_patch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tools/append_to_file": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Append text to the end of an existing file
+         * @description Append text to the end of an existing file (it must exist; use write_file to create one). Keeps the file mode and CRLF line endings; the old content is backed up. dry_run previews the diff without writing.
+         *
+         *     Risk: write (medium).
+         */
+        post: operations["append_to_file"];
         delete?: never;
         options?: never;
         head?: never;
@@ -325,6 +281,116 @@ export interface paths {
          *     Risk: write (high).
          */
         post: operations["restore_backup"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tools/create_directory": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a directory, with its missing parents unless parents is false
+         * @description Create a directory, with its missing parents unless parents is false. An existing directory is not an error.
+         *
+         *     Risk: write (medium).
+         */
+        post: operations["create_directory"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tools/move_file": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move or rename a file or directory inside the workspace
+         * @description Move or rename a file or directory inside the workspace. An existing destination file is replaced only with overwrite: true (and backed up); a directory is never overwritten. Pass the version of the source you read to guard the move.
+         *
+         *     Risk: write (high).
+         */
+        post: operations["move_file"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tools/delete_file": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Delete one file (never a directory)
+         * @description Delete one file (never a directory). The file is moved into the backups first, so restore_backup can undo it. Pass the version you read to make sure you delete what you saw; dry_run only checks.
+         *
+         *     Risk: destructive (high). Aliases: file-delete.
+         */
+        post: operations["delete_file"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tools/find_large_files": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Find the largest files under a directory
+         * @description Find the largest files under a directory (default: the workspace), at least min_size_bytes, largest first. Also looks inside .git and node_modules.
+         *
+         *     Risk: read (low).
+         */
+        post: operations["find_large_files"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tools/disk_usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Bytes and number of files under a path
+         * @description Bytes and number of files under a path (default: the whole workspace, .git and node_modules included), and the free and total space of its volume.
+         *
+         *     Risk: read (low).
+         */
+        post: operations["disk_usage"];
         delete?: never;
         options?: never;
         head?: never;
@@ -473,8 +539,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Search the web through the operator's provider and get {title
-         * @description Search the web through the operator's provider and get {title, url, snippet} results. With the default provider (DuckDuckGo's Instant Answer API) results are an abstract and related topics, not a full result list.
+         * Search the web through the operator's provider
+         * @description Search the web through the operator's provider: results of {title, url, snippet}. With the default provider (DuckDuckGo's Instant Answer API) results are an abstract and related topics, not a full result list.
          *
          *     Risk: read (low). Aliases: web-search.
          */
@@ -501,72 +567,6 @@ export interface paths {
          *     Risk: read (low). Aliases: time-now.
          */
         post: operations["time_now"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/tools/apply_patch": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Apply a V4A patch
-         * @description Apply a V4A patch (OpenAI's apply_patch format) to one or more files: add, update (with context-matched hunks, optionally moving the file) or delete. The whole patch applies or nothing does; a hunk whose context fits more than one place needs an '@@ `<line above it>`' header. Returns one diff per file. Also accepts one Responses API operation ({type, path, diff}).
-         *
-         *     Risk: destructive (high).
-         */
-        post: operations["apply_patch"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/tools/str_replace_based_edit_tool": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Anthropic's text editor tool
-         * @description Anthropic's text editor tool. view: a file `cat -n` style (view_range [start, end], -1 = end) or a directory two levels deep; create: a new file (file_text); str_replace: replace old_str, which must match one place, with new_str; insert: new_str after line insert_line (0 = top); undo_edit: undo your last change to the file.
-         *
-         *     Risk: write (high). Aliases: text_editor.
-         */
-        post: operations["str_replace_based_edit_tool"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/tools/read_multiple_files": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Read several text files
-         * @description Read several text files (up to 50) in one call; each path gets its own answer or error, so one missing file does not fail the others. The total output is capped like read_file's; read a large file alone.
-         *
-         *     Risk: read (low).
-         */
-        post: operations["read_multiple_files"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1143,6 +1143,125 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    write_file: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description ETag of the version you read (`"<sha256>"`, as the ETag header gave it); CONFLICT when the file changed. */
+                "if-match"?: string;
+                "x-request-id"?: string;
+                "x-project-id"?: string;
+                /** @description Policy switches for this call, e.g. `memory=on`. */
+                "x-toolgate-switches"?: string;
+                /** @description `wait=N`: hold a call that needs approval up to N seconds for the decision (TOOLGATE_APPROVAL_MAX_WAIT_S at most). */
+                prefer?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Path relative to the workspace root (POSIX, e.g. "src/main.py"). */
+                    path: string;
+                    /** @description The complete new content of the file. */
+                    content: string;
+                    /** @description utf-8 (default), any iconv-lite encoding, or base64 (content is base64 of the bytes). */
+                    encoding?: string;
+                    /**
+                     * @description Create missing parent directories.
+                     * @default true
+                     */
+                    create_dirs?: boolean;
+                    /**
+                     * @description Keep the old content as a backup (see list_backups).
+                     * @default true
+                     */
+                    backup?: boolean;
+                    /**
+                     * @description Compute everything and return the diff, but write nothing.
+                     * @default false
+                     */
+                    dry_run?: boolean;
+                    /**
+                     * @description Allow replacing a non-empty file with empty content.
+                     * @default false
+                     */
+                    allow_empty?: boolean;
+                    /** @description mtime_ms of the version you read; CONFLICT when the file changed. A version only together with expected_size_bytes. */
+                    expected_mtime_ms?: number;
+                    /** @description size_bytes of the version you read. A version only together with expected_mtime_ms. */
+                    expected_size_bytes?: number;
+                    /** @description sha256 of the version you read. */
+                    expected_sha256?: string;
+                    /** @description Repeat of a call that needed approval: the id from data.approval.id. */
+                    approval_id?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description success or partial */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "success" | "partial";
+                        data: {
+                            applied: boolean;
+                            /** @enum {string} */
+                            operation: "create" | "update";
+                            /** @description Unified diff, cut at 100 lines or 10 KiB. */
+                            diff_preview: string;
+                            diff_truncated: boolean;
+                            /** @description Lines added by the whole change (exact even when the preview is cut). */
+                            lines_added: number;
+                            lines_removed: number;
+                            backup_id: string | null;
+                            created_directory: string | null;
+                            /** @description null on a dry run of a new file */
+                            version: components["schemas"]["Version"] | null;
+                        } | null;
+                        text: string;
+                        stats: {
+                            [key: string]: number;
+                        };
+                        context: components["schemas"]["EnvelopeContext"];
+                        error?: unknown;
+                    };
+                };
+            };
+            /** @description waiting for approval: nothing changed yet */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PendingApprovalEnvelope"];
+                };
+            };
+            /** @description error envelope */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description error envelope */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     read_file: {
         parameters: {
             query?: never;
@@ -1252,7 +1371,7 @@ export interface operations {
             };
         };
     };
-    write_file: {
+    read_multiple_files: {
         parameters: {
             query?: never;
             header?: {
@@ -1272,43 +1391,20 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "path": "notes.txt",
-                 *       "content": "hello\n"
+                 *       "paths": [
+                 *         "notes.txt"
+                 *       ],
+                 *       "line_numbers": true
                  *     }
                  */
                 "application/json": {
-                    /** @description Path relative to the workspace root (POSIX, e.g. "src/main.py"). */
-                    path: string;
-                    /** @description The complete new content of the file. */
-                    content: string;
-                    /** @description utf-8 (default), any iconv-lite encoding, or base64 (content is base64 of the bytes). */
-                    encoding?: string;
+                    /** @description Paths relative to the workspace root (at most 50). */
+                    paths: string[];
                     /**
-                     * @description Create missing parent directories.
-                     * @default true
-                     */
-                    create_dirs?: boolean;
-                    /**
-                     * @description Keep the old content as a backup (see list_backups).
-                     * @default true
-                     */
-                    backup?: boolean;
-                    /**
-                     * @description Compute everything and return the diff, but write nothing.
+                     * @description Prefix every line with its number and a tab.
                      * @default false
                      */
-                    dry_run?: boolean;
-                    /**
-                     * @description Allow replacing a non-empty file with empty content.
-                     * @default false
-                     */
-                    allow_empty?: boolean;
-                    /** @description mtime_ms of the version you read; CONFLICT when the file changed. A version only together with expected_size_bytes. */
-                    expected_mtime_ms?: number;
-                    /** @description size_bytes of the version you read. A version only together with expected_mtime_ms. */
-                    expected_size_bytes?: number;
-                    /** @description sha256 of the version you read. */
-                    expected_sha256?: string;
+                    line_numbers?: boolean;
                     /** @description Repeat of a call that needed approval: the id from data.approval.id. */
                     approval_id?: string;
                 };
@@ -1325,18 +1421,136 @@ export interface operations {
                         /** @enum {string} */
                         status: "success" | "partial";
                         data: {
-                            applied: boolean;
+                            /** @description One answer per path, in the order asked. */
+                            files: {
+                                /** @description The path read (relative); null for a path refused as absolute or outside the workspace, which is never echoed. */
+                                path: string | null;
+                                /**
+                                 * @description partial: the file was cut at the output cap (read the rest with read_file).
+                                 * @enum {string}
+                                 */
+                                status: "success" | "partial" | "error";
+                                /** @description read_file's data for this file; null on error. */
+                                data: {
+                                    content: string;
+                                    encoding: string;
+                                    /** @description null when the file was read by range and not scanned to its end */
+                                    total_lines: number | null;
+                                    start_line: number;
+                                    end_line: number;
+                                    truncated: boolean;
+                                    /** @description Pass as start_line to continue after a truncated read. */
+                                    next_start_line: number | null;
+                                    bom: boolean;
+                                    /** @description Set for images, PDF, audio and video (by magic bytes): content is then base64 of the bytes. */
+                                    media_type?: string;
+                                    version: components["schemas"]["Version"];
+                                } | null;
+                                text: string;
+                                error: {
+                                    code: string;
+                                    message: string;
+                                } | null;
+                            }[];
+                            /** @description The total output cap (TOOLGATE_MAX_OUTPUT_BYTES) was reached: the files after it were not read. */
+                            truncated: boolean;
+                        } | null;
+                        text: string;
+                        stats: {
+                            [key: string]: number;
+                        };
+                        context: components["schemas"]["EnvelopeContext"];
+                        error?: unknown;
+                    };
+                };
+            };
+            /** @description waiting for approval: nothing changed yet */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PendingApprovalEnvelope"];
+                };
+            };
+            /** @description error envelope */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description error envelope */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    file_info: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description ETag of the version you read (`"<sha256>"`, as the ETag header gave it); CONFLICT when the file changed. */
+                "if-match"?: string;
+                "x-request-id"?: string;
+                "x-project-id"?: string;
+                /** @description Policy switches for this call, e.g. `memory=on`. */
+                "x-toolgate-switches"?: string;
+                /** @description `wait=N`: hold a call that needs approval up to N seconds for the decision (TOOLGATE_APPROVAL_MAX_WAIT_S at most). */
+                prefer?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "path": "notes.txt"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description Path relative to the workspace root (POSIX, e.g. "src/main.py"). */
+                    path: string;
+                    /** @description Repeat of a call that needed approval: the id from data.approval.id. */
+                    approval_id?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description success or partial */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "success" | "partial";
+                        data: {
+                            path: string;
                             /** @enum {string} */
-                            operation: "create" | "update";
-                            /** @description Unified diff, cut at 100 lines or 10 KiB. */
-                            diff_preview: string;
-                            diff_truncated: boolean;
-                            /** @description Lines added by the whole change (exact even when the preview is cut). */
-                            lines_added: number;
-                            lines_removed: number;
-                            backup_id: string | null;
-                            created_directory: string | null;
-                            /** @description null on a dry run of a new file */
+                            type: "file" | "directory" | "other";
+                            size: number;
+                            /** @description Permission bits in octal, e.g. '0644'. */
+                            mode: string;
+                            mtime_ms: number;
+                            /** @description The name given is (or passes through) a symbolic link inside the workspace. */
+                            is_symlink: boolean;
+                            /** @description Where the symbolic link leads (relative to the workspace root), else null. */
+                            target: string | null;
+                            /** @description null when not a regular file or over TOOLGATE_MAX_READ_BYTES. */
+                            is_binary: boolean | null;
+                            /** @description Lines of a text file up to TOOLGATE_MAX_READ_BYTES, else null. */
+                            line_count: number | null;
+                            /** @description Regular files only; sha256 is null above TOOLGATE_MAX_READ_BYTES. */
                             version: components["schemas"]["Version"] | null;
                         } | null;
                         text: string;
@@ -1377,7 +1591,265 @@ export interface operations {
             };
         };
     };
-    append_to_file: {
+    list_directory: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description ETag of the version you read (`"<sha256>"`, as the ETag header gave it); CONFLICT when the file changed. */
+                "if-match"?: string;
+                "x-request-id"?: string;
+                "x-project-id"?: string;
+                /** @description Policy switches for this call, e.g. `memory=on`. */
+                "x-toolgate-switches"?: string;
+                /** @description `wait=N`: hold a call that needs approval up to N seconds for the decision (TOOLGATE_APPROVAL_MAX_WAIT_S at most). */
+                prefer?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "path": ".",
+                 *       "depth": 2
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description Directory relative to the workspace root; "." is the root.
+                     * @default .
+                     */
+                    path?: string;
+                    /**
+                     * @description Levels to list: 1 = the directory's own entries (max 10).
+                     * @default 1
+                     */
+                    depth?: number;
+                    /**
+                     * @description Include names starting with a dot.
+                     * @default false
+                     */
+                    include_hidden?: boolean;
+                    /**
+                     * @description Most entries returned (breadth-first: shallow entries first).
+                     * @default 1000
+                     */
+                    limit?: number;
+                    /** @description Repeat of a call that needed approval: the id from data.approval.id. */
+                    approval_id?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description success or partial */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "success" | "partial";
+                        data: {
+                            /** @description Directories first, then by path. */
+                            entries: {
+                                name: string;
+                                /** @description Relative to the workspace root. */
+                                path: string;
+                                /**
+                                 * @description Symlinks are listed, never followed.
+                                 * @enum {string}
+                                 */
+                                type: "file" | "directory" | "symlink" | "other";
+                                size: number;
+                                mtime_ms: number;
+                            }[];
+                            /** @description Stopped at limit, at TOOLGATE_SEARCH_MAX_FILES or at the time limit. */
+                            truncated: boolean;
+                        } | null;
+                        text: string;
+                        stats: {
+                            [key: string]: number;
+                        };
+                        context: components["schemas"]["EnvelopeContext"];
+                        error?: unknown;
+                    };
+                };
+            };
+            /** @description waiting for approval: nothing changed yet */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PendingApprovalEnvelope"];
+                };
+            };
+            /** @description error envelope */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description error envelope */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    search_files: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description ETag of the version you read (`"<sha256>"`, as the ETag header gave it); CONFLICT when the file changed. */
+                "if-match"?: string;
+                "x-request-id"?: string;
+                "x-project-id"?: string;
+                /** @description Policy switches for this call, e.g. `memory=on`. */
+                "x-toolgate-switches"?: string;
+                /** @description `wait=N`: hold a call that needs approval up to N seconds for the decision (TOOLGATE_APPROVAL_MAX_WAIT_S at most). */
+                prefer?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "query": "hello",
+                 *       "mode": "content"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description Directory relative to the workspace root; "." is the root.
+                     * @default .
+                     */
+                    path?: string;
+                    /** @description Text to look for (in names and/or contents); a JavaScript regular expression with regex: true. */
+                    query: string;
+                    /**
+                     * @description Match file and directory names, file contents, or both.
+                     * @default both
+                     * @enum {string}
+                     */
+                    mode?: "name" | "content" | "both";
+                    /** @description Only files whose path (relative to `path`) matches, e.g. "*.ts" (any directory) or "src/**\/*.md". */
+                    glob?: string;
+                    /**
+                     * @description Treat query as a regular expression (flag m: ^ and $ match at line boundaries). Runs under a time limit.
+                     * @default false
+                     */
+                    regex?: boolean;
+                    /** @default false */
+                    case_sensitive?: boolean;
+                    /**
+                     * @description Deepest level searched below `path` (1 = its own entries).
+                     * @default 12
+                     */
+                    max_depth?: number;
+                    /**
+                     * @description Most results returned.
+                     * @default 100
+                     */
+                    limit?: number;
+                    /**
+                     * @description Skip what .gitignore files ignore.
+                     * @default true
+                     */
+                    respect_gitignore?: boolean;
+                    /** @description Repeat of a call that needed approval: the id from data.approval.id. */
+                    approval_id?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description success or partial */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "success" | "partial";
+                        data: {
+                            /** @description Breadth-first order; one content result per matching line. */
+                            results: ({
+                                /** @enum {string} */
+                                type: "name";
+                                path: string;
+                                /** @enum {string} */
+                                kind: "file" | "directory" | "symlink" | "other";
+                            } | {
+                                /** @enum {string} */
+                                type: "content";
+                                path: string;
+                                /** @description 1-based. */
+                                line: number;
+                                /** @description 1-based, in characters of the line. */
+                                column: number;
+                                /** @description The line, trimmed, at most about 200 characters around the match. */
+                                preview: string;
+                            })[];
+                            /** @description Stopped at limit, at TOOLGATE_SEARCH_MAX_FILES entries or at TOOLGATE_SEARCH_TIMEOUT_MS: there may be more. */
+                            truncated: boolean;
+                            files_searched: number;
+                            files_matched: number;
+                            entries_visited: number;
+                            skipped_binary: number;
+                            /** @description Files over TOOLGATE_MAX_READ_BYTES, not searched. */
+                            skipped_large: number;
+                        } | null;
+                        text: string;
+                        stats: {
+                            [key: string]: number;
+                        };
+                        context: components["schemas"]["EnvelopeContext"];
+                        error?: unknown;
+                    };
+                };
+            };
+            /** @description waiting for approval: nothing changed yet */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PendingApprovalEnvelope"];
+                };
+            };
+            /** @description error envelope */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description error envelope */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    edit_file: {
         parameters: {
             query?: never;
             header?: {
@@ -1398,14 +1870,36 @@ export interface operations {
                 /**
                  * @example {
                  *       "path": "notes.txt",
-                 *       "content": "one more line\n"
+                 *       "old_text": "hello",
+                 *       "new_text": "hello, world",
+                 *       "dry_run": true
                  *     }
                  */
                 "application/json": {
                     /** @description Path relative to the workspace root (POSIX, e.g. "src/main.py"). */
                     path: string;
-                    /** @description Text to add at the end of the file (utf-8). Include a leading "\n" when the file does not end with a newline. */
-                    content: string;
+                    /** @description Text to replace (alias oldText, old). Use this or edits[]. */
+                    old_text?: string;
+                    /** @description Replacement text (alias newText, new). */
+                    new_text?: string;
+                    /** @default false */
+                    replace_all?: boolean;
+                    /** @description Several edits applied in order, all or nothing. */
+                    edits?: {
+                        /** @description Text to replace, quoted from the file (a few lines of context make it unique). */
+                        old_text: string;
+                        /** @description Replacement text. */
+                        new_text: string;
+                        /**
+                         * @description Replace every match instead of requiring a unique one.
+                         * @default false
+                         */
+                        replace_all?: boolean;
+                    }[];
+                    /** @description Insert new_text as whole lines after this line (0 = the top) instead of replacing old_text. */
+                    insert_line?: number;
+                    /** @description Encoding of the file (default utf-8); kept when writing back. */
+                    encoding?: string;
                     /**
                      * @description Compute everything and return the diff, but write nothing.
                      * @default false
@@ -1434,13 +1928,25 @@ export interface operations {
                         status: "success" | "partial";
                         data: {
                             applied: boolean;
+                            replacements: number;
+                            edits: {
+                                /**
+                                 * @description How loosely old_text had to be matched.
+                                 * @enum {string}
+                                 */
+                                stage: "exact" | "line_endings" | "trailing_whitespace" | "indentation" | "unicode";
+                                replacements: number;
+                                start_line: number;
+                                end_line: number;
+                            }[];
+                            /** @description The edited region ±4 lines, with line numbers. */
+                            snippet: string;
                             /** @description Unified diff, cut at 100 lines or 10 KiB. */
                             diff_preview: string;
                             diff_truncated: boolean;
                             /** @description Lines added by the whole change (exact even when the preview is cut). */
                             lines_added: number;
                             lines_removed: number;
-                            bytes_appended: number;
                             backup_id: string | null;
                             version: components["schemas"]["Version"];
                         } | null;
@@ -1598,7 +2104,256 @@ export interface operations {
             };
         };
     };
-    edit_file: {
+    str_replace_based_edit_tool: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description ETag of the version you read (`"<sha256>"`, as the ETag header gave it); CONFLICT when the file changed. */
+                "if-match"?: string;
+                "x-request-id"?: string;
+                "x-project-id"?: string;
+                /** @description Policy switches for this call, e.g. `memory=on`. */
+                "x-toolgate-switches"?: string;
+                /** @description `wait=N`: hold a call that needs approval up to N seconds for the decision (TOOLGATE_APPROVAL_MAX_WAIT_S at most). */
+                prefer?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "command": "str_replace",
+                 *       "path": "notes.txt",
+                 *       "old_str": "world",
+                 *       "new_str": "there"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description view, create, str_replace, insert or undo_edit.
+                     * @enum {string}
+                     */
+                    command: "view" | "create" | "str_replace" | "insert" | "undo_edit";
+                    /** @description File or directory relative to the workspace root (alias file_path). */
+                    path: string;
+                    /** @description view: [start_line, end_line], 1-based, inclusive; -1 as end_line reads to the end. */
+                    view_range?: number[];
+                    /** @description create: the content of the new file. */
+                    file_text?: string;
+                    /** @description str_replace: the text to replace; must match one place in the file. */
+                    old_str?: string;
+                    /** @description str_replace: the replacement (default empty); insert: the lines to insert (alias insert_text). */
+                    new_str?: string;
+                    /** @description insert: the line after which new_str goes (0 = the top of the file). */
+                    insert_line?: number;
+                    /** @description str_replace, insert, undo_edit: sha256 of the file as you viewed it (data.version.sha256 of view); CONFLICT when it changed since. Needed when the server requires versions. */
+                    expected_sha256?: string;
+                    /** @description Repeat of a call that needed approval: the id from data.approval.id. */
+                    approval_id?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description success or partial */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "success" | "partial";
+                        data: {
+                            command: string;
+                            path: string;
+                            /** @description Whether the command changed a file (false for view). */
+                            applied: boolean;
+                            /** @description view of a directory: the paths listed. */
+                            entries?: string[];
+                            /** @description Changes: unified diff, cut at 100 lines or 10 KiB. */
+                            diff_preview?: string;
+                            diff_truncated?: boolean;
+                            lines_added?: number;
+                            lines_removed?: number;
+                            backup_id?: string | null;
+                            version?: components["schemas"]["Version"] | null;
+                        } | null;
+                        text: string;
+                        stats: {
+                            [key: string]: number;
+                        };
+                        context: components["schemas"]["EnvelopeContext"];
+                        error?: unknown;
+                    };
+                };
+            };
+            /** @description waiting for approval: nothing changed yet */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PendingApprovalEnvelope"];
+                };
+            };
+            /** @description error envelope */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description error envelope */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    apply_patch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description ETag of the version you read (`"<sha256>"`, as the ETag header gave it); CONFLICT when the file changed. */
+                "if-match"?: string;
+                "x-request-id"?: string;
+                "x-project-id"?: string;
+                /** @description Policy switches for this call, e.g. `memory=on`. */
+                "x-toolgate-switches"?: string;
+                /** @description `wait=N`: hold a call that needs approval up to N seconds for the decision (TOOLGATE_APPROVAL_MAX_WAIT_S at most). */
+                prefer?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "patch": "*** Begin Patch\n*** Update File: notes.txt\n@@\n-hello, there\n+hello, there!\n*** End Patch\n"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description A V4A patch: '*** Begin Patch', then '*** Add File: `<path>`' ('+' lines), '*** Update File: `<path>`' (optional '*** Move to: `<path>`', then '@@' hunks of ' ', '-', '+' lines) or '*** Delete File: `<path>`' sections, then '*** End Patch'. Alias: input. */
+                    patch?: string;
+                    /** @description The Responses API's apply_patch_call operation: {type: create_file|update_file|delete_file, path, diff}. */
+                    operation?: {
+                        /** @enum {string} */
+                        type: "create_file";
+                        path: string;
+                        diff: string;
+                    } | {
+                        /** @enum {string} */
+                        type: "update_file";
+                        path: string;
+                        diff: string;
+                    } | {
+                        /** @enum {string} */
+                        type: "delete_file";
+                        path: string;
+                        diff?: string;
+                    };
+                    /**
+                     * @description The Responses API operation given flat (with path and diff) instead of in operation.
+                     * @enum {string}
+                     */
+                    type?: "create_file" | "update_file" | "delete_file";
+                    /** @description Path of the flat Responses API operation. */
+                    path?: string;
+                    /** @description Diff of the flat Responses API operation: '+' lines for create_file, '@@' hunks for update_file. */
+                    diff?: string;
+                    /** @description Versions of the existing files the patch updates, moves or deletes (the sha256 of data.version from read_file or a view): a string when it changes one such file, a list of {path, sha256} for several. CONFLICT when a file changed since; needed when the server requires versions. */
+                    expected_sha256?: string | {
+                        path: string;
+                        sha256: string;
+                    }[];
+                    /**
+                     * @description Compute everything and return the diff, but write nothing.
+                     * @default false
+                     */
+                    dry_run?: boolean;
+                    /** @description Repeat of a call that needed approval: the id from data.approval.id. */
+                    approval_id?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description success or partial */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "success" | "partial";
+                        data: {
+                            applied: boolean;
+                            /** @description One entry per file, in patch order, each with its own diff. */
+                            files: {
+                                path: string;
+                                /** @enum {string} */
+                                operation: "create" | "update" | "delete" | "move";
+                                move_to: string | null;
+                                /** @description Unified diff, cut at 100 lines or 10 KiB. */
+                                diff_preview: string;
+                                diff_truncated: boolean;
+                                /** @description Lines added by the whole change (exact even when the preview is cut). */
+                                lines_added: number;
+                                lines_removed: number;
+                                /** @description Backup of the old content (update, move, delete); restore_backup undoes that file. */
+                                backup_id: string | null;
+                                /** @description Version of the file after the change; null for a delete or a dry run. */
+                                version: components["schemas"]["Version"] | null;
+                            }[];
+                        } | null;
+                        text: string;
+                        stats: {
+                            [key: string]: number;
+                        };
+                        context: components["schemas"]["EnvelopeContext"];
+                        error?: unknown;
+                    };
+                };
+            };
+            /** @description waiting for approval: nothing changed yet */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PendingApprovalEnvelope"];
+                };
+            };
+            /** @description error envelope */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description error envelope */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    append_to_file: {
         parameters: {
             query?: never;
             header?: {
@@ -1619,35 +2374,14 @@ export interface operations {
                 /**
                  * @example {
                  *       "path": "notes.txt",
-                 *       "old_text": "hello",
-                 *       "new_text": "hello, world"
+                 *       "content": "one more line\n"
                  *     }
                  */
                 "application/json": {
                     /** @description Path relative to the workspace root (POSIX, e.g. "src/main.py"). */
                     path: string;
-                    /** @description Text to replace (alias oldText, old). Use this or edits[]. */
-                    old_text?: string;
-                    /** @description Replacement text (alias newText, new). */
-                    new_text?: string;
-                    /** @default false */
-                    replace_all?: boolean;
-                    /** @description Several edits applied in order, all or nothing. */
-                    edits?: {
-                        /** @description Text to replace, quoted from the file (a few lines of context make it unique). */
-                        old_text: string;
-                        /** @description Replacement text. */
-                        new_text: string;
-                        /**
-                         * @description Replace every match instead of requiring a unique one.
-                         * @default false
-                         */
-                        replace_all?: boolean;
-                    }[];
-                    /** @description Insert new_text as whole lines after this line (0 = the top) instead of replacing old_text. */
-                    insert_line?: number;
-                    /** @description Encoding of the file (default utf-8); kept when writing back. */
-                    encoding?: string;
+                    /** @description Text to add at the end of the file (utf-8). Include a leading "\n" when the file does not end with a newline. */
+                    content: string;
                     /**
                      * @description Compute everything and return the diff, but write nothing.
                      * @default false
@@ -1676,25 +2410,13 @@ export interface operations {
                         status: "success" | "partial";
                         data: {
                             applied: boolean;
-                            replacements: number;
-                            edits: {
-                                /**
-                                 * @description How loosely old_text had to be matched.
-                                 * @enum {string}
-                                 */
-                                stage: "exact" | "line_endings" | "trailing_whitespace" | "indentation" | "unicode";
-                                replacements: number;
-                                start_line: number;
-                                end_line: number;
-                            }[];
-                            /** @description The edited region ±4 lines, with line numbers. */
-                            snippet: string;
                             /** @description Unified diff, cut at 100 lines or 10 KiB. */
                             diff_preview: string;
                             diff_truncated: boolean;
                             /** @description Lines added by the whole change (exact even when the preview is cut). */
                             lines_added: number;
                             lines_removed: number;
+                            bytes_appended: number;
                             backup_id: string | null;
                             version: components["schemas"]["Version"];
                         } | null;
@@ -1736,7 +2458,7 @@ export interface operations {
             };
         };
     };
-    list_directory: {
+    list_backups: {
         parameters: {
             query?: never;
             header?: {
@@ -1756,30 +2478,13 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "path": ".",
-                 *       "depth": 2
+                 *       "path": "notes.txt"
                  *     }
                  */
                 "application/json": {
-                    /**
-                     * @description Directory relative to the workspace root; "." is the root.
-                     * @default .
-                     */
+                    /** @description Only backups of this file (relative path). */
                     path?: string;
-                    /**
-                     * @description Levels to list: 1 = the directory's own entries (max 10).
-                     * @default 1
-                     */
-                    depth?: number;
-                    /**
-                     * @description Include names starting with a dot.
-                     * @default false
-                     */
-                    include_hidden?: boolean;
-                    /**
-                     * @description Most entries returned (breadth-first: shallow entries first).
-                     * @default 1000
-                     */
+                    /** @default 50 */
                     limit?: number;
                     /** @description Repeat of a call that needed approval: the id from data.approval.id. */
                     approval_id?: string;
@@ -1797,20 +2502,15 @@ export interface operations {
                         /** @enum {string} */
                         status: "success" | "partial";
                         data: {
-                            /** @description Directories first, then by path. */
-                            entries: {
-                                name: string;
-                                /** @description Relative to the workspace root. */
+                            backups: {
+                                backup_id: string;
                                 path: string;
-                                /**
-                                 * @description Symlinks are listed, never followed.
-                                 * @enum {string}
-                                 */
-                                type: "file" | "directory" | "symlink" | "other";
-                                size: number;
-                                mtime_ms: number;
+                                /** @description The tool whose change was backed up. */
+                                operation: string;
+                                created_at: string;
+                                size_bytes: number;
+                                sha256: string | null;
                             }[];
-                            /** @description Stopped at limit, at TOOLGATE_SEARCH_MAX_FILES or at the time limit. */
                             truncated: boolean;
                         } | null;
                         text: string;
@@ -1851,7 +2551,7 @@ export interface operations {
             };
         };
     };
-    file_info: {
+    restore_backup: {
         parameters: {
             query?: never;
             header?: {
@@ -1871,12 +2571,26 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "path": "notes.txt"
+                 *       "path": "notes.txt",
+                 *       "dry_run": true
                  *     }
                  */
                 "application/json": {
-                    /** @description Path relative to the workspace root (POSIX, e.g. "src/main.py"). */
-                    path: string;
+                    /** @description Id from list_backups (or the backup_id a change returned). Give this or path. */
+                    backup_id?: string;
+                    /** @description Instead of backup_id: restore the newest backup of this file, the content before its last change. */
+                    path?: string;
+                    /**
+                     * @description Compute everything and return the diff, but write nothing.
+                     * @default false
+                     */
+                    dry_run?: boolean;
+                    /** @description mtime_ms of the version you read; CONFLICT when the file changed. A version only together with expected_size_bytes. */
+                    expected_mtime_ms?: number;
+                    /** @description size_bytes of the version you read. A version only together with expected_mtime_ms. */
+                    expected_size_bytes?: number;
+                    /** @description sha256 of the version you read. */
+                    expected_sha256?: string;
                     /** @description Repeat of a call that needed approval: the id from data.approval.id. */
                     approval_id?: string;
                 };
@@ -1893,22 +2607,16 @@ export interface operations {
                         /** @enum {string} */
                         status: "success" | "partial";
                         data: {
+                            applied: boolean;
                             path: string;
-                            /** @enum {string} */
-                            type: "file" | "directory" | "other";
-                            size: number;
-                            /** @description Permission bits in octal, e.g. '0644'. */
-                            mode: string;
-                            mtime_ms: number;
-                            /** @description The name given is (or passes through) a symbolic link inside the workspace. */
-                            is_symlink: boolean;
-                            /** @description Where the symbolic link leads (relative to the workspace root), else null. */
-                            target: string | null;
-                            /** @description null when not a regular file or over TOOLGATE_MAX_READ_BYTES. */
-                            is_binary: boolean | null;
-                            /** @description Lines of a text file up to TOOLGATE_MAX_READ_BYTES, else null. */
-                            line_count: number | null;
-                            /** @description Regular files only; sha256 is null above TOOLGATE_MAX_READ_BYTES. */
+                            /** @description Unified diff, cut at 100 lines or 10 KiB. */
+                            diff_preview: string;
+                            diff_truncated: boolean;
+                            /** @description Lines added by the whole change (exact even when the preview is cut). */
+                            lines_added: number;
+                            lines_removed: number;
+                            /** @description Backup of the content the restore replaced (a restore can be undone too). */
+                            backup_id: string | null;
                             version: components["schemas"]["Version"] | null;
                         } | null;
                         text: string;
@@ -2039,103 +2747,6 @@ export interface operations {
             };
         };
     };
-    delete_file: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description ETag of the version you read (`"<sha256>"`, as the ETag header gave it); CONFLICT when the file changed. */
-                "if-match"?: string;
-                "x-request-id"?: string;
-                "x-project-id"?: string;
-                /** @description Policy switches for this call, e.g. `memory=on`. */
-                "x-toolgate-switches"?: string;
-                /** @description `wait=N`: hold a call that needs approval up to N seconds for the decision (TOOLGATE_APPROVAL_MAX_WAIT_S at most). */
-                prefer?: string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "path": "notes.txt",
-                 *       "dry_run": true
-                 *     }
-                 */
-                "application/json": {
-                    /** @description Path relative to the workspace root (POSIX, e.g. "src/main.py"). */
-                    path: string;
-                    /**
-                     * @description Compute everything and return the diff, but write nothing.
-                     * @default false
-                     */
-                    dry_run?: boolean;
-                    /** @description mtime_ms of the version you read; CONFLICT when the file changed. A version only together with expected_size_bytes. */
-                    expected_mtime_ms?: number;
-                    /** @description size_bytes of the version you read. A version only together with expected_mtime_ms. */
-                    expected_size_bytes?: number;
-                    /** @description sha256 of the version you read. */
-                    expected_sha256?: string;
-                    /** @description Repeat of a call that needed approval: the id from data.approval.id. */
-                    approval_id?: string;
-                };
-            };
-        };
-        responses: {
-            /** @description success or partial */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {string} */
-                        status: "success" | "partial";
-                        data: {
-                            deleted: boolean;
-                            /** @description restore_backup with this id brings the file back; null on a dry run or with backups disabled. */
-                            backup_id: string | null;
-                            version: components["schemas"]["Version"];
-                        } | null;
-                        text: string;
-                        stats: {
-                            [key: string]: number;
-                        };
-                        context: components["schemas"]["EnvelopeContext"];
-                        error?: unknown;
-                    };
-                };
-            };
-            /** @description waiting for approval: nothing changed yet */
-            202: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PendingApprovalEnvelope"];
-                };
-            };
-            /** @description error envelope */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description error envelope */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-        };
-    };
     move_file: {
         parameters: {
             query?: never;
@@ -2203,6 +2814,103 @@ export interface operations {
                             created_directory: string | null;
                             /** @description Version of the moved file at its new path (null for a directory). */
                             version: components["schemas"]["Version"] | null;
+                        } | null;
+                        text: string;
+                        stats: {
+                            [key: string]: number;
+                        };
+                        context: components["schemas"]["EnvelopeContext"];
+                        error?: unknown;
+                    };
+                };
+            };
+            /** @description waiting for approval: nothing changed yet */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PendingApprovalEnvelope"];
+                };
+            };
+            /** @description error envelope */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description error envelope */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    delete_file: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description ETag of the version you read (`"<sha256>"`, as the ETag header gave it); CONFLICT when the file changed. */
+                "if-match"?: string;
+                "x-request-id"?: string;
+                "x-project-id"?: string;
+                /** @description Policy switches for this call, e.g. `memory=on`. */
+                "x-toolgate-switches"?: string;
+                /** @description `wait=N`: hold a call that needs approval up to N seconds for the decision (TOOLGATE_APPROVAL_MAX_WAIT_S at most). */
+                prefer?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "path": "archive/notes.txt",
+                 *       "dry_run": true
+                 *     }
+                 */
+                "application/json": {
+                    /** @description Path relative to the workspace root (POSIX, e.g. "src/main.py"). */
+                    path: string;
+                    /**
+                     * @description Compute everything and return the diff, but write nothing.
+                     * @default false
+                     */
+                    dry_run?: boolean;
+                    /** @description mtime_ms of the version you read; CONFLICT when the file changed. A version only together with expected_size_bytes. */
+                    expected_mtime_ms?: number;
+                    /** @description size_bytes of the version you read. A version only together with expected_mtime_ms. */
+                    expected_size_bytes?: number;
+                    /** @description sha256 of the version you read. */
+                    expected_sha256?: string;
+                    /** @description Repeat of a call that needed approval: the id from data.approval.id. */
+                    approval_id?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description success or partial */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "success" | "partial";
+                        data: {
+                            deleted: boolean;
+                            /** @description restore_backup with this id brings the file back; null on a dry run or with backups disabled. */
+                            backup_id: string | null;
+                            version: components["schemas"]["Version"];
                         } | null;
                         text: string;
                         stats: {
@@ -2406,346 +3114,6 @@ export interface operations {
                                 free_bytes: number;
                                 total_bytes: number;
                             };
-                        } | null;
-                        text: string;
-                        stats: {
-                            [key: string]: number;
-                        };
-                        context: components["schemas"]["EnvelopeContext"];
-                        error?: unknown;
-                    };
-                };
-            };
-            /** @description waiting for approval: nothing changed yet */
-            202: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PendingApprovalEnvelope"];
-                };
-            };
-            /** @description error envelope */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description error envelope */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-        };
-    };
-    search_files: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description ETag of the version you read (`"<sha256>"`, as the ETag header gave it); CONFLICT when the file changed. */
-                "if-match"?: string;
-                "x-request-id"?: string;
-                "x-project-id"?: string;
-                /** @description Policy switches for this call, e.g. `memory=on`. */
-                "x-toolgate-switches"?: string;
-                /** @description `wait=N`: hold a call that needs approval up to N seconds for the decision (TOOLGATE_APPROVAL_MAX_WAIT_S at most). */
-                prefer?: string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "query": "hello",
-                 *       "mode": "content"
-                 *     }
-                 */
-                "application/json": {
-                    /**
-                     * @description Directory relative to the workspace root; "." is the root.
-                     * @default .
-                     */
-                    path?: string;
-                    /** @description Text to look for (in names and/or contents); a JavaScript regular expression with regex: true. */
-                    query: string;
-                    /**
-                     * @description Match file and directory names, file contents, or both.
-                     * @default both
-                     * @enum {string}
-                     */
-                    mode?: "name" | "content" | "both";
-                    /** @description Only files whose path (relative to `path`) matches, e.g. "*.ts" (any directory) or "src/**\/*.md". */
-                    glob?: string;
-                    /**
-                     * @description Treat query as a regular expression (flag m: ^ and $ match at line boundaries). Runs under a time limit.
-                     * @default false
-                     */
-                    regex?: boolean;
-                    /** @default false */
-                    case_sensitive?: boolean;
-                    /**
-                     * @description Deepest level searched below `path` (1 = its own entries).
-                     * @default 12
-                     */
-                    max_depth?: number;
-                    /**
-                     * @description Most results returned.
-                     * @default 100
-                     */
-                    limit?: number;
-                    /**
-                     * @description Skip what .gitignore files ignore.
-                     * @default true
-                     */
-                    respect_gitignore?: boolean;
-                    /** @description Repeat of a call that needed approval: the id from data.approval.id. */
-                    approval_id?: string;
-                };
-            };
-        };
-        responses: {
-            /** @description success or partial */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {string} */
-                        status: "success" | "partial";
-                        data: {
-                            /** @description Breadth-first order; one content result per matching line. */
-                            results: ({
-                                /** @enum {string} */
-                                type: "name";
-                                path: string;
-                                /** @enum {string} */
-                                kind: "file" | "directory" | "symlink" | "other";
-                            } | {
-                                /** @enum {string} */
-                                type: "content";
-                                path: string;
-                                /** @description 1-based. */
-                                line: number;
-                                /** @description 1-based, in characters of the line. */
-                                column: number;
-                                /** @description The line, trimmed, at most about 200 characters around the match. */
-                                preview: string;
-                            })[];
-                            /** @description Stopped at limit, at TOOLGATE_SEARCH_MAX_FILES entries or at TOOLGATE_SEARCH_TIMEOUT_MS: there may be more. */
-                            truncated: boolean;
-                            files_searched: number;
-                            files_matched: number;
-                            entries_visited: number;
-                            skipped_binary: number;
-                            /** @description Files over TOOLGATE_MAX_READ_BYTES, not searched. */
-                            skipped_large: number;
-                        } | null;
-                        text: string;
-                        stats: {
-                            [key: string]: number;
-                        };
-                        context: components["schemas"]["EnvelopeContext"];
-                        error?: unknown;
-                    };
-                };
-            };
-            /** @description waiting for approval: nothing changed yet */
-            202: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PendingApprovalEnvelope"];
-                };
-            };
-            /** @description error envelope */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description error envelope */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-        };
-    };
-    list_backups: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description ETag of the version you read (`"<sha256>"`, as the ETag header gave it); CONFLICT when the file changed. */
-                "if-match"?: string;
-                "x-request-id"?: string;
-                "x-project-id"?: string;
-                /** @description Policy switches for this call, e.g. `memory=on`. */
-                "x-toolgate-switches"?: string;
-                /** @description `wait=N`: hold a call that needs approval up to N seconds for the decision (TOOLGATE_APPROVAL_MAX_WAIT_S at most). */
-                prefer?: string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "path": "notes.txt"
-                 *     }
-                 */
-                "application/json": {
-                    /** @description Only backups of this file (relative path). */
-                    path?: string;
-                    /** @default 50 */
-                    limit?: number;
-                    /** @description Repeat of a call that needed approval: the id from data.approval.id. */
-                    approval_id?: string;
-                };
-            };
-        };
-        responses: {
-            /** @description success or partial */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {string} */
-                        status: "success" | "partial";
-                        data: {
-                            backups: {
-                                backup_id: string;
-                                path: string;
-                                /** @description The tool whose change was backed up. */
-                                operation: string;
-                                created_at: string;
-                                size_bytes: number;
-                                sha256: string | null;
-                            }[];
-                            truncated: boolean;
-                        } | null;
-                        text: string;
-                        stats: {
-                            [key: string]: number;
-                        };
-                        context: components["schemas"]["EnvelopeContext"];
-                        error?: unknown;
-                    };
-                };
-            };
-            /** @description waiting for approval: nothing changed yet */
-            202: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PendingApprovalEnvelope"];
-                };
-            };
-            /** @description error envelope */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description error envelope */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-        };
-    };
-    restore_backup: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description ETag of the version you read (`"<sha256>"`, as the ETag header gave it); CONFLICT when the file changed. */
-                "if-match"?: string;
-                "x-request-id"?: string;
-                "x-project-id"?: string;
-                /** @description Policy switches for this call, e.g. `memory=on`. */
-                "x-toolgate-switches"?: string;
-                /** @description `wait=N`: hold a call that needs approval up to N seconds for the decision (TOOLGATE_APPROVAL_MAX_WAIT_S at most). */
-                prefer?: string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "backup_id": "0123456789abcdef-00000000-abcdef",
-                 *       "dry_run": true
-                 *     }
-                 */
-                "application/json": {
-                    /** @description Id from list_backups (or the backup_id a change returned). */
-                    backup_id: string;
-                    /**
-                     * @description Compute everything and return the diff, but write nothing.
-                     * @default false
-                     */
-                    dry_run?: boolean;
-                    /** @description mtime_ms of the version you read; CONFLICT when the file changed. A version only together with expected_size_bytes. */
-                    expected_mtime_ms?: number;
-                    /** @description size_bytes of the version you read. A version only together with expected_mtime_ms. */
-                    expected_size_bytes?: number;
-                    /** @description sha256 of the version you read. */
-                    expected_sha256?: string;
-                    /** @description Repeat of a call that needed approval: the id from data.approval.id. */
-                    approval_id?: string;
-                };
-            };
-        };
-        responses: {
-            /** @description success or partial */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {string} */
-                        status: "success" | "partial";
-                        data: {
-                            applied: boolean;
-                            path: string;
-                            /** @description Unified diff, cut at 100 lines or 10 KiB. */
-                            diff_preview: string;
-                            diff_truncated: boolean;
-                            /** @description Lines added by the whole change (exact even when the preview is cut). */
-                            lines_added: number;
-                            lines_removed: number;
-                            /** @description Backup of the content the restore replaced (a restore can be undone too). */
-                            backup_id: string | null;
-                            version: components["schemas"]["Version"] | null;
                         } | null;
                         text: string;
                         stats: {
@@ -3197,7 +3565,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "command": "rm notes.txt"
+                 *       "command": "rm archive/notes.txt"
                  *     }
                  */
                 "application/json": {
@@ -3522,377 +3890,6 @@ export interface operations {
                             /** @description e.g. +01:00 */
                             utc_offset: string;
                             unix_ms: number;
-                        } | null;
-                        text: string;
-                        stats: {
-                            [key: string]: number;
-                        };
-                        context: components["schemas"]["EnvelopeContext"];
-                        error?: unknown;
-                    };
-                };
-            };
-            /** @description waiting for approval: nothing changed yet */
-            202: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PendingApprovalEnvelope"];
-                };
-            };
-            /** @description error envelope */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description error envelope */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-        };
-    };
-    apply_patch: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description ETag of the version you read (`"<sha256>"`, as the ETag header gave it); CONFLICT when the file changed. */
-                "if-match"?: string;
-                "x-request-id"?: string;
-                "x-project-id"?: string;
-                /** @description Policy switches for this call, e.g. `memory=on`. */
-                "x-toolgate-switches"?: string;
-                /** @description `wait=N`: hold a call that needs approval up to N seconds for the decision (TOOLGATE_APPROVAL_MAX_WAIT_S at most). */
-                prefer?: string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "patch": "*** Begin Patch\n*** Update File: notes.txt\n@@\n-hello\n+hello, world\n*** End Patch\n"
-                 *     }
-                 */
-                "application/json": {
-                    /** @description A V4A patch: '*** Begin Patch', then '*** Add File: `<path>`' ('+' lines), '*** Update File: `<path>`' (optional '*** Move to: `<path>`', then '@@' hunks of ' ', '-', '+' lines) or '*** Delete File: `<path>`' sections, then '*** End Patch'. Alias: input. */
-                    patch?: string;
-                    /** @description The Responses API's apply_patch_call operation: {type: create_file|update_file|delete_file, path, diff}. */
-                    operation?: {
-                        /** @enum {string} */
-                        type: "create_file";
-                        path: string;
-                        diff: string;
-                    } | {
-                        /** @enum {string} */
-                        type: "update_file";
-                        path: string;
-                        diff: string;
-                    } | {
-                        /** @enum {string} */
-                        type: "delete_file";
-                        path: string;
-                        diff?: string;
-                    };
-                    /**
-                     * @description The Responses API operation given flat (with path and diff) instead of in operation.
-                     * @enum {string}
-                     */
-                    type?: "create_file" | "update_file" | "delete_file";
-                    /** @description Path of the flat Responses API operation. */
-                    path?: string;
-                    /** @description Diff of the flat Responses API operation: '+' lines for create_file, '@@' hunks for update_file. */
-                    diff?: string;
-                    /** @description Versions of the existing files the patch updates, moves or deletes (the sha256 of data.version from read_file or a view): a string when it changes one such file, a list of {path, sha256} for several. CONFLICT when a file changed since; needed when the server requires versions. */
-                    expected_sha256?: string | {
-                        path: string;
-                        sha256: string;
-                    }[];
-                    /**
-                     * @description Compute everything and return the diff, but write nothing.
-                     * @default false
-                     */
-                    dry_run?: boolean;
-                    /** @description Repeat of a call that needed approval: the id from data.approval.id. */
-                    approval_id?: string;
-                };
-            };
-        };
-        responses: {
-            /** @description success or partial */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {string} */
-                        status: "success" | "partial";
-                        data: {
-                            applied: boolean;
-                            /** @description One entry per file, in patch order, each with its own diff. */
-                            files: {
-                                path: string;
-                                /** @enum {string} */
-                                operation: "create" | "update" | "delete" | "move";
-                                move_to: string | null;
-                                /** @description Unified diff, cut at 100 lines or 10 KiB. */
-                                diff_preview: string;
-                                diff_truncated: boolean;
-                                /** @description Lines added by the whole change (exact even when the preview is cut). */
-                                lines_added: number;
-                                lines_removed: number;
-                                /** @description Backup of the old content (update, move, delete); restore_backup undoes that file. */
-                                backup_id: string | null;
-                                /** @description Version of the file after the change; null for a delete or a dry run. */
-                                version: components["schemas"]["Version"] | null;
-                            }[];
-                        } | null;
-                        text: string;
-                        stats: {
-                            [key: string]: number;
-                        };
-                        context: components["schemas"]["EnvelopeContext"];
-                        error?: unknown;
-                    };
-                };
-            };
-            /** @description waiting for approval: nothing changed yet */
-            202: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PendingApprovalEnvelope"];
-                };
-            };
-            /** @description error envelope */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description error envelope */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-        };
-    };
-    str_replace_based_edit_tool: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description ETag of the version you read (`"<sha256>"`, as the ETag header gave it); CONFLICT when the file changed. */
-                "if-match"?: string;
-                "x-request-id"?: string;
-                "x-project-id"?: string;
-                /** @description Policy switches for this call, e.g. `memory=on`. */
-                "x-toolgate-switches"?: string;
-                /** @description `wait=N`: hold a call that needs approval up to N seconds for the decision (TOOLGATE_APPROVAL_MAX_WAIT_S at most). */
-                prefer?: string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "command": "str_replace",
-                 *       "path": "notes.txt",
-                 *       "old_str": "hello",
-                 *       "new_str": "hello, world"
-                 *     }
-                 */
-                "application/json": {
-                    /**
-                     * @description view, create, str_replace, insert or undo_edit.
-                     * @enum {string}
-                     */
-                    command: "view" | "create" | "str_replace" | "insert" | "undo_edit";
-                    /** @description File or directory relative to the workspace root (alias file_path). */
-                    path: string;
-                    /** @description view: [start_line, end_line], 1-based, inclusive; -1 as end_line reads to the end. */
-                    view_range?: number[];
-                    /** @description create: the content of the new file. */
-                    file_text?: string;
-                    /** @description str_replace: the text to replace; must match one place in the file. */
-                    old_str?: string;
-                    /** @description str_replace: the replacement (default empty); insert: the lines to insert (alias insert_text). */
-                    new_str?: string;
-                    /** @description insert: the line after which new_str goes (0 = the top of the file). */
-                    insert_line?: number;
-                    /** @description str_replace, insert, undo_edit: sha256 of the file as you viewed it (data.version.sha256 of view); CONFLICT when it changed since. Needed when the server requires versions. */
-                    expected_sha256?: string;
-                    /** @description Repeat of a call that needed approval: the id from data.approval.id. */
-                    approval_id?: string;
-                };
-            };
-        };
-        responses: {
-            /** @description success or partial */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {string} */
-                        status: "success" | "partial";
-                        data: {
-                            command: string;
-                            path: string;
-                            /** @description Whether the command changed a file (false for view). */
-                            applied: boolean;
-                            /** @description view of a directory: the paths listed. */
-                            entries?: string[];
-                            /** @description Changes: unified diff, cut at 100 lines or 10 KiB. */
-                            diff_preview?: string;
-                            diff_truncated?: boolean;
-                            lines_added?: number;
-                            lines_removed?: number;
-                            backup_id?: string | null;
-                            version?: components["schemas"]["Version"] | null;
-                        } | null;
-                        text: string;
-                        stats: {
-                            [key: string]: number;
-                        };
-                        context: components["schemas"]["EnvelopeContext"];
-                        error?: unknown;
-                    };
-                };
-            };
-            /** @description waiting for approval: nothing changed yet */
-            202: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PendingApprovalEnvelope"];
-                };
-            };
-            /** @description error envelope */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description error envelope */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-        };
-    };
-    read_multiple_files: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description ETag of the version you read (`"<sha256>"`, as the ETag header gave it); CONFLICT when the file changed. */
-                "if-match"?: string;
-                "x-request-id"?: string;
-                "x-project-id"?: string;
-                /** @description Policy switches for this call, e.g. `memory=on`. */
-                "x-toolgate-switches"?: string;
-                /** @description `wait=N`: hold a call that needs approval up to N seconds for the decision (TOOLGATE_APPROVAL_MAX_WAIT_S at most). */
-                prefer?: string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "paths": [
-                 *         "notes.txt"
-                 *       ],
-                 *       "line_numbers": true
-                 *     }
-                 */
-                "application/json": {
-                    /** @description Paths relative to the workspace root (at most 50). */
-                    paths: string[];
-                    /**
-                     * @description Prefix every line with its number and a tab.
-                     * @default false
-                     */
-                    line_numbers?: boolean;
-                    /** @description Repeat of a call that needed approval: the id from data.approval.id. */
-                    approval_id?: string;
-                };
-            };
-        };
-        responses: {
-            /** @description success or partial */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {string} */
-                        status: "success" | "partial";
-                        data: {
-                            /** @description One answer per path, in the order asked. */
-                            files: {
-                                /** @description The path read (relative); null for a path refused as absolute or outside the workspace, which is never echoed. */
-                                path: string | null;
-                                /**
-                                 * @description partial: the file was cut at the output cap (read the rest with read_file).
-                                 * @enum {string}
-                                 */
-                                status: "success" | "partial" | "error";
-                                /** @description read_file's data for this file; null on error. */
-                                data: {
-                                    content: string;
-                                    encoding: string;
-                                    /** @description null when the file was read by range and not scanned to its end */
-                                    total_lines: number | null;
-                                    start_line: number;
-                                    end_line: number;
-                                    truncated: boolean;
-                                    /** @description Pass as start_line to continue after a truncated read. */
-                                    next_start_line: number | null;
-                                    bom: boolean;
-                                    /** @description Set for images, PDF, audio and video (by magic bytes): content is then base64 of the bytes. */
-                                    media_type?: string;
-                                    version: components["schemas"]["Version"];
-                                } | null;
-                                text: string;
-                                error: {
-                                    code: string;
-                                    message: string;
-                                } | null;
-                            }[];
-                            /** @description The total output cap (TOOLGATE_MAX_OUTPUT_BYTES) was reached: the files after it were not read. */
-                            truncated: boolean;
                         } | null;
                         text: string;
                         stats: {

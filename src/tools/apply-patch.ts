@@ -97,7 +97,7 @@ export const applyPatch = defineTool({
   risk: 'destructive',
   riskLevel: 'high',
   input: Input,
-  example: { patch: '*** Begin Patch\n*** Update File: notes.txt\n@@\n-hello\n+hello, world\n*** End Patch\n' },
+  example: { patch: '*** Begin Patch\n*** Update File: notes.txt\n@@\n-hello, there\n+hello, there!\n*** End Patch\n' },
   output: Output,
   async run(ctx, input) {
     const ops = opsOf(input);

@@ -68,10 +68,12 @@ export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, O extends z
   openWorld?: boolean;
   input: I;
   /**
-   * One call that succeeds in a workspace where write_file's example ran (notes.txt holds "hello\n"): the
-   * OpenAPI request example, so that Swagger's "Try it out" runs a real call instead of `"path": "string"`.
+   * The OpenAPI request example, so that Swagger's "Try it out" runs a real call instead of `"path": "string"`:
+   * one that succeeds on a fresh workspace once the examples of the tools listed before it have run (TOOLS order).
    */
   example?: z.input<I>;
+  /** Further request examples, after `example` (write_file's create the documents the readers' examples read). */
+  moreExamples?: z.input<I>[];
   output: O;
   run(ctx: ToolContext, input: z.output<I>): Promise<ToolResult<z.output<O>>>;
 }

@@ -34,7 +34,7 @@ export const deleteFile = defineTool({
   idempotent: true,
   riskLevel: 'high',
   input: Input,
-  example: { path: 'notes.txt', dry_run: true },
+  example: { path: 'archive/notes.txt', dry_run: true },
   output: Output,
   async run(ctx, input) {
     // The name itself is deleted, so a symlink there is the object (never its target).

@@ -80,7 +80,7 @@ export const editFile = defineTool({
   risk: 'write',
   riskLevel: 'high',
   input: Input,
-  example: { path: 'notes.txt', old_text: 'hello', new_text: 'hello, world' },
+  example: { path: 'notes.txt', old_text: 'hello', new_text: 'hello, world', dry_run: true },
   output: Output,
   async run(ctx, input) {
     const encoding = checkEncoding(input.encoding);

@@ -27,23 +27,28 @@ import { applyPatch } from './apply-patch.js';
 import { textEditor } from './text-editor.js';
 import { readMultipleFiles } from './read-multiple-files.js';
 
-// One entry per line, in the order tools are listed (GET /v1/tools, OpenAPI).
+// One entry per line, in the order tools are listed (GET /v1/tools, OpenAPI). The order is also the tour
+// the OpenAPI examples take: run in this order on a fresh workspace, each example succeeds (write_file's
+// first creates notes.txt, the edits change it in turn, the move and removal come last).
 const ALL = [
-  readFile,
   writeFile,
-  appendToFile,
-  replaceInFile,
-  editFile,
-  listDirectory,
+  readFile,
+  readMultipleFiles,
   fileInfo,
-  createDirectory,
-  deleteFile,
-  moveFile,
-  findLargeFiles,
-  diskUsage,
+  listDirectory,
   searchFiles,
+  editFile,
+  replaceInFile,
+  textEditor,
+  applyPatch,
+  appendToFile,
   listBackups,
   restoreBackup,
+  createDirectory,
+  moveFile,
+  deleteFile,
+  findLargeFiles,
+  diskUsage,
   readDocx,
   readExcel,
   shellReadonly,
@@ -52,9 +57,6 @@ const ALL = [
   webFetch,
   webSearch,
   timeNow,
-  applyPatch,
-  textEditor,
-  readMultipleFiles,
 ];
 
 export const TOOLS: readonly ToolDefinition[] = ALL as unknown as ToolDefinition[];

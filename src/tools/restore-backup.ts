@@ -1,17 +1,18 @@
 import { z } from 'zod';
-import { readBackup } from '../workspace/backups.js';
+import { listBackups, readBackup } from '../workspace/backups.js';
 import { diffWhole } from '../edit/diff.js';
 import { withFileLock } from '../workspace/locks.js';
 import { asLocalToolPath } from '../workspace/path-syntax.js';
 import { resolveInWorkspace } from '../workspace/sandbox.js';
-import { defineTool } from './define.js';
+import { defineTool, type ToolContext } from './define.js';
 import { changeAnswer, commitChange } from './change.js';
-import { DiffFields, DryRunArg, VersionArgs, VersionSchema } from './args.js';
+import { DiffFields, DryRunArg, PathArg, VersionArgs, VersionSchema } from './args.js';
 import { enforceVersion, ensureParent, readCurrent } from './file-access.js';
 import { ToolError } from '../envelope.js';
 
 const Input = z.strictObject({
-  backup_id: z.string().describe('Id from list_backups (or the backup_id a change returned).'),
+  backup_id: z.string().optional().describe('Id from list_backups (or the backup_id a change returned). Give this or path.'),
+  path: PathArg.optional().describe('Instead of backup_id: restore the newest backup of this file, the content before its last change.'),
   dry_run: DryRunArg,
   ...VersionArgs,
 });
@@ -24,6 +25,15 @@ const Output = z.object({
   version: VersionSchema.nullable(),
 });
 
+/** The id of a file's newest backup; NOT_FOUND when it has none (in this project). */
+async function newestBackupOf(ctx: ToolContext, rel: string): Promise<string> {
+  const p = await ctx.resolve(rel);
+  if (p.ws !== ctx.ws) throw new ToolError('INVALID_PARAM', 'path names a file of another project; restore it in its own project.');
+  const newest = (await listBackups(ctx.ws, p.realRel))[0];
+  if (!newest) throw new ToolError('NOT_FOUND', `No backup of '${p.rel}': list_backups shows what there is.`);
+  return newest.backup_id;
+}
+
 function asText(buf: Buffer): string {
   return buf.includes(0) ? '[binary]\n' : buf.toString('utf8');
 }
@@ -34,11 +44,13 @@ export const restoreBackup = defineTool({
   risk: 'write',
   riskLevel: 'high',
   input: Input,
-  example: { backup_id: '0123456789abcdef-00000000-abcdef', dry_run: true },
+  example: { path: 'notes.txt', dry_run: true },
   output: Output,
   async run(ctx, input) {
-    const { meta, content } = await readBackup(ctx.ws, input.backup_id);
-    if (typeof meta.project === 'string' && ctx.ws.id !== null && meta.project !== ctx.ws.id) throw new ToolError('NOT_FOUND', `Backup not found in this project: ${input.backup_id}`);
+    if ((input.backup_id === undefined) === (input.path === undefined)) throw new ToolError('INVALID_PARAM', 'Give backup_id (from list_backups) or path (its newest backup), not both.');
+    const backupId = input.backup_id ?? (await newestBackupOf(ctx, input.path as string));
+    const { meta, content } = await readBackup(ctx.ws, backupId);
+    if (typeof meta.project === 'string' && ctx.ws.id !== null && meta.project !== ctx.ws.id) throw new ToolError('NOT_FOUND', `Backup not found in this project: ${backupId}`);
     // Into the backup's own project, at its stored real path: not ctx.resolve, which would read `[B]/x` as
     // project B's file and let a restore cross projects.
     const p = await resolveInWorkspace(ctx.ws, meta.path, {}, ctx.handles);

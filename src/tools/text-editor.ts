@@ -76,7 +76,7 @@ export const textEditor = defineTool({
   risk: 'write',
   riskLevel: 'high',
   input: Input,
-  example: { command: 'str_replace', path: 'notes.txt', old_str: 'hello', new_str: 'hello, world' },
+  example: { command: 'str_replace', path: 'notes.txt', old_str: 'world', new_str: 'there' },
   output: Output,
   async run(ctx, input) {
     if (input.expected_sha256 !== undefined && (input.command === 'view' || input.command === 'create')) {

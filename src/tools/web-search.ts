@@ -19,7 +19,7 @@ export const webSearch = defineTool({
   name: 'web_search',
   aliases: ['web-search'],
   description:
-    "Search the web through the operator's provider and get {title, url, snippet} results. With the default provider (DuckDuckGo's Instant Answer API) results are an abstract and related topics, not a full result list.",
+    "Search the web through the operator's provider: results of {title, url, snippet}. With the default provider (DuckDuckGo's Instant Answer API) results are an abstract and related topics, not a full result list.",
   risk: 'read',
   riskLevel: 'low',
   input: Input,

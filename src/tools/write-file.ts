@@ -4,6 +4,7 @@ import { diffWhole } from '../edit/diff.js';
 import { withFileLock } from '../workspace/locks.js';
 import { checkEncoding, countLines, decodeText, encodeText } from '../workspace/encoding.js';
 import { defineTool } from './define.js';
+import { EXAMPLE_DOCX_BASE64, EXAMPLE_XLSX_BASE64 } from './documents/examples.js';
 import { changeAnswer, commitChange } from './change.js';
 import { DiffFields, DryRunArg, PathArg, VersionArgs, VersionSchema } from './args.js';
 import { enforceVersion, ensureParent, readCurrent, type CurrentFile } from './file-access.js';
@@ -39,6 +40,10 @@ export const writeFile = defineTool({
   riskLevel: 'high',
   input: Input,
   example: { path: 'notes.txt', content: 'hello\n' },
+  moreExamples: [
+    { path: 'report.docx', content: EXAMPLE_DOCX_BASE64, encoding: 'base64' },
+    { path: 'data.xlsx', content: EXAMPLE_XLSX_BASE64, encoding: 'base64' },
+  ],
   output: Output,
   async run(ctx, input) {
     const p = await ctx.resolve(input.path);

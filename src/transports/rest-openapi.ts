@@ -32,7 +32,7 @@ export const SUCCESS_EXAMPLE = {
     backup_id: null,
     version: NOTES_V1,
   },
-  text: "Created 'notes.txt' (1 lines, 6 bytes).",
+  text: "Created 'notes.txt' (1 lines, 6 bytes). Version: sha256 5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03 (pass it as expected_sha256 to change this file).",
   stats: { time_ms: 4, bytes_written: 6, original_size: 0, new_size: 6, lines_added: 1, lines_removed: 0 },
   context: context({ risk: 'write', risk_level: 'medium' }, { path: 'notes.txt', content: 'hello\n' }),
 } satisfies SuccessEnvelope;
@@ -52,7 +52,7 @@ export const PARTIAL_EXAMPLE = {
     backup_id: null,
     version: NOTES_V1,
   },
-  text: "[Dry Run] Would edit 'notes.txt' (1 replacement(s), +1/-1 lines).",
+  text: "[Dry Run] Would edit 'notes.txt' (1 replacement(s), +1/-1 lines). Version: sha256 5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03 (pass it as expected_sha256 to change this file).",
   stats: { time_ms: 3, replacements: 1, bytes_written: 0, original_size: 6, new_size: 13, lines_added: 1, lines_removed: 1 },
   context: context({ risk: 'write', risk_level: 'high' }, { path: 'notes.txt', old_text: 'hello', new_text: 'hello, world', dry_run: true }),
 } satisfies SuccessEnvelope;
@@ -80,33 +80,38 @@ export const SERVER_ERROR_EXAMPLE = {
 } satisfies z.input<typeof ErrorEnvelopeSchema>;
 
 const approvalId = 'apr_ElJ9D3P5MoHMCqunNBnc_g';
-/** delete_file under a policy rule `action: ask`: 202, nothing changed yet. */
-export const PENDING_EXAMPLE = {
-  status: 'partial',
-  data: {
-    deleted: false,
-    backup_id: null,
-    version: NOTES_V1,
-    applied: false,
-    approval: {
-      id: approvalId,
-      status: 'pending',
-      expires_at: '2026-01-01T00:15:00.000Z',
-      tool: 'delete_file',
-      path: 'notes.txt',
-      risk: 'destructive',
-      risk_level: 'high',
-      summary: "Would delete 'notes.txt' (6 bytes).",
-      diff_preview: '',
-      diff_truncated: false,
+/**
+ * A tool's 202 answer under a policy rule `action: ask`, for its own example request: nothing changed yet.
+ * (What the dry run showed joins `data` when the tool has one; the request is what every tool's answer holds.)
+ */
+export function pendingExample(tool: { name: string; risk: 'read' | 'write' | 'destructive'; riskLevel: 'low' | 'medium' | 'high' }, request: unknown) {
+  const args = (request ?? {}) as { path?: unknown };
+  const target = typeof args.path === 'string' ? args.path : null;
+  const summary = target === null ? `${tool.name}.` : `${tool.name} on '${target}'.`;
+  return {
+    status: 'partial',
+    data: {
+      applied: false,
+      approval: {
+        id: approvalId,
+        status: 'pending',
+        expires_at: '2026-01-01T00:15:00.000Z',
+        tool: tool.name,
+        path: target,
+        risk: tool.risk,
+        risk_level: tool.riskLevel,
+        summary,
+        diff_preview: '',
+        diff_truncated: false,
+      },
     },
-  },
-  text:
-    `Waiting for approval ${approvalId}: Would delete 'notes.txt' (6 bytes). Nothing was changed. A person approves or rejects it ` +
-    `(the console at /console, or POST /v1/approvals/${approvalId}/approve); then repeat this call with "approval_id": "${approvalId}".`,
-  stats: { time_ms: 5, original_size: 6, bytes_written: 0 },
-  context: context({ risk: 'destructive', risk_level: 'high' }, { path: 'notes.txt' }),
-} satisfies z.input<typeof PendingApprovalEnvelopeSchema>;
+    text:
+      `Waiting for approval ${approvalId}: ${summary} Nothing was changed. A person approves or rejects it ` +
+      `(the console at /console, or POST /v1/approvals/${approvalId}/approve); then repeat this call with "approval_id": "${approvalId}".`,
+    stats: { time_ms: 5 },
+    context: { ...context({ risk: tool.risk, risk_level: tool.riskLevel }, request ?? {}), path_resolved: target },
+  } satisfies z.input<typeof PendingApprovalEnvelopeSchema>;
+}
 
 /**
  * An operation summary that says what the tool does: the first sentence of its description without its
@@ -116,7 +121,9 @@ export function summaryOf(description: string): string {
   const end = /\.(?:\s|$)/.exec(description);
   const sentence = end ? description.slice(0, end.index) : description;
   if (sentence.length <= 72) return sentence;
-  const clause = /: |; | \(|, /.exec(sentence);
+  // A separator inside braces, brackets or a code span (`{title, url, snippet}`) does not end a clause.
+  const outside = sentence.replace(/\{[^{}]*\}|\[[^[\]]*\]|`[^`]*`/g, (m) => 'x'.repeat(m.length));
+  const clause = /: |; | \(|, /.exec(outside);
   return clause ? sentence.slice(0, clause.index) : sentence;
 }
 
@@ -154,7 +161,6 @@ export interface NamedExample {
 export const ENVELOPE_EXAMPLES = {
   Created: { summary: 'success: write_file created the file', value: SUCCESS_EXAMPLE },
   DryRun: { summary: 'partial: an edit_file dry run, nothing written', value: PARTIAL_EXAMPLE },
-  PendingApproval: { summary: 'a policy rule asks a person first; nothing changed yet', value: PENDING_EXAMPLE },
   Conflict: { summary: 'CONFLICT: the file changed since it was read', value: ERROR_EXAMPLE },
   DiskFull: { summary: 'DISK_FULL: nothing was written', value: SERVER_ERROR_EXAMPLE },
 } satisfies Record<string, NamedExample>;
@@ -166,7 +172,7 @@ export const exampleRef = (name: keyof typeof ENVELOPE_EXAMPLES) => ({ $ref: `#/
  * The zod provider's transform, then escaped descriptions and named examples on the answers (the provider
  * keeps neither `examples` of a response nor the metadata of a named schema's copy).
  */
-export function restOpenApiTransform(responseExamples: Readonly<Record<string, Readonly<Record<string, { $ref: string }>>>>): SwaggerTransform {
+export function restOpenApiTransform(responseExamples: Readonly<Record<string, Readonly<Record<string, { $ref: string } | NamedExample>>>>): SwaggerTransform {
   return (args) => {
     const out = jsonSchemaTransform(args as Parameters<typeof jsonSchemaTransform>[0]);
     const schema = out.schema as Record<string, unknown> & { response?: Record<string, Record<string, unknown>> };

@@ -9,7 +9,7 @@ import { TOOLS } from '../tools/registry.js';
 import { etagOf, parseIfMatch } from '../workspace/versions.js';
 import { headerValue, httpCaller } from './caller.js';
 import { exportTools, TOOL_FORMATS, type ToolFormat } from './function-defs.js';
-import { exampleRef, restOpenApiTransform, summaryOf } from './rest-openapi.js';
+import { exampleRef, pendingExample, restOpenApiTransform, summaryOf } from './rest-openapi.js';
 
 /** GET /v1/tools: the toolgate list by default, the function definitions of another `format` as they are. */
 const ToolListSchema = z
@@ -54,7 +54,9 @@ const SUCCESS_EXAMPLES: Readonly<Record<string, Record<string, { $ref: string }>
   write_file: { created: exampleRef('Created') },
   edit_file: { dry_run: exampleRef('DryRun') },
 };
-const ANSWER_EXAMPLES = { 202: { pending: exampleRef('PendingApproval') }, '4XX': { conflict: exampleRef('Conflict') }, '5XX': { disk_full: exampleRef('DiskFull') } };
+const ANSWER_EXAMPLES = { '4XX': { conflict: exampleRef('Conflict') }, '5XX': { disk_full: exampleRef('DiskFull') } };
+/** The 202 example of a tool: its own example request, held for a person. */
+const pendingExamples = (tool: ToolDefinition) => ({ 202: { pending: { summary: 'a policy rule asks a person first; nothing changed yet', value: pendingExample(tool, tool.example) } } });
 
 /**
  * The REST request as the pipeline's plain caller values; If-Match and Prefer are parsed here, at the door.
@@ -104,7 +106,10 @@ export async function registerRest(app: FastifyInstance, opts: RestOptions): Pro
       url,
       validatorCompiler: noValidation,
       serializerCompiler: plainJson,
-      config: { toolCall: tool.name, swaggerTransform: restOpenApiTransform({ ...ANSWER_EXAMPLES, ...(SUCCESS_EXAMPLES[tool.name] && { 200: SUCCESS_EXAMPLES[tool.name] }) }) },
+      config: {
+        toolCall: tool.name,
+        swaggerTransform: restOpenApiTransform({ ...ANSWER_EXAMPLES, ...pendingExamples(tool), ...(SUCCESS_EXAMPLES[tool.name] && { 200: SUCCESS_EXAMPLES[tool.name] }) }),
+      },
       schema: {
         // The per-project form is the same operation under /v1/projects/{projectId}; documented once.
         hide: withProject,
@@ -123,8 +128,8 @@ export async function registerRest(app: FastifyInstance, opts: RestOptions): Pro
         }),
         body: tool.input
           .extend({ approval_id: z.string().optional().describe('Repeat of a call that needed approval: the id from data.approval.id.') })
-          // One example: Swagger's "Try it out" pre-fills it, so it is a call that runs (see ToolDefinition.example).
-          .meta(tool.example === undefined ? {} : { examples: [tool.example] }),
+          // Swagger's "Try it out" pre-fills the first: calls that run, in document order (see ToolDefinition.example).
+          .meta(tool.example === undefined ? {} : { examples: [tool.example, ...(tool.moreExamples ?? [])] }),
         response: {
           200: successEnvelopeSchema(tool.output).describe('success or partial'),
           202: PendingApprovalEnvelopeSchema.describe('waiting for approval: nothing changed yet'),

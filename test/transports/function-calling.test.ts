@@ -171,7 +171,7 @@ describe('arguments as models send them', () => {
     const unknown = await t.call('read_file', { path: 'a.txt', lines: 3 });
     expect(unknown.body.error?.message).toMatch(/^Unknown parameter\(s\) 'lines'; read_file accepts: path, /);
     const noTool = await t.call('read_files', {});
-    expect(noTool.body.error?.message).toContain('read_file, write_file');
+    expect(noTool.body.error?.message).toContain('write_file, read_file');
     for (const r of [wrongType, requiredNull, unknown, noTool]) expect(r.body.error?.message).not.toContain('GET /v1/tools');
   });
 });

@@ -15,7 +15,7 @@ export const shellDestructive = defineTool({
   risk: 'destructive',
   riskLevel: 'high',
   input: ShellInput,
-  example: { command: 'rm notes.txt' },
+  example: { command: 'rm archive/notes.txt' },
   output: z.object({
     ...ShellOutputFields,
     deleted: z.boolean().describe('false only with -f for a file that did not exist.'),
