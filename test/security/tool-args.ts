@@ -16,7 +16,8 @@ export const TOOL_ARGS: Record<string, Record<string, unknown>> = {
   edit_file: { old_text: 'x', new_text: 'y' },
   search_files: { query: 'x' },
   move_file: { destination: 'moved-by-test.txt' },
-  restore_backup: { backup_id: '0000000000000000-000000000-000000' },
+  // Swept by its path (the newest backup of that file); a backup_id beside it would be refused as both.
+  restore_backup: {},
   // Loopback, not allowed in tests: refused before any connection, so a sweep never leaves the machine.
   web_fetch: { url: 'http://127.0.0.1:9/' },
   apply_patch: { type: 'update_file', diff: '@@\n-victim\n+changed\n' },
