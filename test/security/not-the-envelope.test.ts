@@ -141,7 +141,7 @@ describe('a tool name over 100 characters gets Fastify bare 414', () => {
     const hundred = await post(`/v1/tools/${'u'.repeat(100)}`, '{}');
     expect(hundred.body.error?.code).toBe('NOT_FOUND');
     // The message names the tools inline: a model cannot call GET /v1/tools (issue 15, point 5).
-    expect(hundred.body.error?.message).toContain('the tools are: read_file, ');
+    expect(hundred.body.error?.message).toContain('the tools are: write_file, read_file, ');
   });
 
   it('a URL that does not decode is INVALID_PARAM', async () => {
