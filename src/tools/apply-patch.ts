@@ -16,7 +16,7 @@ import { looksBinary } from '../workspace/encoding.js';
 import { withFileLock } from '../workspace/locks.js';
 import { createMissingParents, entryOf, type DirHandle, type ResolvedPath } from '../workspace/sandbox.js';
 import { defineTool, type ToolContext } from './define.js';
-import { commitChange, modeOf } from './change.js';
+import { backupRecord, commitChange, modeOf } from './change.js';
 import { DiffFields, DryRunArg, VersionArgs, VersionSchema } from './args.js';
 import { enforceVersion, readCurrent, type CurrentFile } from './file-access.js';
 
@@ -304,7 +304,7 @@ function removeMadeDir(parent: DirHandle, name: string, made: { dev: number; ino
 /** The delete of delete_file: a rename into the backups (an unlink with backups off), then the directory synced. */
 async function removeFile(ctx: ToolContext, p: ResolvedPath, current: CurrentFile): Promise<string | null> {
   ctx.signal.throwIfAborted();
-  const backupId = await moveToBackup(p.ws, p.at, { rel: p.realRel, operation: 'apply_patch', mode: modeOf(current), sha256: current.version.sha256, actor: ctx.caller.actor }, current.content.length, current.stat);
+  const backupId = await moveToBackup(p.ws, p.at, backupRecord(ctx, p, 'apply_patch', current), current.content.length, current.stat);
   if (backupId === null) await fs.unlink(p.at);
   await fsyncDirectory(entryOf(p.dir, '.'));
   return backupId;

@@ -3,7 +3,7 @@
 // dry run or applied — so that tools cannot drift apart.
 import type { RiskLevel, VersionStamp } from '../envelope.js';
 import type { DiffPreview } from '../edit/diff.js';
-import { createBackup } from '../workspace/backups.js';
+import { createBackup, type BackupInput } from '../workspace/backups.js';
 import type { ResolvedPath } from '../workspace/sandbox.js';
 import { sha256Hex, versionOf } from '../workspace/versions.js';
 import type { ToolContext, ToolResult } from './define.js';
@@ -31,10 +31,19 @@ export interface Committed {
   version: VersionStamp;
 }
 
+/**
+ * The record every change keeps of the content it replaces or removes (commitChange, edit_file's copy beside its
+ * temp file, a delete's rename, a move onto a file): the file, the tool, its mode and version, and who changed it,
+ * so that undo_edit and restore_backup see every change the same way (docs/api.md, "Durable writes and backups").
+ */
+export function backupRecord(ctx: ToolContext, p: ResolvedPath, operation: string, old: { stat: { mode: number }; version: VersionStamp }): BackupInput {
+  return { rel: p.realRel, operation, mode: modeOf(old), sha256: old.version.sha256, actor: ctx.caller.actor };
+}
+
 /** Backs up the old content and replaces the file durably; the caller has checked versions under the lock. */
 export async function commitChange(ctx: ToolContext, p: ResolvedPath, change: NewContent): Promise<Committed> {
   const { current } = change;
-  const backupId = current && change.backup !== false ? await createBackup(p.ws, { rel: p.realRel, operation: change.operation, mode: modeOf(current), sha256: current.version.sha256, actor: ctx.caller.actor }, current.content) : null;
+  const backupId = current && change.backup !== false ? await createBackup(p.ws, backupRecord(ctx, p, change.operation, current), current.content) : null;
   const st = await writeUnlessStopped(ctx, p.ws, p.at, change.next, { mode: change.mode ?? (current ? modeOf(current) : undefined) });
   return { backupId, version: versionOf(st, sha256Hex(change.next)) };
 }

@@ -7,7 +7,7 @@ import { fileState } from '../workspace/file-state.js';
 import { entryOf } from '../workspace/sandbox.js';
 import { withFileLock } from '../workspace/locks.js';
 import { formatBytes } from '../workspace/encoding.js';
-import { modeOf } from './change.js';
+import { backupRecord } from './change.js';
 import { defineTool } from './define.js';
 import { DryRunArg, PathArg, VersionArgs, VersionSchema } from './args.js';
 import { enforceVersion } from './file-access.js';
@@ -59,10 +59,9 @@ export const deleteFile = defineTool({
           pathResolved: p.rel,
         };
       }
-      const mode = modeOf(current);
       ctx.signal.throwIfAborted(); // stopped (time limit): refuse before the delete, never after answering
       // The rename into the backups is the delete; without backups the file is unlinked.
-      const backupId = await moveToBackup(p.ws, p.at, { rel: p.realRel, operation: 'delete_file', mode, sha256: current.version.sha256 }, size, current.stat);
+      const backupId = await moveToBackup(p.ws, p.at, backupRecord(ctx, p, 'delete_file', current), size, current.stat);
       if (backupId === null) await fs.unlink(p.at);
       await fsyncDirectory(entryOf(p.dir, '.'));
       return {

@@ -14,7 +14,7 @@ import type { ResolvedPath } from '../workspace/sandbox.js';
 import { checkEncoding, countLines, decodeText, encodeText, looksBinary } from '../workspace/encoding.js';
 import { Sha256Snapshots, sha256Hex, versionOf } from '../workspace/versions.js';
 import { defineTool, type ToolContext, type ToolResult } from './define.js';
-import { changeAnswer, commitChange, modeOf, type Committed } from './change.js';
+import { backupRecord, changeAnswer, commitChange, modeOf, type Committed } from './change.js';
 import { insertAfterLine, lineCount } from '../edit/insert-lines.js';
 import { DiffFields, DryRunArg, PathArg, VersionArgs, VersionSchema } from './args.js';
 import { enforceVersion, readCurrent, readCurrentBytes, type CurrentFile } from './file-access.js';
@@ -171,7 +171,7 @@ async function editBytes(ctx: ToolContext, p: ResolvedPath, input: EditInput, fi
     const before = file.version;
     enforceVersion(ctx, p, file, input, 'mutation');
     // Accepted: the backup copy is written (thread pool) beside the temp file while this thread works on.
-    const backup = temp && track(startBackup(p, file, before));
+    const backup = temp && track(startBackup(ctx, p, file));
     const { outcome, lineBase } = describeUtf8Edit(content, plan);
     const diff = diffSpans(p.rel, plan.windowText, outcome.text, outcome.spans, lineBase);
     const size = chunks.reduce((n, c) => n + c.length, 0);
@@ -196,15 +196,15 @@ async function editText(ctx: ToolContext, p: ResolvedPath, input: EditInput, fil
   // The new hash is computed while the temp file and the backup are written.
   const temp = writeTempFile(p.ws, bytes, { mode: modeOf(file) });
   return settled(temp, async (track) => {
-    const backup = track(startBackup(p, file, before));
+    const backup = track(startBackup(ctx, p, file));
     const sha = sha256Hex(bytes);
     return commit(ctx, p, await backup, await temp, sha, change);
   });
 }
 
 /** Starts the backup of the old content; its data is written in the thread pool when it is large. */
-function startBackup(p: ResolvedPath, file: { content: Buffer; stat: Stats }, before: VersionStamp): Promise<string | null> {
-  const backup = createBackup(p.ws, { rel: p.realRel, operation: 'edit_file', mode: modeOf(file), sha256: before.sha256 }, file.content);
+function startBackup(ctx: ToolContext, p: ResolvedPath, file: { content: Buffer; stat: Stats; version: VersionStamp }): Promise<string | null> {
+  const backup = createBackup(p.ws, backupRecord(ctx, p, 'edit_file', file), file.content);
   backup.catch(() => undefined); // awaited later; a failure meanwhile is not an unhandled rejection
   return backup;
 }

@@ -9,7 +9,7 @@ import { withFileLock } from '../workspace/locks.js';
 import { describeKind, entryOf, type ResolvedPath } from '../workspace/sandbox.js';
 import { hasExpectation, versionOf } from '../workspace/versions.js';
 import { isInside } from '../workspace/workspace.js';
-import { modeOf } from './change.js';
+import { backupRecord, modeOf } from './change.js';
 import { defineTool } from './define.js';
 import { PathArg, VersionArgs, VersionSchema } from './args.js';
 import { enforceVersion, ensureParent, expectationsOf, readCurrent } from './file-access.js';
@@ -111,7 +111,7 @@ export const moveFile = defineTool({
           if (refusal) throw refusal;
           const old = await readCurrent(dst, dst.ws.limits.maxEditBytes);
           if (old) {
-            backupId = await createBackup(dst.ws, { rel: dst.realRel, operation: 'move_file', mode: modeOf(old), sha256: old.version.sha256 }, old.content);
+            backupId = await createBackup(dst.ws, backupRecord(ctx, dst, 'move_file', old), old.content);
           }
         }
         ctx.signal.throwIfAborted(); // stopped (time limit): refuse before the move, never after answering

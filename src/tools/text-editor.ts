@@ -220,20 +220,32 @@ async function insert(ctx: ToolContext, p: ResolvedPath, input: Args, current: C
  * The caller's last change to the file that no undo has taken back yet: its backups newest first, each undo
  * (UNDO_OPERATION) using up one earlier change, as the reference's per-file history stack pops.
  */
-function lastChange(metas: BackupMeta[], actor: string | null): BackupMeta | null {
+function lastChange(metas: BackupMeta[], actor: string | null): { meta: BackupMeta; changedSinceBy: string | null } | null {
   let undone = 0;
+  let changedSinceBy: string | null = null;
   for (const m of metas) {
-    if (m.actor === undefined || m.actor !== actor) continue;
+    if (m.actor === undefined) continue;
+    if (m.actor !== actor) {
+      // Someone else changed the file after the caller: putting the caller's old content back would undo theirs too.
+      changedSinceBy ??= m.actor ?? 'a caller without a token';
+      continue;
+    }
     if (m.operation === UNDO_OPERATION) undone++;
     else if (undone > 0) undone--;
-    else return m;
+    else return { meta: m, changedSinceBy };
   }
   return null;
 }
 
 async function undo(ctx: ToolContext, p: ResolvedPath, current: CurrentFile): Promise<ToolResult<Data>> {
-  const meta = lastChange(await listBackups(p.ws, p.realRel), ctx.caller.actor);
-  if (!meta) throw new ToolError('NOT_FOUND', noHistoryText(p.rel));
+  const last = lastChange(await listBackups(p.ws, p.realRel), ctx.caller.actor);
+  if (!last) throw new ToolError('NOT_FOUND', noHistoryText(p.rel));
+  const { meta } = last;
+  if (last.changedSinceBy !== null) {
+    throw new ToolError('CONFLICT', `${p.rel} was changed by ${last.changedSinceBy} after your last change; undoing yours would undo theirs too. Read the file and change it back yourself, or restore_backup a version from list_backups.`, {
+      your_change_backup_id: meta.backup_id,
+    });
+  }
   const { content } = await readBackup(p.ws, meta.backup_id);
   const old = current.content.toString('utf8');
   const restored = content.toString('utf8');

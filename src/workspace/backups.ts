@@ -55,7 +55,8 @@ export interface BackupInput {
   operation: string;
   mode: number;
   sha256: string | null;
-  actor?: string | null | undefined;
+  /** Who made the change (token id; null without auth): undo_edit takes back a caller's own last change. Required, so that no change goes unattributed. */
+  actor: string | null;
 }
 
 /** Keeps `content` as a backup of `rel`; returns the backup id, or null when backups are disabled. */
