@@ -388,7 +388,7 @@ export interface paths {
          * Run a read-only command
          * @description Run a read-only command: date (-u, -I, -Iseconds, -R), pwd (the project root, shown as "/"), ls (-l -a -A -1 -h -R -t -S -r; paths inside the project). No shell runs and nothing is spawned: shell syntax (pipes, redirections, ;, &&, $, backticks, globs) is refused. Output is capped.
          *
-         *     Risk: read (low).
+         *     Risk: read (low). Aliases: shell-readonly.
          */
         post: operations["shell_readonly"];
         delete?: never;
@@ -410,7 +410,7 @@ export interface paths {
          * Run `mkdir [-p] <path>` inside the project
          * @description Run `mkdir [-p] <path>` inside the project, exactly as create_directory (sandboxed, audited). No shell runs: shell syntax (pipes, redirections, ;, &&, $, backticks, globs) is refused.
          *
-         *     Risk: write (medium).
+         *     Risk: write (medium). Aliases: shell-write.
          */
         post: operations["shell_write"];
         delete?: never;
@@ -432,7 +432,7 @@ export interface paths {
          * Run `rm [-f] <file>` inside the project
          * @description Run `rm [-f] <file>` inside the project, exactly as delete_file: one regular file, backed up first (restore_backup undoes it); directories and -r are refused. No shell runs: shell syntax (pipes, redirections, ;, &&, $, backticks, globs) is refused.
          *
-         *     Risk: destructive (high).
+         *     Risk: destructive (high). Aliases: shell-destructive.
          */
         post: operations["shell_destructive"];
         delete?: never;
