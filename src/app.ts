@@ -25,6 +25,7 @@ import { registerRest, sendEnvelope } from './transports/rest.js';
 import { restOpenApiObjectTransform } from './transports/rest-openapi.js';
 import { registerWebSocket } from './transports/ws.js';
 import type { Workspace, WorkspaceLimits } from './workspace/workspace.js';
+import type { Resolver } from './web/fetch.js';
 import { webSettingsOf } from './web/settings.js';
 
 export const VERSION = '0.1.0';
@@ -65,6 +66,8 @@ export interface BuildOptions {
   tokens?: readonly TokenEntry[];
   /** Where open descriptors are named (tests of a machine without /proc); default /proc/self/fd. */
   fdDir?: string;
+  /** Where web_fetch and web_search resolve host names (tests of DNS failures); default the system resolver. */
+  resolver?: Resolver;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -175,7 +178,9 @@ const zodCompilers = { buildValidator: () => validatorCompiler, buildSerializer:
 export async function buildApp(config: Config, opts: BuildOptions = {}): Promise<FastifyInstance> {
   const weakSandbox = chooseSandbox(config, opts.fdDir ?? '/proc/self/fd');
   const instanceId = config.instanceId ?? defaultInstanceId();
-  const ops = await prepareOperations(config, { version: VERSION, instanceId, limits: limitsOf(config), auditStream: opts.auditStream, tokens: opts.tokens });
+  const limits = limitsOf(config);
+  if (opts.resolver && limits.web) limits.web = { ...limits.web, lookup: opts.resolver };
+  const ops = await prepareOperations(config, { version: VERSION, instanceId, limits, auditStream: opts.auditStream, tokens: opts.tokens });
 
   const app = Fastify({
     logger: loggerOptions(opts.logger),

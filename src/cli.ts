@@ -170,7 +170,8 @@ main(process.argv.slice(2)).then(
   },
   (err: unknown) => {
     if (err instanceof CliUsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-      process.stderr.write(`toolgate: ${(err as Error).message}\n\n${HELP}`);
+      // The message and where to look, not the whole help: the message is what the person needs to read.
+      process.stderr.write(`toolgate: ${(err as Error).message}\nRun 'toolgate --help' for the commands and their options.\n`);
       process.exitCode = EXIT.usage;
       return;
     }

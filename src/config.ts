@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
+import { parseAllowedHosts, parseAllowedOrigins } from './ops/browser-guard.js';
 import { parseAllowList } from './web/address-policy.js';
 import { SEARCH_PROVIDERS, searchSettingsFromEnv } from './web/search.js';
 
@@ -18,6 +19,16 @@ const allowList = z.string().transform((spec, ctx) => {
     return z.NEVER;
   }
 });
+/** A comma list read by `parse` at start; an entry it cannot read stops the service, named in the message. */
+const listOf = (parse: (spec: string) => string[]) =>
+  z.string().transform((spec, ctx) => {
+    try {
+      return parse(spec);
+    } catch (err) {
+      ctx.addIssue({ code: 'custom', message: (err as Error).message });
+      return z.NEVER;
+    }
+  });
 const int = (min: number, max = Number.MAX_SAFE_INTEGER) =>
   z
     .string()
@@ -51,6 +62,9 @@ export const SETTINGS = {
   searchTimeoutMs: { env: 'TOOLGATE_SEARCH_TIMEOUT_MS', schema: int(1), default: '10000', doc: 'Time a search may run before it stops (`truncated`).' },
   memoryBudgetBytes: { env: 'TOOLGATE_MEMORY_BUDGET_BYTES', schema: int(1), default: String(64 * 1024 * 1024), doc: 'File bytes the tools of this process hold in memory at once (files loaded whole by edits, replacements and searches, counted with their working copies); calls wait their turn first in, first out, and one call larger than the budget runs alone.' },
   tokensFile: { env: 'TOOLGATE_TOKENS_FILE', schema: z.string().min(1).optional(), default: undefined, doc: 'YAML/JSON list of bearer tokens `{id, sha256, projects, risks}` (`toolgate hash-token`). With tokens every `/v1` route needs `Authorization: Bearer …`; without, the service only listens on loopback. `/livez`, `/readyz`, `/healthz`, `/metrics` stay open.' },
+  allowedHosts: { env: 'TOOLGATE_ALLOWED_HOSTS', schema: listOf(parseAllowedHosts).optional(), default: undefined, doc: 'Host names (`toolgate.corp.example`, `*.corp.example`) and IP addresses, comma-separated, that requests may carry in `Host` besides the loopback names (`localhost`, `127.0.0.1`, `[::1]`) and the address in `TOOLGATE_HOST`; any port. Every other Host is refused with `ACCESS_DENIED` (a page that rebinds its DNS name to this address carries its own name). `/livez`, `/readyz`, `/healthz` and `/metrics` answer any Host.' },
+  allowedOrigins: { env: 'TOOLGATE_ALLOWED_ORIGINS', schema: listOf(parseAllowedOrigins).optional(), default: undefined, doc: 'Web origins (`https://app.corp.example`), comma-separated, whose pages may call the service from a browser. A request whose `Origin` is neither listed nor the service\'s own (the console, `/docs`) is refused with `ACCESS_DENIED`; requests without `Origin` (not from a browser) pass.' },
+  selfApprove: { env: 'TOOLGATE_SELF_APPROVE', schema: bool, default: 'false', doc: 'Without tokens only: the calling client may decide its own calls in band (WebSocket `confirmation_request`, MCP elicitation). Off, such a call answers pending and a person decides in the console or on `/v1/approvals`. With tokens, mark a token `self_approve` instead (setting this with tokens stops the service).' },
   rateLimit: { env: 'TOOLGATE_RATE_LIMIT', schema: int(0), default: '100', doc: 'Tool calls per window per token (client IP without auth); 0 disables.' },
   rateLimitWindowMs: { env: 'TOOLGATE_RATE_LIMIT_WINDOW_MS', schema: int(1), default: '60000', doc: 'Rate-limit window.' },
   authFailLimit: { env: 'TOOLGATE_AUTH_FAIL_LIMIT', schema: int(0), default: '20', doc: 'Failed authentications per window per client address; past it the address gets `RATE_LIMITED` (429, `Retry-After`) before its token is even checked, a valid one included, until the window ends (shared through Redis with `TOOLGATE_REDIS_URL`); 0 disables.' },

@@ -18,6 +18,7 @@ export const ERROR_STATUS = {
   CONFLICT: 409,
   FILE_TOO_LARGE: 413,
   NO_MATCH: 422,
+  HOST_NOT_FOUND: 422,
   MULTIPLE_MATCHES: 422,
   NO_CHANGE: 422,
   ENCODING_ERROR: 422,
@@ -28,6 +29,7 @@ export const ERROR_STATUS = {
   APPROVAL_REQUIRED: 202,
   APPROVAL_EXPIRED: 410,
   EXECUTION_ERROR: 500,
+  NETWORK_ERROR: 502,
   TIMEOUT: 504,
   DISK_FULL: 507,
 } as const;
@@ -228,7 +230,28 @@ export function toToolError(err: unknown, rel?: string | null): ToolError {
       return errors.outside();
     case 'ENAMETOOLONG':
       return new ToolError('INVALID_PARAM', 'Path is too long.');
+    case 'EIO':
+      return new ToolError('EXECUTION_ERROR', `The storage failed to read or write ${where} (EIO, an I/O error of the disk or file system); retry, and tell the operator if it persists.`);
     default:
-      return new ToolError('EXECUTION_ERROR', 'Disk full or IO error.');
+      return new ToolError('EXECUTION_ERROR', `Internal error: ${describeFailure(err)}`, { kind: kindOf(err) });
   }
+}
+
+/** An absolute host path in a message (`'/srv/ws/a.txt'`, `C:\\x`): the caller never sees where the service lives. */
+const HOST_PATH = /(^|[\s'"(=,])(?:[A-Za-z]:)?[\\/][^\s'"),]*/g;
+
+/** The kind of an unrecognized failure: its class and, for a system error, its code (`RangeError`, `Error EBUSY`). */
+function kindOf(err: unknown): string {
+  if (err instanceof Error) {
+    const code = (err as NodeJS.ErrnoException).code;
+    return typeof code === 'string' && code !== '' ? `${err.name} ${code}` : err.name;
+  }
+  return err === null ? 'null' : typeof err;
+}
+
+/** `RangeError: Maximum call stack size exceeded`: the kind and the message, host paths cut, no stack. */
+function describeFailure(err: unknown): string {
+  const message = err instanceof Error ? err.message : typeof err === 'string' ? err : '';
+  const shown = shortenText(message.replace(HOST_PATH, '$1<path>').replace(/\s+/g, ' ').trim(), 300);
+  return shown === '' ? kindOf(err) : `${kindOf(err)}: ${shown}`;
 }

@@ -113,8 +113,33 @@ export async function serve(overrides: Partial<Record<SettingKey, string>> = {},
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
   process.once('SIGINT', () => void shutdown('SIGINT'));
 
-  await app.listen({ host: config.host, port: config.port });
+  try {
+    await app.listen({ host: config.host, port: config.port });
+  } catch (err) {
+    await app.close();
+    if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+      throw new ConfigError(`Port ${config.port} on ${config.host} is already in use (EADDRINUSE): stop the process that holds it, or choose another port with --port N (TOOLGATE_PORT).`);
+    }
+    throw err;
+  }
+  logStartup(app, config);
   return { app, config };
+}
+
+/** What an operator looks for after start: which policy is in force, and where a person approves. */
+function logStartup(app: FastifyInstance, config: Config): void {
+  const { policy } = app.toolgate.policy;
+  if (policy) {
+    const rules = policy.rules.length;
+    app.log.info({ policy: policy.file, rules, switches: [...policy.switches.keys()] }, `policy loaded: ${policy.file} (${rules} rule${rules === 1 ? '' : 's'})`);
+  } else {
+    app.log.info('no policy (TOOLGATE_POLICY unset): no call needs approval');
+  }
+  const addr = app.server.address();
+  const port = addr && typeof addr === 'object' ? addr.port : config.port;
+  // A wildcard address is reached on loopback from the same machine; a specific one by itself.
+  const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host.includes(':') ? `[${config.host}]` : config.host;
+  app.log.info({ console: `http://${host}:${port}/console` }, `approval console at http://${host}:${port}/console`);
 }
 
 /** Process entry shared by `node dist/main.js [flags]` and `toolgate serve [flags]`. */

@@ -454,7 +454,7 @@ export interface paths {
          * Run a read-only command
          * @description Run a read-only command: date (-u, -I, -Iseconds, -R), pwd (the project root, shown as "/"), ls (-l -a -A -1 -h -R -t -S -r; paths inside the project). No shell runs and nothing is spawned: shell syntax (pipes, redirections, ;, &&, $, backticks, globs) is refused. Output is capped.
          *
-         *     Risk: read (low).
+         *     Risk: read (low). Aliases: shell-readonly.
          */
         post: operations["shell_readonly"];
         delete?: never;
@@ -476,7 +476,7 @@ export interface paths {
          * Run `mkdir [-p] <path>` inside the project
          * @description Run `mkdir [-p] <path>` inside the project, exactly as create_directory (sandboxed, audited). No shell runs: shell syntax (pipes, redirections, ;, &&, $, backticks, globs) is refused.
          *
-         *     Risk: write (medium).
+         *     Risk: write (medium). Aliases: shell-write.
          */
         post: operations["shell_write"];
         delete?: never;
@@ -498,7 +498,7 @@ export interface paths {
          * Run `rm [-f] <file>` inside the project
          * @description Run `rm [-f] <file>` inside the project, exactly as delete_file: one regular file, backed up first (restore_backup undoes it); directories and -r are refused. No shell runs: shell syntax (pipes, redirections, ;, &&, $, backticks, globs) is refused.
          *
-         *     Risk: destructive (high).
+         *     Risk: destructive (high). Aliases: shell-destructive.
          */
         post: operations["shell_destructive"];
         delete?: never;
@@ -582,7 +582,7 @@ export interface paths {
         };
         /**
          * List the tools
-         * @description The tools this caller may use (its token's risks and the policy, with the switches of X-Toolgate-Switches): name, description (which says where a tool asks for approval), risk, aliases and the input JSON Schema; `format=openai|openai-responses|anthropic|mcp` returns ready-to-register function definitions (the OpenAI ones valid in strict mode).
+         * @description The tools this caller may use (its token's risks and the policy, with the switches of X-Toolgate-Switches): name, description (which says where a tool asks for approval), risk, aliases and the input JSON Schema; `format=openai|openai-responses|anthropic|mcp` returns ready-to-register function definitions (the OpenAI ones `strict: true` where their schema holds strict mode's rules).
          */
         get: {
             parameters: {
@@ -886,7 +886,7 @@ export interface components {
         };
         EnvelopeErrorInput: {
             /** @enum {string} */
-            code: "INVALID_PARAM" | "INVALID_REGEX" | "UNAUTHORIZED" | "ACCESS_DENIED" | "PERMISSION_DENIED" | "USER_REJECTED" | "NOT_FOUND" | "PARENT_NOT_FOUND" | "IS_DIRECTORY" | "NOT_A_DIRECTORY" | "NOT_REGULAR_FILE" | "ALREADY_EXISTS" | "CONFLICT" | "FILE_TOO_LARGE" | "NO_MATCH" | "MULTIPLE_MATCHES" | "NO_CHANGE" | "ENCODING_ERROR" | "BINARY_FILE" | "LOCKED" | "VERSION_REQUIRED" | "RATE_LIMITED" | "APPROVAL_REQUIRED" | "APPROVAL_EXPIRED" | "EXECUTION_ERROR" | "TIMEOUT" | "DISK_FULL";
+            code: "INVALID_PARAM" | "INVALID_REGEX" | "UNAUTHORIZED" | "ACCESS_DENIED" | "PERMISSION_DENIED" | "USER_REJECTED" | "NOT_FOUND" | "PARENT_NOT_FOUND" | "IS_DIRECTORY" | "NOT_A_DIRECTORY" | "NOT_REGULAR_FILE" | "ALREADY_EXISTS" | "CONFLICT" | "FILE_TOO_LARGE" | "NO_MATCH" | "HOST_NOT_FOUND" | "MULTIPLE_MATCHES" | "NO_CHANGE" | "ENCODING_ERROR" | "BINARY_FILE" | "LOCKED" | "VERSION_REQUIRED" | "RATE_LIMITED" | "APPROVAL_REQUIRED" | "APPROVAL_EXPIRED" | "EXECUTION_ERROR" | "NETWORK_ERROR" | "TIMEOUT" | "DISK_FULL";
             message: string;
             details?: {
                 [key: string]: unknown;
@@ -1017,7 +1017,7 @@ export interface components {
         };
         EnvelopeError: {
             /** @enum {string} */
-            code: "INVALID_PARAM" | "INVALID_REGEX" | "UNAUTHORIZED" | "ACCESS_DENIED" | "PERMISSION_DENIED" | "USER_REJECTED" | "NOT_FOUND" | "PARENT_NOT_FOUND" | "IS_DIRECTORY" | "NOT_A_DIRECTORY" | "NOT_REGULAR_FILE" | "ALREADY_EXISTS" | "CONFLICT" | "FILE_TOO_LARGE" | "NO_MATCH" | "MULTIPLE_MATCHES" | "NO_CHANGE" | "ENCODING_ERROR" | "BINARY_FILE" | "LOCKED" | "VERSION_REQUIRED" | "RATE_LIMITED" | "APPROVAL_REQUIRED" | "APPROVAL_EXPIRED" | "EXECUTION_ERROR" | "TIMEOUT" | "DISK_FULL";
+            code: "INVALID_PARAM" | "INVALID_REGEX" | "UNAUTHORIZED" | "ACCESS_DENIED" | "PERMISSION_DENIED" | "USER_REJECTED" | "NOT_FOUND" | "PARENT_NOT_FOUND" | "IS_DIRECTORY" | "NOT_A_DIRECTORY" | "NOT_REGULAR_FILE" | "ALREADY_EXISTS" | "CONFLICT" | "FILE_TOO_LARGE" | "NO_MATCH" | "HOST_NOT_FOUND" | "MULTIPLE_MATCHES" | "NO_CHANGE" | "ENCODING_ERROR" | "BINARY_FILE" | "LOCKED" | "VERSION_REQUIRED" | "RATE_LIMITED" | "APPROVAL_REQUIRED" | "APPROVAL_EXPIRED" | "EXECUTION_ERROR" | "NETWORK_ERROR" | "TIMEOUT" | "DISK_FULL";
             message: string;
             details?: {
                 [key: string]: unknown;

@@ -1,13 +1,14 @@
 // The operations layer: tokens, projects, rate limit, audit and metrics put together into the pipeline
 // every door calls (src/pipeline/), the /v1 token gate, probes and /metrics.
 // buildApp calls prepareOperations (before Fastify exists) and registerOperations (after).
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Config } from '../config.js';
-import { bareContext, errorEnvelope } from '../envelope.js';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ConfigError, type Config } from '../config.js';
+import { bareContext, errorEnvelope, type ToolError } from '../envelope.js';
 import { createPipeline, type Admission, type Pipeline } from '../pipeline/execute-tool.js';
 import { createExecutor, type AfterHook, type BeforeHook, type Executor } from '../tools/execute.js';
 import type { WorkspaceLimits } from '../workspace/workspace.js';
 import { AuditLog } from './audit.js';
+import { createBrowserGuard } from './browser-guard.js';
 import { assertRiskAllowed, Authenticator, credentialsOf, loadTokens, REDACT_PATHS, type Principal, type TokenEntry } from './auth.js';
 import { registerHealth } from './health.js';
 import { createMetrics, type Metrics } from './metrics.js';
@@ -53,6 +54,9 @@ export interface PrepareOptions {
 export async function prepareOperations(config: Config, opts: PrepareOptions): Promise<Operations> {
   const metrics = config.metrics ? createMetrics(opts.version) : null;
   const tokens = config.tokensFile ? await loadTokens(config.tokensFile) : (opts.tokens ?? []);
+  if (config.selfApprove && tokens.length > 0) {
+    throw new ConfigError('TOOLGATE_SELF_APPROVE applies only without tokens; with tokens, mark the token that may decide its own calls `self_approve: true` in the tokens file.');
+  }
   const projects = await Projects.open({ config, limits: opts.limits, instanceId: opts.instanceId, observer: metrics?.observer });
   const audit = new AuditLog({
     file: config.audit,
@@ -107,7 +111,33 @@ export async function registerOperations(app: FastifyInstance, ops: Operations, 
     audit,
     authFailures: limiter?.authFailures ?? null,
     executor,
+    selfApproveWithoutToken: config.selfApprove,
     logAuthFailure: (reason) => app.log.info({ reason }, 'authentication failed'),
+  });
+
+  /** Answers a request a gate refused: the envelope (a tool call's with its audit line), upgrades closed. */
+  const refuseAtGate = (req: FastifyRequest, reply: FastifyReply, error: ToolError, headers: Record<string, string> = {}) => {
+    const tool = toolCallOf(req);
+    const envelope = tool
+      ? pipeline.refuse({ authorization: undefined, clientIp: req.ip, requestId: String(req.id) }, tool, error, reply.elapsedTime).envelope
+      : errorEnvelope(bareContext(String(req.id)), error);
+    for (const [k, v] of Object.entries(headers)) void reply.header(k, v);
+    // A refused WebSocket upgrade has no HTTP server behind its socket to end it after the answer: end it
+    // here, or it would stay open and hold shutdown.
+    if (req.headers.upgrade !== undefined) {
+      void reply.header('connection', 'close');
+      reply.raw.once('finish', () => req.raw.socket.end());
+    }
+    return reply.code(error.httpStatus).type('application/json; charset=utf-8').serializer(JSON.stringify).send(envelope);
+  };
+
+  // The browser gate, before any other (docs/operations.md, "Browsers"): a Host the service does not answer
+  // to (DNS rebinding) or a foreign page's Origin is refused on every door, the WebSocket upgrade included.
+  const browserGuard = createBrowserGuard({ allowedHosts: config.allowedHosts ?? [], allowedOrigins: config.allowedOrigins ?? [], listenHost: config.host });
+  app.addHook('onRequest', async (req, reply) => {
+    if (isProbe(req)) return;
+    const refused = browserGuard.check(req.headers.host, req.headers.origin);
+    if (refused) return refuseAtGate(req, reply, refused);
   });
 
   // The /v1 gate: refuses a missing or wrong token before the body is read (the pipeline checks again per call).
@@ -121,18 +151,7 @@ export async function registerOperations(app: FastifyInstance, ops: Operations, 
         req.principal = result.principal;
         return;
       }
-      const tool = toolCallOf(req);
-      const envelope = tool
-        ? pipeline.refuse({ authorization: undefined, clientIp: req.ip, requestId: String(req.id) }, tool, result.error, reply.elapsedTime).envelope
-        : errorEnvelope(bareContext(String(req.id)), result.error);
-      for (const [k, v] of Object.entries(result.headers)) void reply.header(k, v);
-      // A refused WebSocket upgrade has no HTTP server behind its socket to end it after the answer: end it
-      // here, or it would stay open and hold shutdown.
-      if (req.headers.upgrade !== undefined) {
-        void reply.header('connection', 'close');
-        reply.raw.once('finish', () => req.raw.socket.end());
-      }
-      return reply.code(result.error.httpStatus).type('application/json; charset=utf-8').serializer(JSON.stringify).send(envelope);
+      return refuseAtGate(req, reply, result.error, result.headers);
     });
   }
   app.addHook('onSend', (_req, reply, payload, done) => {
@@ -181,6 +200,15 @@ export function toolCallOf(req: FastifyRequest): string | null {
   if (typeof toolCall === 'string') return toolCall;
   if (toolCall === true) return (req.params as { tool?: string } | undefined)?.tool ?? null;
   return null;
+}
+
+/**
+ * Probes and metrics answer any Host: the kubelet and Prometheus reach a pod by its IP address, which no
+ * deployment lists, and these routes change nothing and show no workspace content.
+ */
+const PROBES = new Set(['/livez', '/readyz', '/healthz', '/metrics']);
+function isProbe(req: FastifyRequest): boolean {
+  return (req.method === 'GET' || req.method === 'HEAD') && PROBES.has(req.url.split('?')[0] ?? '');
 }
 
 /** /v1 requests need a token: by route template, and by raw path for requests no route matched. */

@@ -59,9 +59,14 @@ function admit(principal: Principal | null): AuthResult {
   return { ok: true, principal, admission };
 }
 
-/** In-band confirmation is a decision by the caller itself: only without tokens, or for a self_approve token with `approve`. */
-function decidesOwnCalls(principal: Principal | null): boolean {
-  return principal === null || (allowsRisk(principal, 'approve') && principal.selfApprove);
+/**
+ * In-band confirmation is a decision by the caller itself: for a self_approve token with `approve`, or without
+ * tokens only when the operator set TOOLGATE_SELF_APPROVE. A caller without a token is anyone who reaches the
+ * port, so by default its gated calls answer pending for a person at the console (docs/operations.md, "Approvals without tokens").
+ */
+function decidesOwnCalls(principal: Principal | null, selfApproveWithoutToken: boolean): boolean {
+  if (principal === null) return selfApproveWithoutToken;
+  return allowsRisk(principal, 'approve') && principal.selfApprove;
 }
 
 export interface PipelineDeps {
@@ -70,6 +75,8 @@ export interface PipelineDeps {
   audit: AuditLog;
   authFailures: AuthFailureLimiter | null;
   executor: Executor;
+  /** TOOLGATE_SELF_APPROVE: without tokens, the caller may decide its own calls in band. */
+  selfApproveWithoutToken?: boolean | undefined;
   /** Where a refused authentication is logged (never the token). */
   logAuthFailure?: (reason: string) => void;
 }
@@ -130,7 +137,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       waitS: caller.waitS,
       signal: caller.signal,
       timeoutMs: caller.timeoutMs,
-      confirm: caller.confirm && decidesOwnCalls(principal) ? caller.confirm : undefined,
+      confirm: caller.confirm && decidesOwnCalls(principal, deps.selfApproveWithoutToken ?? false) ? caller.confirm : undefined,
       responseHeaders: headers,
     };
   }

@@ -33,6 +33,7 @@ export const webSearch = defineTool({
       maxBytes: web.maxBytes,
       timeoutMs: web.timeoutMs,
       maxRedirects: web.maxRedirects,
+      lookup: web.lookup,
     });
     const n = res.results.length;
     return {

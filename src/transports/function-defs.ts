@@ -23,7 +23,10 @@ const STRICT_UNSUPPORTED = ['default', 'minLength', 'maxLength', 'minimum', 'max
 
 /**
  * A JSON Schema as OpenAI's strict mode wants it: every property required, the optional ones nullable
- * (the server takes null as "not given"), additionalProperties false, no unsupported keyword.
+ * (the server takes null as "not given"), additionalProperties false, no unsupported keyword. A oneOf
+ * becomes an anyOf: strict mode refuses oneOf, and the unions of the tools' inputs are discriminated (each
+ * branch has its own `type` constant), so any branch that matches is the only one; the server still
+ * validates the call against the tool's own schema.
  */
 export function strictJsonSchema(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(strictJsonSchema);
@@ -31,7 +34,8 @@ export function strictJsonSchema(schema: unknown): unknown {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(schema as Record<string, unknown>)) {
     if (STRICT_UNSUPPORTED.includes(k)) continue;
-    out[k] = k === 'properties' || k === '$defs' || k === 'definitions' ? Object.fromEntries(Object.entries(v as Record<string, unknown>).map(([p, s]) => [p, strictJsonSchema(s)])) : strictJsonSchema(v);
+    const key = k === 'oneOf' ? 'anyOf' : k;
+    out[key] = k === 'properties' || k === '$defs' || k === 'definitions' ? Object.fromEntries(Object.entries(v as Record<string, unknown>).map(([p, s]) => [p, strictJsonSchema(s)])) : strictJsonSchema(v);
   }
   if (out.type === 'object' || out.properties) {
     const props = (out.properties ?? {}) as Record<string, Record<string, unknown>>;
@@ -42,6 +46,34 @@ export function strictJsonSchema(schema: unknown): unknown {
     out.additionalProperties = false;
   }
   return out;
+}
+
+/** Keywords strict mode refuses that strictJsonSchema cannot rewrite: a tool whose schema keeps one is exported with strict false. */
+const STRICT_REFUSED = ['allOf', 'not', 'if', 'then', 'else', 'dependentRequired', 'dependentSchemas', 'patternProperties', 'propertyNames', 'unevaluatedProperties', 'prefixItems', 'contains'];
+
+/**
+ * Whether a schema made by strictJsonSchema holds strict mode: no refused keyword, every schema typed (an
+ * `{}` for "anything" is refused), every object closed. Only such tools are marked strict (README, "GET /v1/tools").
+ */
+export function holdsStrictMode(schema: unknown): boolean {
+  if (!schema || typeof schema !== 'object' || Array.isArray(schema)) return false;
+  const s = schema as Record<string, unknown>;
+  if (STRICT_REFUSED.some((k) => k in s)) return false;
+  if (!('type' in s || 'anyOf' in s || 'enum' in s || 'const' in s || '$ref' in s)) return false;
+  if ('properties' in s && s.additionalProperties !== false) return false;
+  const children = [
+    ...Object.values((s.properties ?? {}) as Record<string, unknown>),
+    ...Object.values((s.$defs ?? {}) as Record<string, unknown>),
+    ...(Array.isArray(s.anyOf) ? s.anyOf : []),
+    ...('items' in s ? [s.items] : []),
+  ];
+  return children.every(holdsStrictMode);
+}
+
+/** A tool's OpenAI parameters and whether they hold strict mode. */
+function openAiParameters(t: ToolDefinition): { strict: boolean; parameters: ObjectJsonSchema } {
+  const parameters = objectSchema(strictJsonSchema(inputJsonSchema(t)));
+  return { strict: holdsStrictMode(parameters) && !('anyOf' in parameters), parameters };
 }
 
 function nullable(prop: Record<string, unknown>): Record<string, unknown> {
@@ -62,13 +94,13 @@ export interface ObjectJsonSchema {
 // types) gets them checked by the compiler rather than an `unknown` to cast.
 export interface OpenAIChatTool {
   type: 'function';
-  function: { name: string; description: string; strict: true; parameters: ObjectJsonSchema };
+  function: { name: string; description: string; strict: boolean; parameters: ObjectJsonSchema };
 }
 export interface OpenAIResponsesTool {
   type: 'function';
   name: string;
   description: string;
-  strict: true;
+  strict: boolean;
   parameters: ObjectJsonSchema;
 }
 export interface AnthropicTool {
@@ -90,10 +122,10 @@ export function exportTools(tools: readonly ToolDefinition[], format: ToolFormat
 export function exportTools(tools: readonly ToolDefinition[], format: ToolFormat): unknown {
   switch (format) {
     case 'openai':
-      return tools.map((t): OpenAIChatTool => ({ type: 'function', function: { name: t.name, description: t.description, strict: true, parameters: objectSchema(strictJsonSchema(inputJsonSchema(t))) } }));
+      return tools.map((t): OpenAIChatTool => ({ type: 'function', function: { name: t.name, description: t.description, ...openAiParameters(t) } }));
     case 'openai-responses':
       // The Responses API's flat shape: name and parameters beside type, no nested `function`.
-      return tools.map((t): OpenAIResponsesTool => ({ type: 'function', name: t.name, description: t.description, strict: true, parameters: objectSchema(strictJsonSchema(inputJsonSchema(t))) }));
+      return tools.map((t): OpenAIResponsesTool => ({ type: 'function', name: t.name, description: t.description, ...openAiParameters(t) }));
     case 'anthropic':
       return tools.map((t): AnthropicTool => ({ name: t.name, description: t.description, input_schema: objectSchema(inputJsonSchema(t)) }));
     case 'mcp':

@@ -158,7 +158,7 @@ export async function registerRest(app: FastifyInstance, opts: RestOptions): Pro
       schema: {
         summary: 'List the tools',
         description:
-          "The tools this caller may use (its token's risks and the policy, with the switches of X-Toolgate-Switches): name, description (which says where a tool asks for approval), risk, aliases and the input JSON Schema; `format=openai|openai-responses|anthropic|mcp` returns ready-to-register function definitions (the OpenAI ones valid in strict mode).",
+          "The tools this caller may use (its token's risks and the policy, with the switches of X-Toolgate-Switches): name, description (which says where a tool asks for approval), risk, aliases and the input JSON Schema; `format=openai|openai-responses|anthropic|mcp` returns ready-to-register function definitions (the OpenAI ones `strict: true` where their schema holds strict mode's rules).",
         tags: ['meta'],
         querystring: z.object({ format: z.enum(TOOL_FORMATS).default('toolgate') }),
         response: { 200: ToolListSchema, '4XX': ErrorEnvelopeSchema.describe('error envelope') },

@@ -175,21 +175,24 @@ function toFetchError(err: unknown, url: URL, timedOut: boolean, timeoutMs: numb
     case 'UND_ERR_BODY_TIMEOUT':
     case 'ETIMEDOUT':
       return timeout;
+    // The caller's URL names a host that has no address: the caller's to fix, not a failure of this service.
     case 'ENOTFOUND':
-    case 'EAI_AGAIN':
     case 'EAI_NONAME':
-      return new ToolError('EXECUTION_ERROR', `Could not resolve host ${url.hostname}; check the URL.`);
+      return new ToolError('HOST_NOT_FOUND', `Could not resolve host ${url.hostname} (${code}: the name has no address); check the URL.`, { host: url.hostname, cause: code });
+    // The network between this service and the host failed: 502, as a gateway answers (docs/web.md).
+    case 'EAI_AGAIN':
+      return new ToolError('NETWORK_ERROR', `Could not resolve host ${url.hostname} (EAI_AGAIN: the name server did not answer); try again later.`, { host: url.hostname, cause: code });
     case 'ECONNREFUSED':
-      return new ToolError('EXECUTION_ERROR', `${url.host} refused the connection.`);
+      return new ToolError('NETWORK_ERROR', `${url.host} refused the connection (ECONNREFUSED).`, { host: url.host, cause: code });
     case 'ECONNRESET':
     case 'UND_ERR_SOCKET':
     case 'UND_ERR_CLOSED':
-      return new ToolError('EXECUTION_ERROR', `The connection to ${url.host} was closed before the response was complete.`);
+      return new ToolError('NETWORK_ERROR', `The connection to ${url.host} was closed before the response was complete (${code}).`, { host: url.host, cause: code });
     default:
       if (code.startsWith('ERR_TLS') || /certificate/i.test(message)) {
-        return new ToolError('EXECUTION_ERROR', `The TLS certificate of ${url.host} could not be verified (${message}).`);
+        return new ToolError('NETWORK_ERROR', `The TLS certificate of ${url.host} could not be verified (${message}).`, { host: url.host, cause: code || 'certificate' });
       }
-      if (code.startsWith('ERR_SSL')) return new ToolError('EXECUTION_ERROR', `The TLS handshake with ${url.host} failed (${code}); is it really an https:// server?`);
+      if (code.startsWith('ERR_SSL')) return new ToolError('NETWORK_ERROR', `The TLS handshake with ${url.host} failed (${code}); is it really an https:// server?`, { host: url.host, cause: code });
       return new ToolError('EXECUTION_ERROR', `Could not fetch ${url.href}: ${message}`);
   }
 }
@@ -290,7 +293,7 @@ export async function safeRequest(input: string, opts: SafeRequestOptions): Prom
       if (REDIRECT_STATUSES.has(res.statusCode) && location !== undefined) {
         discard(res.body);
         if (redirects.length >= opts.maxRedirects) {
-          throw new ToolError('EXECUTION_ERROR', `${first.href} redirected more than ${opts.maxRedirects} times; fetch the last URL (${url.href}) directly if you trust it.`, { redirects });
+          throw new ToolError('NETWORK_ERROR', `${first.href} redirected more than ${opts.maxRedirects} times; fetch the last URL (${url.href}) directly if you trust it.`, { redirects });
         }
         let next: URL;
         try {

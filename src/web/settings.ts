@@ -1,6 +1,7 @@
 // The operator's web settings as the web tools receive them (built from the config in src/app.ts limitsOf).
 import { EMPTY_ALLOW_LIST, type AllowList } from './address-policy.js';
 import type { Config } from '../config.js';
+import type { Resolver } from './fetch.js';
 import type { SearchSettings } from './search.js';
 
 export interface WebSettings {
@@ -12,6 +13,8 @@ export interface WebSettings {
   /** Time for one fetch or search, redirects included (TOOLGATE_WEB_TIMEOUT_MS). */
   timeoutMs: number;
   maxRedirects: number;
+  /** Where host names are resolved; the system resolver when absent (tests give their own). */
+  lookup?: Resolver | undefined;
 }
 
 /** Redirects followed by web_fetch and web_search (docs/web.md: at most five). */

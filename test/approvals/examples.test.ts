@@ -124,3 +124,16 @@ describe('seed 004, system tools (system-tools.yaml)', () => {
     expect(names).toContain('write_file');
   });
 });
+
+describe('the example files', () => {
+  it('open with what they are for, in the operator\'s words (no internal seed numbers)', async () => {
+    const { EXAMPLES } = await import('./approval-helpers.js');
+    const files = (await fs.readdir(EXAMPLES)).filter((f) => f.endsWith('.yaml'));
+    expect(files.length).toBeGreaterThan(0);
+    for (const f of files) {
+      const text = await fs.readFile(`${EXAMPLES}/${f}`, 'utf8');
+      expect(text.split('\n')[0], f).toMatch(/^# [A-Z]/);
+      expect(text, f).not.toMatch(/\bseed \d/i);
+    }
+  });
+});

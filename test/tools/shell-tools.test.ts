@@ -223,3 +223,18 @@ describe('shell_write and shell_destructive', () => {
     expect((await t.call('shell_destructive', { command: 'ls' })).body.error?.code).toBe('INVALID_PARAM');
   });
 });
+
+describe('the dashed tool ids', () => {
+  it('shell-readonly, shell-write and shell-destructive answer as their tools, as the other dashed ids do', async () => {
+    expect(await out('ls', ['README.md'], 'shell-readonly')).toContain('README.md');
+    const made = await t.call('shell-write', { command: 'mkdir dashed-dir' });
+    expect(made.status, JSON.stringify(made.body)).toBe(200);
+    expect((await fs.stat(t.file('dashed-dir'))).isDirectory()).toBe(true);
+    await fs.writeFile(t.file('dashed.txt'), 'bye\n');
+    const removed = await t.call('shell-destructive', { command: 'rm dashed.txt' });
+    expect(removed.status, JSON.stringify(removed.body)).toBe(200);
+    expect(await fs.stat(t.file('dashed.txt')).catch(() => null)).toBeNull();
+    // The envelope names the tool by its own name.
+    expect(removed.body.context.risk).toBe('destructive');
+  });
+});

@@ -37,7 +37,9 @@ function pendingIdOf(result: unknown): string {
 
 describe('MCP over stdio: elicitation', () => {
   it('asks the person through elicitation: approve runs the call, reject/decline refuse it, cancel leaves it pending', async () => {
-    const { root, env } = await stdioWorkspace();
+    const { root, env: base } = await stdioWorkspace();
+    // No tokens on stdio: the client is asked only because the operator said so (docs/operations.md).
+    const env = { ...base, TOOLGATE_SELF_APPROVE: 'true' };
     const answers: ElicitResult[] = [
       { action: 'accept', content: { decision: 'approve' } },
       { action: 'accept', content: { decision: 'reject', reason: 'not in this file' } },

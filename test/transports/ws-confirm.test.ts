@@ -103,8 +103,13 @@ describe('confirmation_request / confirmation_response', () => {
     expect(await c.one()).toMatchObject({ type: 'tool_result', call_id: 'w1', result: { status: 'partial', data: { approval: { status: 'pending' } } } });
   });
 
-  it('without tokens (loopback) the caller decides its own calls and is asked', async () => {
-    const c = await ideConnection(null);
+  it('without tokens the caller is asked only with TOOLGATE_SELF_APPROVE', async () => {
+    const quiet = await ideConnection(null);
+    quiet.send(write('w0'));
+    expect(await quiet.one()).toMatchObject({ type: 'tool_result', call_id: 'w0', result: { status: 'partial', data: { approval: { status: 'pending' } } } });
+    await t?.close();
+
+    const c = await ideConnection(null, { TOOLGATE_SELF_APPROVE: 'true' });
     c.send(write('w1'));
     expect((await c.one()).type).toBe('confirmation_request');
     c.send({ type: 'confirmation_response', call_id: 'w1', approved: true });

@@ -218,7 +218,8 @@ describe('refusals and limits', () => {
     const { origin } = closed;
     await closed.close();
     const err = await failure(webFetch(`${origin}/`, opts));
-    expect(err.code).toBe('EXECUTION_ERROR');
-    expect(err.message).toMatch(/refused the connection/);
+    expect(err.code).toBe('NETWORK_ERROR');
+    expect(err.message).toMatch(/refused the connection \(ECONNREFUSED\)/);
+    expect(err.details).toMatchObject({ cause: 'ECONNREFUSED' });
   });
 });

@@ -232,7 +232,7 @@ describe('redirects', () => {
     for (let i = 0; i < 6; i++) url = into(url);
     const err = await webFetch(url, { ...OPTS, allow: HOP_ALLOW }).catch((e: unknown) => e as ToolError);
     expect(err).toBeInstanceOf(ToolError);
-    expect((err as ToolError).code).toBe('EXECUTION_ERROR');
+    expect((err as ToolError).code).toBe('NETWORK_ERROR');
     expect((err as ToolError).message).toMatch(/redirected more than 5 times/);
     expect(hop.requests - before).toBe(6);
   });

@@ -10,6 +10,7 @@ const PROGRAMS: readonly Program[] = ['rm'];
 
 export const shellDestructive = defineTool({
   name: 'shell_destructive',
+  aliases: ['shell-destructive'],
   description:
     'Run `rm [-f] <file>` inside the project, exactly as delete_file: one regular file, backed up first (restore_backup undoes it); directories and -r are refused. No shell runs: shell syntax (pipes, redirections, ;, &&, $, backticks, globs) is refused.',
   risk: 'destructive',

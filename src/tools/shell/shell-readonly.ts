@@ -7,6 +7,7 @@ const PROGRAMS: readonly Program[] = ['date', 'pwd', 'ls'];
 
 export const shellReadonly = defineTool({
   name: 'shell_readonly',
+  aliases: ['shell-readonly'],
   description:
     'Run a read-only command: date (-u, -I, -Iseconds, -R), pwd (the project root, shown as "/"), ls (-l -a -A -1 -h -R -t -S -r; paths inside the project). No shell runs and nothing is spawned: shell syntax (pipes, redirections, ;, &&, $, backticks, globs) is refused. Output is capped.',
   risk: 'read',

@@ -9,6 +9,7 @@ const PROGRAMS: readonly Program[] = ['mkdir'];
 
 export const shellWrite = defineTool({
   name: 'shell_write',
+  aliases: ['shell-write'],
   description:
     'Run `mkdir [-p] <path>` inside the project, exactly as create_directory (sandboxed, audited). No shell runs: shell syntax (pipes, redirections, ;, &&, $, backticks, globs) is refused.',
   risk: 'write',

@@ -1,0 +1,112 @@
+// Which Host and Origin a request may carry (docs/operations.md, "Browsers"): a web page must not reach the
+// service through a rebound DNS name (its Host is then the attacker's name) nor send it cross-site requests (its
+// Origin is the attacker's page). Plain values in, a refusal out; src/ops/operations.ts applies it to every door.
+import net from 'node:net';
+import { ToolError } from '../envelope.js';
+import { isLoopbackHost } from './auth.js';
+
+/** `*.corp.example` or a name: letters, digits, dashes and underscores in dot-separated labels. */
+const HOST_NAME = /^(\*\.)?[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?)*$/;
+
+/** A Host header or list entry split into its lower-case name (IPv6 without brackets) and its port, if any. */
+function splitHost(value: string): { name: string; port: string | null } | null {
+  const v = value.trim().toLowerCase();
+  const bracketed = /^\[([0-9a-f:.]+)\](?::(\d{1,5}))?$/.exec(v);
+  if (bracketed) return net.isIPv6(bracketed[1] ?? '') ? { name: bracketed[1] ?? '', port: bracketed[2] ?? null } : null;
+  if (net.isIPv6(v)) return { name: v, port: null };
+  const m = /^([^:]+)(?::(\d{1,5}))?$/.exec(v);
+  if (!m) return null;
+  return { name: (m[1] ?? '').replace(/\.$/, ''), port: m[2] ?? null };
+}
+
+/**
+ * TOOLGATE_ALLOWED_HOSTS: names (`toolgate.corp.example`, `*.corp.example`) and IP addresses, comma-separated,
+ * without scheme or port (any port is accepted). Throws with the entry that cannot be read.
+ */
+export function parseAllowedHosts(spec: string): string[] {
+  const out: string[] = [];
+  for (const raw of spec.split(',')) {
+    const entry = raw.trim().toLowerCase();
+    if (entry === '') continue;
+    const ipv6 = entry.replace(/^\[|\]$/g, '');
+    if (net.isIPv6(ipv6)) out.push(ipv6);
+    else if (net.isIPv4(entry) || HOST_NAME.test(entry)) out.push(entry.replace(/\.$/, ''));
+    else throw new Error(`'${raw.trim()}' is not a host name or IP address (give names such as toolgate.corp.example or *.corp.example, without scheme, port or path)`);
+  }
+  return out;
+}
+
+/**
+ * TOOLGATE_ALLOWED_ORIGINS: web origins (`https://app.corp.example`, `http://localhost:3000`), comma-separated,
+ * that may call the service from a browser besides its own pages. Throws with the entry that cannot be read.
+ */
+export function parseAllowedOrigins(spec: string): string[] {
+  const out: string[] = [];
+  for (const raw of spec.split(',')) {
+    const entry = raw.trim();
+    if (entry === '') continue;
+    const url = URL.canParse(entry) ? new URL(entry) : null;
+    const bare = url !== null && (url.protocol === 'http:' || url.protocol === 'https:') && (url.pathname === '/' || url.pathname === '') && !url.search && !url.hash && !url.username;
+    if (!url || !bare || entry.replace(/\/$/, '').toLowerCase() !== url.origin) {
+      throw new Error(`'${entry}' is not a web origin (give scheme, host and port only, e.g. https://app.corp.example or http://localhost:3000)`);
+    }
+    out.push(url.origin);
+  }
+  return out;
+}
+
+export interface BrowserGuardOptions {
+  /** TOOLGATE_ALLOWED_HOSTS, parsed. */
+  allowedHosts: readonly string[];
+  /** TOOLGATE_ALLOWED_ORIGINS, parsed. */
+  allowedOrigins: readonly string[];
+  /** TOOLGATE_HOST: a specific address the service listens on is a name it answers to (not 0.0.0.0 or ::). */
+  listenHost: string;
+}
+
+export interface BrowserGuard {
+  /** The refusal of a request with this Host and Origin, or null when it may pass. */
+  check(host: string | undefined, origin: string | undefined): ToolError | null;
+}
+
+export function createBrowserGuard(opts: BrowserGuardOptions): BrowserGuard {
+  const exact = new Set(opts.allowedHosts.filter((h) => !h.startsWith('*.')));
+  const suffixes = opts.allowedHosts.filter((h) => h.startsWith('*.')).map((h) => h.slice(1));
+  const listen = splitHost(opts.listenHost)?.name;
+  if (listen && listen !== '0.0.0.0' && listen !== '::') exact.add(listen);
+  const origins = new Set(opts.allowedOrigins);
+
+  const hostAllowed = (name: string) => isLoopbackHost(name) || exact.has(name) || suffixes.some((s) => name.endsWith(s) && name.length > s.length);
+
+  function check(host: string | undefined, origin: string | undefined): ToolError | null {
+    const parsed = host === undefined ? null : splitHost(host);
+    if (!parsed || !hostAllowed(parsed.name)) {
+      const shown = host === undefined ? '(none)' : `'${host.slice(0, 100)}'`;
+      return new ToolError(
+        'ACCESS_DENIED',
+        `This service does not answer to the host name ${shown}: a page on another site may have rebound its DNS name to this address. Reach it by a name it answers to (loopback, or one listed in TOOLGATE_ALLOWED_HOSTS).`,
+        { host: host?.slice(0, 100) ?? null },
+      );
+    }
+    if (origin === undefined) return null;
+    if (sameOrigin(origin, parsed) || origins.has(origin.toLowerCase())) return null;
+    return new ToolError(
+      'ACCESS_DENIED',
+      `Requests from the web page at '${origin.slice(0, 100)}' are refused: only this service's own pages, or origins listed in TOOLGATE_ALLOWED_ORIGINS, may call it from a browser.`,
+      { origin: origin.slice(0, 100) },
+    );
+  }
+  return { check };
+}
+
+/** Whether a browser's Origin names the host the request was sent to (the console, /docs): same name and port. */
+function sameOrigin(origin: string, host: { name: string; port: string | null }): boolean {
+  // `null` (a sandboxed frame, a file) and anything else unreadable is not this service's page.
+  if (!URL.canParse(origin)) return false;
+  const url = new URL(origin);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return false;
+  const name = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  // URL drops a scheme's default port; a Host without a port was sent to that default port too.
+  if (name !== host.name) return false;
+  return url.port === (host.port ?? '') || (url.port === '' && host.port === (url.protocol === 'https:' ? '443' : '80'));
+}
