@@ -77,8 +77,9 @@ export class PolicyService {
   /** Loads TOOLGATE_POLICY (a PolicyError stops start-up) and opens the approval store next to it. */
   static async open(deps: PolicyDeps): Promise<PolicyService> {
     const { config, projects } = deps;
-    const knownTools = TOOLS.flatMap((t) => [t.name, ...(t.aliases ?? [])]);
-    const policy = config.policy ? await loadPolicy(config.policy, { knownTools }) : null;
+    // A rule may name a tool by any alias a call may use; it is stored as the tool itself (docs/policy.md).
+    const toolNames = new Map(TOOLS.flatMap((t) => [t.name, ...(t.aliases ?? [])].map((n) => [n, t.name] as const)));
+    const policy = config.policy ? await loadPolicy(config.policy, { toolNames }) : null;
     let store: ApprovalStore | null = null;
     let service: PolicyService | null = null;
     if (policy) {
