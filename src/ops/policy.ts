@@ -40,12 +40,18 @@ export function approvalView(record: ApprovalRecord): ApprovalView {
 
 /** Thrown from the resolve hook: the call asks, nothing has been changed yet. */
 class ApprovalNeeded extends Error {
+  /**
+   * The project whose file asks (`[B]/SOUL.md` called in project A is B's): the request is recorded, shown
+   * to approvers and audited there (docs/policy.md, "Projects").
+   */
+  readonly project: string | null;
   constructor(
     readonly p: ResolvedPath,
     readonly decision: PolicyDecision,
     readonly version: VersionStamp | null,
   ) {
     super('approval needed');
+    this.project = p.ws.id;
   }
 }
 
@@ -163,7 +169,9 @@ export class PolicyService {
     const store = this.store as ApprovalStore;
     // A dry run changes nothing, so it needs nobody's approval (it is how a caller previews what would ask).
     const dryRun = input.dry_run === true;
-    const binding: ApprovalBinding = { caller: call.actor ?? null, project: call.ws.id, tool: tool.name, args_hash: argsHash(input) };
+    const argsDigest = argsHash(input);
+    // Bound to the project of the path that asks, as the request was recorded (ApprovalNeeded.project).
+    const bindingAt = (p: ResolvedPath): ApprovalBinding => ({ caller: call.actor ?? null, project: p.ws.id, tool: tool.name, args_hash: argsDigest });
     let cleared = false;
     const onResolve: ResolveHook = async (p) => {
       const d = this.decide(tool, p, switches);
@@ -174,7 +182,7 @@ export class PolicyService {
       // Taken while the call's directory handles are open; the same function on the repeat, so both compare alike.
       const version = await versionAt(p);
       if (approvalId === undefined) throw new ApprovalNeeded(p, d, version);
-      const out = await store.consume(approvalId, binding, version);
+      const out = await store.consume(approvalId, bindingAt(p), version);
       if (out.kind === 'run') {
         cleared = true;
         this.note('used', out.record, { request_id: call.requestId });
@@ -249,7 +257,7 @@ export class PolicyService {
     const data = (dry?.data ?? {}) as { diff_preview?: unknown; diff_truncated?: unknown };
     const record = await store.create({
       caller: call.actor ?? null,
-      project: call.ws.id,
+      project: need.project,
       tool: tool.name,
       path: need.p.rel,
       risk: tool.risk,

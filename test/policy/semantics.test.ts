@@ -5,16 +5,18 @@
 // than the one whose file changes.
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { makeApp, makeTempDir, sha256OfFile } from '../helpers.js';
-import { agent, makePolicyApp, type PolicyApp } from '../approvals/approval-helpers.js';
+import { Writable } from 'node:stream';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { Envelope } from '../../src/envelope.js';
+import { makeApp, makeTempDir, sha256OfFile, type TestApp } from '../helpers.js';
+import { makeToken, type TestToken } from '../ops/ops-helpers.js';
+import { agent, approvalOf, makePolicyApp, type PolicyApp } from '../approvals/approval-helpers.js';
 
 let t: PolicyApp | null = null;
 afterEach(async () => {
   await t?.close();
   t = null;
 });
-
 
 describe('a rule naming a tool alias', () => {
   const POLICY = `
@@ -50,5 +52,86 @@ rules:
     await fs.writeFile(file, 'rules:\n  - tools: [edit, rm_rf]\n    action: deny\n');
     await expect(makeApp({ TOOLGATE_POLICY: file, TOOLGATE_STATE_DIR: path.join(dir, 'state') })).rejects.toThrow(/policy\.yaml:2:\d+: unknown tool 'rm_rf'/);
     await fs.rm(dir, { recursive: true, force: true });
+  });
+});
+
+describe('an approval belongs to the project whose file changes', () => {
+  const POLICY = `
+rules:
+  - name: soul
+    paths: [SOUL.md]
+    risks: [write, destructive]
+    action: ask
+`;
+  const caller = makeToken('caller', { projects: ['a', 'b'], risks: ['read', 'write'] });
+  const approverA = makeToken('approver-a', { projects: ['a'], risks: ['read', 'approve'] });
+  const approverB = makeToken('approver-b', { projects: ['b'], risks: ['read', 'approve'] });
+  let app: TestApp | null = null;
+  let dir = '';
+  afterEach(async () => {
+    await app?.close();
+    app = null;
+    await fs.rm(dir, { recursive: true, force: true });
+  });
+
+  const auditLines = async (project: string): Promise<Record<string, unknown>[]> => {
+    const auditDir = path.join(dir, 'projects', project, '.toolgate', 'audit');
+    const files = await fs.readdir(auditDir).catch(() => [] as string[]);
+    const lines: Record<string, unknown>[] = [];
+    for (const f of files) for (const l of (await fs.readFile(path.join(auditDir, f), 'utf8')).split('\n').filter(Boolean)) lines.push(JSON.parse(l) as Record<string, unknown>);
+    return lines;
+  };
+
+  it('"[b]/SOUL.md" called in project a is recorded with b, decided only by b, audited in b', async () => {
+    dir = await makeTempDir('toolgate-xproj-');
+    for (const p of ['a', 'b']) {
+      await fs.mkdir(path.join(dir, 'projects', p), { recursive: true });
+      await fs.writeFile(path.join(dir, 'projects', p, 'SOUL.md'), 'I am kind.\n');
+    }
+    await fs.writeFile(path.join(dir, 'policy.yaml'), POLICY);
+    const quiet = new Writable({ write: (_c, _e, done) => done() });
+    app = await makeApp(
+      { TOOLGATE_PROJECTS_ROOT: path.join(dir, 'projects'), TOOLGATE_POLICY: path.join(dir, 'policy.yaml') },
+      { tokens: [caller, approverA, approverB].map((x: TestToken) => x.entry), auditStream: quiet },
+    );
+    const post = async (url: string, body: unknown, token: TestToken) => {
+      const res = await app!.app.inject({ method: 'POST', url, payload: body as object, headers: token.header });
+      return { status: res.statusCode, json: res.json() as Record<string, unknown> };
+    };
+    const edit = { path: '[b]/SOUL.md', old_text: 'kind', new_text: 'cruel' };
+    const asked = await post('/v1/projects/a/tools/edit_file', edit, caller);
+    expect(asked.status).toBe(202);
+    const id = approvalOf(asked.json as unknown as Envelope).id;
+
+    // The approver of project a neither sees nor decides it.
+    const seenByA = await app.app.inject({ method: 'GET', url: `/v1/approvals/${id}`, headers: approverA.header });
+    expect(seenByA.statusCode).toBe(404);
+    const listedForA = await app.app.inject({ method: 'GET', url: '/v1/approvals', headers: approverA.header });
+    expect(JSON.stringify(listedForA.json())).not.toContain(id);
+    const byA = await post(`/v1/approvals/${id}/approve`, {}, approverA);
+    expect(byA.status).not.toBe(200);
+    const stillPending = await post('/v1/projects/a/tools/edit_file', { ...edit, approval_id: id }, caller);
+    expect(stillPending.status).toBe(202);
+    expect(await fs.readFile(path.join(dir, 'projects', 'b', 'SOUL.md'), 'utf8')).toBe('I am kind.\n');
+
+    // Project b's approver sees it as b's and decides it; the repeat runs.
+    const seenByB = await app.app.inject({ method: 'GET', url: `/v1/approvals/${id}`, headers: approverB.header });
+    expect(seenByB.statusCode).toBe(200);
+    expect((seenByB.json() as { approval: { project: string } }).approval.project).toBe('b');
+    expect((await post(`/v1/approvals/${id}/approve`, {}, approverB)).status).toBe(200);
+    const done = await post('/v1/projects/a/tools/edit_file', { ...edit, approval_id: id }, caller);
+    expect(done.status).toBe(200);
+    expect(await fs.readFile(path.join(dir, 'projects', 'b', 'SOUL.md'), 'utf8')).toBe('I am cruel.\n');
+
+    const events = (lines: Record<string, unknown>[]) => lines.filter((l) => l.approval_id === id).map((l) => l.event);
+    // A project's audit line is queued once its state directory is looked up: wait for the three.
+    await vi.waitFor(
+      async () => {
+        await app!.app.toolgate.audit.flush();
+        expect(events(await auditLines('b'))).toEqual(['approval_requested', 'approval_approved', 'approval_used']);
+      },
+      { timeout: 20_000, interval: 50 },
+    );
+    expect(events(await auditLines('a'))).toEqual([]);
   });
 });
