@@ -6,7 +6,7 @@
 import path from 'node:path';
 import type { Config } from '../config.js';
 import { ToolError, type ErrorCode } from '../envelope.js';
-import type { ToolDefinition, ToolResult } from '../tools/define.js';
+import { CallStopped, type ToolDefinition, type ToolResult } from '../tools/define.js';
 import type { CallGate, CallInfo, GatedResult, ResolveHook, RunTool } from '../tools/execute.js';
 import { TOOLS } from '../tools/registry.js';
 import { ApprovalError, argsHash, openApprovalStore, type ApprovalBinding, type ApprovalRecord, type ApprovalStatus, type ApprovalStore } from '../policy/approvals.js';
@@ -39,7 +39,7 @@ export function approvalView(record: ApprovalRecord): ApprovalView {
 }
 
 /** Thrown from the resolve hook: the call asks, nothing has been changed yet. */
-class ApprovalNeeded extends Error {
+class ApprovalNeeded extends CallStopped {
   /**
    * The project whose file asks (`[B]/SOUL.md` called in project A is B's): the request is recorded, shown
    * to approvers and audited there (docs/policy.md, "Projects").
@@ -56,7 +56,7 @@ class ApprovalNeeded extends Error {
 }
 
 /** Thrown from the resolve hook: the repeat named a request nobody has decided yet. */
-class StillPending extends Error {
+class StillPending extends CallStopped {
   constructor(readonly record: ApprovalRecord) {
     super('approval pending');
   }
@@ -149,12 +149,20 @@ export class PolicyService {
     });
   }
 
-  /** A walk from this directory leaves out what the policy denies this tool (it is not there for this caller). */
-  private filterWalk(tool: ToolDefinition, p: ResolvedPath, switches: SwitchStates): void {
+  /**
+   * A walk from this directory leaves out what the policy denies this tool or asks about (it is not there for
+   * this caller), unless the walk's start itself asked and a person approved it: then they saw that it
+   * reaches what is under it (docs/policy.md, "Walks, searches and listings").
+   */
+  private filterWalk(tool: ToolDefinition, p: ResolvedPath, switches: SwitchStates, startApproved: boolean): void {
     if (!p.stat?.isDirectory()) return;
-    if (toolPolicyView(this.policy, tool, switches).denyPaths.length === 0) return;
+    const view = toolPolicyView(this.policy, tool, switches);
+    if (view.denyPaths.length === 0 && view.askPaths.length === 0) return;
     const policy = this.policy;
-    p.allowsEntry = (realRel) => evaluate(policy, { tool: tool.name, risk: tool.risk, realRel, switches }).decision !== 'deny';
+    p.allowsEntry = (realRel) => {
+      const d = evaluate(policy, { tool: tool.name, risk: tool.risk, realRel, switches }).decision;
+      return d === 'allow' || (d === 'ask' && startApproved);
+    };
   }
 
   private async runGated(
@@ -177,8 +185,11 @@ export class PolicyService {
       const d = this.decide(tool, p, switches);
       const denied = denialError(d);
       if (denied) throw denied;
-      this.filterWalk(tool, p, switches);
-      if (d.decision !== 'ask' || dryRun || cleared) return;
+      if (d.decision === 'ask' && !dryRun && !cleared) await clear(p, d);
+      this.filterWalk(tool, p, switches, d.decision === 'ask');
+    };
+    /** Spends the repeat's approval on the path that asks (the first one; the approval covers the call), or asks. */
+    const clear = async (p: ResolvedPath, d: PolicyDecision): Promise<void> => {
       // Taken while the call's directory handles are open; the same function on the repeat, so both compare alike.
       const version = await versionAt(p);
       if (approvalId === undefined) throw new ApprovalNeeded(p, d, version);

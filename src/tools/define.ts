@@ -23,6 +23,12 @@ export interface ToolContext {
   admit?(p: ResolvedPath): Promise<void>;
 }
 
+/**
+ * Thrown by the policy's resolve hook to stop the whole call (it needs approval, or waits for one), never a
+ * failure of one path: a tool that answers per path (read_multiple_files) passes it on.
+ */
+export class CallStopped extends Error {}
+
 /** What a run hands back; executeTool wraps it in the envelope. */
 export interface ToolResult<D> {
   data: D;

@@ -10,13 +10,20 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Envelope } from '../../src/envelope.js';
 import { makeApp, makeTempDir, sha256OfFile, type TestApp } from '../helpers.js';
 import { makeToken, type TestToken } from '../ops/ops-helpers.js';
-import { agent, approvalOf, makePolicyApp, type PolicyApp } from '../approvals/approval-helpers.js';
+import { agent, approvalOf, makePolicyApp, person, type PolicyApp } from '../approvals/approval-helpers.js';
 
 let t: PolicyApp | null = null;
 afterEach(async () => {
   await t?.close();
   t = null;
 });
+
+const SECRET = 'TOPSECRET-7f3a9';
+
+/** Answers that carry the secret (beyond the caller's own arguments echoed in context): what got through. */
+function leaks(answers: { status: number; body: Envelope }[]): { status: number; body: Envelope }[] {
+  return answers.filter((a) => JSON.stringify({ ...a.body, context: null }).includes(SECRET));
+}
 
 describe('a rule naming a tool alias', () => {
   const POLICY = `
@@ -52,6 +59,106 @@ rules:
     await fs.writeFile(file, 'rules:\n  - tools: [edit, rm_rf]\n    action: deny\n');
     await expect(makeApp({ TOOLGATE_POLICY: file, TOOLGATE_STATE_DIR: path.join(dir, 'state') })).rejects.toThrow(/policy\.yaml:2:\d+: unknown tool 'rm_rf'/);
     await fs.rm(dir, { recursive: true, force: true });
+  });
+});
+
+describe('reads, searches and walks honour ask rules as they do deny rules', () => {
+  const POLICY = `
+switches:
+  vault: { default: off }
+rules:
+  - name: secrets
+    paths: [secrets]
+    when: { vault: off }
+    action: ask
+`;
+
+  async function arrange(): Promise<PolicyApp> {
+    const app = await makePolicyApp(POLICY);
+    await fs.mkdir(app.file('secrets/deeper'), { recursive: true });
+    await fs.writeFile(app.file('secrets/key.txt'), `api_key=${SECRET}\n`);
+    await fs.writeFile(app.file('secrets/deeper/key2.txt'), `again ${SECRET}\n`);
+    await fs.writeFile(app.file('notes.txt'), `not the ${'TOPSECRET'} itself\n`);
+    return app;
+  }
+
+  it('search (content and name), list_directory, disk_usage, find_large_files, ls -R leave the entries out', async () => {
+    t = await arrange();
+    const answers = [
+      await t.as(agent, 'search_files', { path: '.', query: '7f3a9', mode: 'content' }),
+      await t.as(agent, 'search_files', { path: '.', query: 'TOPSECRET', mode: 'both' }),
+      await t.as(agent, 'search_files', { path: '.', query: 'api_key=(.*)', regex: true }),
+      await t.as(agent, 'search_files', { path: '.', query: 'key', mode: 'name' }),
+      await t.as(agent, 'list_directory', { path: '.', depth: 5 }),
+      await t.as(agent, 'find_large_files', { path: '.', min_size_bytes: 1 }),
+      await t.as(agent, 'disk_usage', { path: '.' }),
+      await t.as(agent, 'shell_readonly', { command: 'ls -R .' }),
+    ];
+    expect(answers.map((a) => a.status)).toEqual(answers.map(() => 200));
+    expect(leaks(answers)).toEqual([]);
+    const named = answers.filter((a) => /secrets|key2?\.txt/.test(JSON.stringify(a.body.data)));
+    expect(named).toEqual([]);
+    // With the switch on the same searches find them.
+    const on = await t.as(agent, 'search_files', { path: '.', query: '7f3a9', mode: 'content' }, { 'x-toolgate-switches': 'vault=on' });
+    expect(leaks([on])).toHaveLength(1);
+  });
+
+  it('read_multiple_files asks for the whole call rather than failing with an IO error', async () => {
+    t = await arrange();
+    const asked = await t.as(agent, 'read_multiple_files', { paths: ['notes.txt', 'secrets/key.txt'] });
+    expect(asked.status).toBe(202);
+    expect(leaks([asked])).toEqual([]);
+    const id = approvalOf(asked.body).id;
+    expect((await t.decide(person, id, 'approve')).status).toBe(200);
+    const read = await t.as(agent, 'read_multiple_files', { paths: ['notes.txt', 'secrets/key.txt'], approval_id: id });
+    expect(read.status).toBe(200);
+    const files = (read.body.data as { files: { status: string; data: { content: string } | null }[] }).files;
+    expect(files.map((f) => f.status)).toEqual(['success', 'success']);
+    expect(files[1]?.data?.content).toContain(SECRET);
+  });
+
+  it('an approved search of the asking directory shows what is in it', async () => {
+    t = await arrange();
+    const asked = await t.as(agent, 'search_files', { path: 'secrets', query: '7f3a9', mode: 'content' });
+    expect(asked.status).toBe(202);
+    expect(leaks([asked])).toEqual([]);
+    const id = approvalOf(asked.body).id;
+    expect((await t.decide(person, id, 'approve')).status).toBe(200);
+    const found = await t.as(agent, 'search_files', { path: 'secrets', query: '7f3a9', mode: 'content', approval_id: id });
+    expect((found.body.data as { results: unknown[] }).results).toHaveLength(2);
+  });
+
+  it('list_backups leaves out backups of files the caller may not see (deny and ask)', async () => {
+    const policy = `
+switches:
+  memory: { default: off }
+  vault: { default: off }
+rules:
+  - name: memory-off
+    paths: [USER.md]
+    when: { memory: off }
+    action: deny
+  - name: secrets
+    paths: [secrets]
+    when: { vault: off }
+    action: ask
+`;
+    t = await makePolicyApp(policy);
+    await fs.writeFile(t.file('USER.md'), 'Name: Ann\n');
+    await fs.mkdir(t.file('secrets'));
+    await fs.writeFile(t.file('secrets/key.txt'), 'k=1\n');
+    await fs.writeFile(t.file('notes.txt'), 'n\n');
+    const on = { 'x-toolgate-switches': 'memory=on, vault=on' };
+    expect((await t.as(agent, 'edit_file', { path: 'USER.md', old_text: 'Ann', new_text: 'Bob' }, on)).status).toBe(200);
+    expect((await t.as(agent, 'edit_file', { path: 'secrets/key.txt', old_text: 'k=1', new_text: 'k=2' }, on)).status).toBe(200);
+    expect((await t.as(agent, 'edit_file', { path: 'notes.txt', old_text: 'n', new_text: 'm' })).status).toBe(200);
+    const paths = (r: { body: Envelope }) => ((r.body.data as { backups: { path: string }[] }).backups ?? []).map((b) => b.path).sort();
+    expect(paths(await t.as(agent, 'list_backups', {}, on))).toEqual(['USER.md', 'notes.txt', 'secrets/key.txt']);
+    const off = await t.as(agent, 'list_backups', {});
+    expect(paths(off)).toEqual(['notes.txt']);
+    expect(JSON.stringify(off.body)).not.toMatch(/USER\.md|secrets/);
+    expect((await t.as(agent, 'list_backups', { path: 'USER.md' })).body.error?.code).toBe('ACCESS_DENIED');
+    expect((await t.as(agent, 'list_backups', { path: 'secrets/key.txt' })).status).toBe(202);
   });
 });
 
