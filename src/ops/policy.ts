@@ -150,6 +150,32 @@ export class PolicyService {
   }
 
   /**
+   * A dry run changes nothing, so the rule on the change does not ask for it; but its answer shows the file's
+   * content, so it is decided like a read of that path (docs/policy.md, "Dry runs"). A denial of the tool
+   * itself still stands.
+   */
+  private decideDryRun(tool: ToolDefinition, p: ResolvedPath, switches: SwitchStates): PolicyDecision {
+    const own = this.decide(tool, p, switches);
+    if (own.decision === 'deny') return own;
+    const read = this.decideRead(p, switches);
+    if (read.decision !== 'deny') return read;
+    return { ...read, message: `A dry run shows the content of '${p.rel}', so it is decided like a read: ${read.message ?? 'the policy denies reading it.'}` };
+  }
+
+  /** What read_file would meet on this path (a directory: on anything under it). */
+  private decideRead(p: ResolvedPath, switches: SwitchStates): PolicyDecision {
+    const st = p.stat;
+    return evaluate(this.policy, {
+      tool: 'read_file',
+      risk: 'read',
+      realRel: p.realRel,
+      isExecutable: st !== null && st.isFile() && (st.mode & 0o111) !== 0,
+      scope: st?.isDirectory() ? 'tree' : 'path',
+      switches,
+    });
+  }
+
+  /**
    * A walk from this directory leaves out what the policy denies this tool or asks about (it is not there for
    * this caller), unless the walk's start itself asked and a person approved it: then they saw that it
    * reaches what is under it (docs/policy.md, "Walks, searches and listings").
@@ -175,17 +201,24 @@ export class PolicyService {
     mayWait: boolean,
   ): Promise<GatedResult> {
     const store = this.store as ApprovalStore;
-    // A dry run changes nothing, so it needs nobody's approval (it is how a caller previews what would ask).
+    // A dry run changes nothing, so the change's own rule does not ask for it (it is how a caller previews what
+    // would ask); it is decided like a read of what it shows (decideDryRun).
     const dryRun = input.dry_run === true;
     const argsDigest = argsHash(input);
     // Bound to the project of the path that asks, as the request was recorded (ApprovalNeeded.project).
     const bindingAt = (p: ResolvedPath): ApprovalBinding => ({ caller: call.actor ?? null, project: p.ws.id, tool: tool.name, args_hash: argsDigest });
     let cleared = false;
+    // Set when the call touches a file this caller may not read: a 202 then carries no preview of it.
+    let concealed = false;
+    const observe = (p: ResolvedPath): void => {
+      if (!concealed && this.decideRead(p, switches).decision !== 'allow') concealed = true;
+    };
     const onResolve: ResolveHook = async (p) => {
-      const d = this.decide(tool, p, switches);
+      observe(p);
+      const d = dryRun ? this.decideDryRun(tool, p, switches) : this.decide(tool, p, switches);
       const denied = denialError(d);
       if (denied) throw denied;
-      if (d.decision === 'ask' && !dryRun && !cleared) await clear(p, d);
+      if (d.decision === 'ask' && !cleared) await clear(p, d);
       this.filterWalk(tool, p, switches, d.decision === 'ask');
     };
     /** Spends the repeat's approval on the path that asks (the first one; the approval covers the call), or asks. */
@@ -206,10 +239,27 @@ export class PolicyService {
     try {
       return { result: await runTool(approvalId === undefined ? input : await this.pinVersion(tool, input, approvalId), onResolve), httpStatus: 200 };
     } catch (err) {
-      if (err instanceof ApprovalNeeded) return this.ask(call, tool, input, runTool, switches, err, mayWait);
+      if (err instanceof ApprovalNeeded) {
+        // The preview ask() runs resolves every path the call touches: each is observed on the way.
+        const observing: RunTool = (i, hook) => runTool(i, async (p, o) => (observe(p), hook?.(p, o)));
+        const out = await this.ask(call, tool, input, observing, switches, err, mayWait);
+        return withheldIf(concealed, out);
+      }
       if (err instanceof StillPending) {
         if (mayWait && (await this.waitFor(call, err.record.id))) return this.runGated(call, tool, input, err.record.id, runTool, switches, false);
-        return pendingAnswer(err.record, null);
+        // The call stopped at the path that asks; the record's preview may show paths after it, so they are
+        // looked at through a dry run (one that fails shows nothing, and the preview is withheld).
+        if (!concealed && 'dry_run' in tool.input.shape) {
+          const look: ResolveHook = (p) => {
+            observe(p);
+            const denied = denialError(this.decide(tool, p, switches));
+            if (denied) throw denied;
+          };
+          await runTool({ ...input, dry_run: true }, look).catch(() => {
+            concealed = true;
+          });
+        }
+        return withheldIf(concealed, pendingAnswer(err.record, null));
       }
       throw err;
     }
@@ -376,6 +426,23 @@ function visibleTo(r: ApprovalRecord, principal: Principal | null): boolean {
   if (principal === null) return true;
   if (r.project !== null && !allowsProject(principal, r.project)) return false;
   return PolicyService.mayDecide(principal) || r.caller === principal.id;
+}
+
+/**
+ * A 202 for a call that touches a file the caller may not read shows none of its content: the preview (the
+ * dry run's data, the diff) is for the person deciding, who sees it on /v1/approvals (docs/policy.md).
+ */
+function withheldIf(concealed: boolean, out: GatedResult): GatedResult {
+  if (!concealed || out.httpStatus !== 202) return out;
+  const { approval } = out.result.data as { approval?: Record<string, unknown> };
+  return {
+    ...out,
+    result: {
+      ...out.result,
+      data: { applied: false, ...(approval && { approval: { ...approval, diff_preview: '', diff_truncated: false } }) },
+      text: `${out.result.text} The preview is shown only to the person deciding: the policy does not let this caller read what the call touches.`,
+    },
+  };
 }
 
 /** The file's version (streamed hash) when the path names a regular file; null for a new file or a directory. */

@@ -62,6 +62,79 @@ rules:
   });
 });
 
+describe('a dry run is gated like a read of the content it shows', () => {
+  const ASK = `
+rules:
+  - name: secrets
+    paths: [secrets]
+    action: ask
+  - name: notes
+    paths: [notes.txt]
+    risks: [write, destructive]
+    action: ask
+`;
+  const READS_DENIED = `
+rules:
+  - name: no-reading
+    paths: [secrets]
+    risks: [read]
+    action: deny
+`;
+
+  async function arrange(policy: string): Promise<PolicyApp> {
+    const app = await makePolicyApp(policy);
+    await fs.mkdir(app.file('secrets'));
+    await fs.writeFile(app.file('secrets/key.txt'), `api_key=${SECRET}\nother=1\n`);
+    await fs.writeFile(app.file('notes.txt'), 'notes\n');
+    return app;
+  }
+
+  const dryRuns = (sha: string): [string, Record<string, unknown>][] => [
+    ['replace_in_file', { path: 'secrets/key.txt', old: 'api_key=(.*)', new: 'x=$1', regex: true, dry_run: true }],
+    ['replace_in_file', { path: 'secrets/key.txt', old: 'other', new: 'o', dry_run: true }],
+    ['append_to_file', { path: 'secrets/key.txt', content: 'more\n', dry_run: true }],
+    ['edit_file', { path: 'secrets/key.txt', old_text: 'other=1', new_text: 'other=2', dry_run: true }],
+    ['write_file', { path: 'secrets/key.txt', content: 'gone\n', expected_sha256: sha, dry_run: true }],
+    ['apply_patch', { patch: '*** Begin Patch\n*** Update File: secrets/key.txt\n@@\n-other=1\n+other=2\n*** End Patch', dry_run: true }],
+  ];
+
+  it('under ask it asks instead of revealing: no answer carries the content', async () => {
+    t = await arrange(ASK);
+    const sha = await sha256OfFile(t.file('secrets/key.txt'));
+    const answers = [];
+    for (const [tool, body] of dryRuns(sha)) answers.push(await t.as(agent, tool, body));
+    // The real change asks too, and its 202 shows the caller nothing of the file either.
+    answers.push(await t.as(agent, 'replace_in_file', { path: 'secrets/key.txt', old: 'other', new: 'o' }));
+    // A repeat while the request is still pending shows no more.
+    answers.push(await t.as(agent, 'replace_in_file', { path: 'secrets/key.txt', old: 'other', new: 'o', approval_id: approvalOf(answers[6]!.body).id }));
+    // A patch that asks first for a file the caller may read, and also changes the secret one.
+    answers.push(await t.as(agent, 'apply_patch', { patch: '*** Begin Patch\n*** Update File: notes.txt\n@@\n-notes\n+notes 2\n*** Update File: secrets/key.txt\n@@\n-other=1\n+other=2\n*** End Patch' }));
+    answers.push(await t.as(agent, 'apply_patch', { patch: '*** Begin Patch\n*** Update File: notes.txt\n@@\n-notes\n+notes 2\n*** Update File: secrets/key.txt\n@@\n-other=1\n+other=2\n*** End Patch', approval_id: approvalOf(answers[8]!.body).id }));
+    expect(leaks(answers)).toEqual([]);
+    expect(answers.map((a) => a.status)).toEqual(answers.map(() => 202));
+    expect(approvalOf(answers[8]!.body).path).toBe('notes.txt');
+    // The person deciding sees the diff; after approval the dry run shows it to the caller.
+    const first = approvalOf(answers[1]!.body);
+    const record = await t.get(person, `/v1/approvals/${first.id}`);
+    expect(JSON.stringify(record.json)).toContain('other');
+    expect((await t.decide(person, first.id, 'approve')).status).toBe(200);
+    const shown = await t.as(agent, 'replace_in_file', { ...dryRuns(sha)[1]![1], approval_id: first.id });
+    expect(shown.status).toBe(200);
+    expect(await fs.readFile(t.file('secrets/key.txt'), 'utf8')).toBe(`api_key=${SECRET}\nother=1\n`);
+  });
+
+  it('under a deny on reading it is denied', async () => {
+    t = await arrange(READS_DENIED);
+    const sha = await sha256OfFile(t.file('secrets/key.txt'));
+    const answers = [];
+    for (const [tool, body] of dryRuns(sha)) answers.push(await t.as(agent, tool, body));
+    expect(leaks(answers)).toEqual([]);
+    expect(answers.map((a) => a.body.error?.code)).toEqual(answers.map(() => 'ACCESS_DENIED'));
+    // A dry run of a file reading may see still works.
+    expect((await t.as(agent, 'append_to_file', { path: 'notes.txt', content: 'x\n', dry_run: true })).status).toBe(200);
+  });
+});
+
 describe('reads, searches and walks honour ask rules as they do deny rules', () => {
   const POLICY = `
 switches:
