@@ -3,6 +3,7 @@
 // `a/../SOUL.md` meets the rule of SOUL.md), a denial stops the call, an `ask` stops it before it changed
 // anything and turns it into an approval request (202, with a dry run's diff), and a repeat that carries
 // `approval_id` spends the approval on the path that asked. Walking tools skip the entries a rule denies.
+import type { Stats } from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../config.js';
 import { ToolError, type ErrorCode } from '../envelope.js';
@@ -10,8 +11,9 @@ import { CallStopped, type ToolDefinition, type ToolResult } from '../tools/defi
 import type { CallGate, CallInfo, GatedResult, ResolveHook, RunTool } from '../tools/execute.js';
 import { TOOLS } from '../tools/registry.js';
 import { ApprovalError, argsHash, openApprovalStore, type ApprovalBinding, type ApprovalRecord, type ApprovalStatus, type ApprovalStore } from '../policy/approvals.js';
-import { denialError, evaluate, resolveSwitches, toolPolicyView, type PolicyDecision, type SwitchStates } from '../policy/evaluate.js';
+import { denialError, evaluate, resolveSwitches, strictest, toolPolicyView, type PolicyDecision, type SwitchStates } from '../policy/evaluate.js';
 import { loadPolicy, type Policy } from '../policy/policy-file.js';
+import { walkTree } from '../search/walk.js';
 import { fileState } from '../workspace/file-state.js';
 import type { ResolvedPath } from '../workspace/sandbox.js';
 import type { VersionStamp } from '../envelope.js';
@@ -19,6 +21,9 @@ import type { AuditLog } from './audit.js';
 import { allowsProject, allowsRisk, type Principal } from './auth.js';
 import type { Metrics } from './metrics.js';
 import type { Projects } from './projects.js';
+
+/** Deepest level a moved directory is walked to decide its destination (as the size tools walk). */
+const MOVE_WALK_MAX_DEPTH = 64;
 
 /** How often overdue requests are expired (and settled ones past their retention removed). */
 const SWEEP_INTERVAL_MS = 30_000;
@@ -150,6 +155,53 @@ export class PolicyService {
   }
 
   /**
+   * A move's destination decided on every path it would create there, existing or not (docs/policy.md,
+   * "Moves"): a file as it arrives (its execute bit), a directory by walking the source and deciding each
+   * entry at its new place. The walk has the search bounds; a tree beyond them is refused, never half checked.
+   */
+  private async decideReceived(tool: ToolDefinition, dst: ResolvedPath, src: ResolvedPath, switches: SwitchStates): Promise<PolicyDecision> {
+    const st = src.stat;
+    if (!st || dst.realRel === '.') return { decision: 'allow' };
+    const at = (realRel: string, entry: Stats | null | undefined): PolicyDecision =>
+      evaluate(this.policy, { tool: tool.name, risk: tool.risk, realRel, isExecutable: !!entry && entry.isFile() && (entry.mode & 0o111) !== 0, switches });
+    if (!st.isDirectory()) return at(dst.realRel, st);
+    // No rule can match anything under the destination: nothing to walk.
+    if (evaluate(this.policy, { tool: tool.name, risk: tool.risk, realRel: dst.realRel, scope: 'tree', switches }).decision === 'allow') return { decision: 'allow' };
+    const { searchMaxFiles, searchTimeoutMs } = src.ws.limits;
+    let worst: PolicyDecision = { decision: 'allow' };
+    let tooDeep = false;
+    const walk = await walkTree(src.ws, { at: src.at, real: src.real }, {
+      maxDepth: MOVE_WALK_MAX_DEPTH,
+      maxEntries: searchMaxFiles,
+      deadline: Date.now() + searchTimeoutMs,
+      includeHidden: true,
+      skipDirs: new Set(),
+      stats: true,
+      onEntry: (e) => {
+        if (e.kind === 'directory' && e.depth >= MOVE_WALK_MAX_DEPTH) tooDeep = true;
+        worst = strictest([worst, at(`${dst.realRel}/${e.relFromStart}`, e.stat)]);
+        return worst.decision !== 'deny' && !tooDeep;
+      },
+    });
+    if (worst.decision === 'deny') return worst;
+    const bound = tooDeep
+      ? `is more than ${MOVE_WALK_MAX_DEPTH} levels deep`
+      : walk.reason === 'entries'
+        ? `holds more than ${searchMaxFiles} entries (TOOLGATE_SEARCH_MAX_FILES)`
+        : walk.reason === 'time'
+          ? `could not be walked within TOOLGATE_SEARCH_TIMEOUT_MS (${searchTimeoutMs} ms)`
+          : null;
+    if (bound !== null) {
+      throw new ToolError(
+        'ACCESS_DENIED',
+        `'${src.rel}' ${bound}, so the policy cannot check every path it would create under '${dst.rel}', where rules apply; move it in smaller parts.`,
+        { path: dst.rel },
+      );
+    }
+    return worst;
+  }
+
+  /**
    * A dry run changes nothing, so the rule on the change does not ask for it; but its answer shows the file's
    * content, so it is decided like a read of that path (docs/policy.md, "Dry runs"). A denial of the tool
    * itself still stands.
@@ -213,9 +265,10 @@ export class PolicyService {
     const observe = (p: ResolvedPath): void => {
       if (!concealed && this.decideRead(p, switches).decision !== 'allow') concealed = true;
     };
-    const onResolve: ResolveHook = async (p) => {
+    const onResolve: ResolveHook = async (p, opts) => {
       observe(p);
-      const d = dryRun ? this.decideDryRun(tool, p, switches) : this.decide(tool, p, switches);
+      let d = dryRun ? this.decideDryRun(tool, p, switches) : this.decide(tool, p, switches);
+      if (opts?.receives && d.decision !== 'deny') d = strictest([d, await this.decideReceived(tool, p, opts.receives, switches)]);
       const denied = denialError(d);
       if (denied) throw denied;
       if (d.decision === 'ask' && !cleared) await clear(p, d);

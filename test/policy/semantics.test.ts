@@ -62,6 +62,85 @@ rules:
   });
 });
 
+describe('a move decides every path it creates at its destination', () => {
+  const policy = (action: string) => `
+rules:
+  - name: prod-env
+    paths: [deploy/prod.env]
+    action: ${action}
+`;
+
+  it('deny: a directory moved onto a protected path whose parent does not exist yet is refused', async () => {
+    t = await makePolicyApp(policy('deny'));
+    expect((await t.as(agent, 'write_file', { path: 'stage/prod.env', content: 'KEY=1\n' })).status).toBe(200);
+    const tries = [
+      await t.as(agent, 'move_file', { path: 'stage', destination: 'deploy' }),
+      await t.as(agent, 'move_file', { path: 'stage/prod.env', destination: 'deploy/prod.env' }),
+    ];
+    expect(tries.map((r) => r.body.error?.code)).toEqual(['ACCESS_DENIED', 'ACCESS_DENIED']);
+    expect(tries[0]?.body.error?.message).toMatch(/deploy\/prod\.env/);
+    await expect(fs.stat(t.file('deploy'))).rejects.toThrow();
+    expect(await fs.readFile(t.file('stage/prod.env'), 'utf8')).toBe('KEY=1\n');
+  });
+
+  it('deny: deeper, and through a directory that already exists', async () => {
+    t = await makePolicyApp(policy('deny'));
+    await fs.mkdir(t.file('deploy'));
+    await fs.mkdir(t.file('x/y'), { recursive: true });
+    await fs.writeFile(t.file('x/y/prod.env'), 'KEY=1\n');
+    const r = await t.as(agent, 'move_file', { path: 'x', destination: 'deploy/x' });
+    expect(r.status).toBe(200); // deploy/x/y/prod.env is not the protected path
+    const moved = await t.as(agent, 'move_file', { path: 'deploy/x/y', destination: 'deploy/y2' });
+    expect(moved.status).toBe(200);
+    await fs.mkdir(t.file('z'));
+    await fs.writeFile(t.file('z/prod.env'), 'KEY=2\n');
+    await fs.rm(t.file('deploy'), { recursive: true });
+    expect((await t.as(agent, 'move_file', { path: 'z', destination: 'deploy' })).body.error?.code).toBe('ACCESS_DENIED');
+  });
+
+  it('a directory whose files the rule does not name moves as before', async () => {
+    t = await makePolicyApp(policy('deny'));
+    await fs.mkdir(t.file('stage'));
+    await fs.writeFile(t.file('stage/README'), 'hello\n');
+    expect((await t.as(agent, 'move_file', { path: 'stage', destination: 'deploy' })).status).toBe(200);
+    expect(await fs.readFile(t.file('deploy/README'), 'utf8')).toBe('hello\n');
+  });
+
+  it('ask: the move asks (nothing moved), the approved repeat moves', async () => {
+    t = await makePolicyApp(policy('ask'));
+    expect((await t.as(agent, 'write_file', { path: 'stage/prod.env', content: 'KEY=1\n' })).status).toBe(200);
+    const asked = await t.as(agent, 'move_file', { path: 'stage', destination: 'deploy' });
+    expect(asked.status).toBe(202);
+    await expect(fs.stat(t.file('deploy'))).rejects.toThrow();
+    const id = approvalOf(asked.body).id;
+    expect((await t.decide(person, id, 'approve')).status).toBe(200);
+    const done = await t.as(agent, 'move_file', { path: 'stage', destination: 'deploy', approval_id: id });
+    expect(done.status).toBe(200);
+    expect(await fs.readFile(t.file('deploy/prod.env'), 'utf8')).toBe('KEY=1\n');
+  });
+
+  it('a tree larger than the walk bound is refused, not moved unchecked', async () => {
+    t = await makePolicyApp(policy('deny'), { TOOLGATE_SEARCH_MAX_FILES: '5' });
+    await fs.mkdir(t.file('stage'));
+    for (let i = 0; i < 8; i++) await fs.writeFile(t.file(`stage/f${i}`), 'x');
+    const r = await t.as(agent, 'move_file', { path: 'stage', destination: 'deploy' });
+    expect(r.body.error?.code).toBe('ACCESS_DENIED');
+    expect(r.body.error?.message).toMatch(/TOOLGATE_SEARCH_MAX_FILES/);
+    await expect(fs.stat(t.file('deploy'))).rejects.toThrow();
+    // Where no rule can match inside the destination there is nothing to walk: the move goes ahead.
+    expect((await t.as(agent, 'move_file', { path: 'stage', destination: 'elsewhere' })).status).toBe(200);
+  });
+
+  it('a tree deeper than the walk goes is refused', async () => {
+    t = await makePolicyApp(policy('deny'));
+    await fs.mkdir(t.file(`deep/${'d/'.repeat(70)}`), { recursive: true });
+    const r = await t.as(agent, 'move_file', { path: 'deep', destination: 'deploy' });
+    expect(r.body.error?.code).toBe('ACCESS_DENIED');
+    expect(r.body.error?.message).toMatch(/levels deep/);
+    await expect(fs.stat(t.file('deploy'))).rejects.toThrow();
+  });
+});
+
 describe('a dry run is gated like a read of the content it shows', () => {
   const ASK = `
 rules:
