@@ -131,6 +131,22 @@ rules:
     expect((await t.as(agent, 'move_file', { path: 'stage', destination: 'elsewhere' })).status).toBe(200);
   });
 
+  it('a file is decided as it arrives: an executable moved under an executable-only rule', async () => {
+    t = await makePolicyApp('rules:\n  - name: bin\n    paths: [bin]\n    executable: true\n    action: deny\n');
+    await fs.writeFile(t.file('run.sh'), '#!/bin/sh\necho hi\n', { mode: 0o755 });
+    await fs.mkdir(t.file('tools'));
+    await fs.writeFile(t.file('tools/go.sh'), '#!/bin/sh\n', { mode: 0o755 });
+    const tries = [
+      await t.as(agent, 'move_file', { path: 'run.sh', destination: 'bin/run' }),
+      await t.as(agent, 'move_file', { path: 'tools', destination: 'bin' }),
+      await t.as(agent, 'apply_patch', { patch: '*** Begin Patch\n*** Update File: run.sh\n*** Move to: bin/run2\n@@\n-echo hi\n+echo ho\n*** End Patch' }),
+    ];
+    expect(tries.map((r) => r.body.error?.code)).toEqual(['ACCESS_DENIED', 'ACCESS_DENIED', 'ACCESS_DENIED']);
+    await expect(fs.stat(t.file('bin'))).rejects.toThrow();
+    await fs.writeFile(t.file('plain.txt'), 'text\n');
+    expect((await t.as(agent, 'move_file', { path: 'plain.txt', destination: 'bin/plain.txt' })).status).toBe(200);
+  });
+
   it('a tree deeper than the walk goes is refused', async () => {
     t = await makePolicyApp(policy('deny'));
     await fs.mkdir(t.file(`deep/${'d/'.repeat(70)}`), { recursive: true });
