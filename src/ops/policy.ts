@@ -6,7 +6,7 @@
 import type { Stats } from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../config.js';
-import { ToolError, type ErrorCode } from '../envelope.js';
+import { ToolError, type ErrorCode, type Risk } from '../envelope.js';
 import { CallStopped, type ToolDefinition, type ToolResult } from '../tools/define.js';
 import type { CallGate, CallInfo, GatedResult, ResolveHook, RunTool } from '../tools/execute.js';
 import { TOOLS } from '../tools/registry.js';
@@ -21,6 +21,9 @@ import type { AuditLog } from './audit.js';
 import { allowsProject, allowsRisk, type Principal } from './auth.js';
 import type { Metrics } from './metrics.js';
 import type { Projects } from './projects.js';
+
+/** The read a dry run or a view is decided like (docs/policy.md). */
+const READ = { name: 'read_file', risk: 'read' } as const satisfies { name: string; risk: Risk };
 
 /** Deepest level a moved directory is walked to decide its destination (as the size tools walk). */
 const MOVE_WALK_MAX_DEPTH = 64;
@@ -141,7 +144,7 @@ export class PolicyService {
     return this.runGated(call, tool, input, approvalId, runTool, switches, true);
   };
 
-  private decide(tool: ToolDefinition, p: ResolvedPath, switches: SwitchStates): PolicyDecision {
+  private decide(tool: ToolDefinition, p: ResolvedPath, switches: SwitchStates, changes = tool.mutates): PolicyDecision {
     const st = p.stat;
     return evaluate(this.policy, {
       tool: tool.name,
@@ -149,7 +152,7 @@ export class PolicyService {
       realRel: p.realRel,
       isExecutable: st !== null && st.isFile() && (st.mode & 0o111) !== 0,
       // Changing an existing directory (moving it) changes everything inside: a rule on any file there counts.
-      scope: tool.mutates && st !== null && st.isDirectory() && tool.name !== 'create_directory' ? 'tree' : 'path',
+      scope: changes && st !== null && st.isDirectory() && tool.name !== 'create_directory' ? 'tree' : 'path',
       switches,
     });
   }
@@ -214,15 +217,28 @@ export class PolicyService {
     return { ...read, message: `A dry run shows the content of '${p.rel}', so it is decided like a read: ${read.message ?? 'the policy denies reading it.'}` };
   }
 
-  /** What read_file would meet on this path (a directory: on anything under it). */
-  private decideRead(p: ResolvedPath, switches: SwitchStates): PolicyDecision {
+  /**
+   * A call of a writing tool that only shows what is there (the text editor's view) is a read as well: the
+   * rules on reading apply to it besides its own (docs/policy.md, "Walks, searches and listings").
+   */
+  private decideViewing(tool: ToolDefinition, p: ResolvedPath, switches: SwitchStates): PolicyDecision {
+    // Viewing a directory changes nothing in it: its entries are filtered (filterWalk), not all decided at once.
+    const own = this.decide(tool, p, switches, false);
+    if (own.decision === 'deny') return own;
+    const read = this.decideRead(p, switches, 'path');
+    if (read.decision !== 'deny') return strictest([own, read]);
+    return { ...read, message: `${tool.name} shows the content of '${p.rel}', so it is decided like a read: ${read.message ?? 'the policy denies reading it.'}` };
+  }
+
+  /** What read_file would meet on this path (a directory: by default on anything under it). */
+  private decideRead(p: ResolvedPath, switches: SwitchStates, dirScope: 'path' | 'tree' = 'tree'): PolicyDecision {
     const st = p.stat;
     return evaluate(this.policy, {
-      tool: 'read_file',
-      risk: 'read',
+      tool: READ.name,
+      risk: READ.risk,
       realRel: p.realRel,
       isExecutable: st !== null && st.isFile() && (st.mode & 0o111) !== 0,
-      scope: st?.isDirectory() ? 'tree' : 'path',
+      scope: st?.isDirectory() ? dirScope : 'path',
       switches,
     });
   }
@@ -230,15 +246,20 @@ export class PolicyService {
   /**
    * A walk from this directory leaves out what the policy denies this tool or asks about (it is not there for
    * this caller), unless the walk's start itself asked and a person approved it: then they saw that it
-   * reaches what is under it (docs/policy.md, "Walks, searches and listings").
+   * reaches what is under it (docs/policy.md, "Walks, searches and listings"). A viewing call's walk also
+   * leaves out what a read may not see.
    */
-  private filterWalk(tool: ToolDefinition, p: ResolvedPath, switches: SwitchStates, startApproved: boolean): void {
+  private filterWalk(tool: ToolDefinition, p: ResolvedPath, switches: SwitchStates, startApproved: boolean, viewing: boolean): void {
     if (!p.stat?.isDirectory()) return;
-    const view = toolPolicyView(this.policy, tool, switches);
-    if (view.denyPaths.length === 0 && view.askPaths.length === 0) return;
+    const ruled = (t: { name: string; risk: Risk }) => {
+      const view = toolPolicyView(this.policy, t, switches);
+      return view.denyPaths.length > 0 || view.askPaths.length > 0;
+    };
+    if (!ruled(tool) && !(viewing && ruled(READ))) return;
     const policy = this.policy;
+    const at = (t: { name: string; risk: Risk }, realRel: string) => evaluate(policy, { tool: t.name, risk: t.risk, realRel, switches });
     p.allowsEntry = (realRel) => {
-      const d = evaluate(policy, { tool: tool.name, risk: tool.risk, realRel, switches }).decision;
+      const d = viewing ? strictest([at(tool, realRel), at(READ, realRel)]).decision : at(tool, realRel).decision;
       return d === 'allow' || (d === 'ask' && startApproved);
     };
   }
@@ -256,6 +277,7 @@ export class PolicyService {
     // A dry run changes nothing, so the change's own rule does not ask for it (it is how a caller previews what
     // would ask); it is decided like a read of what it shows (decideDryRun).
     const dryRun = input.dry_run === true;
+    const viewing = !dryRun && tool.viewing?.(input) === true;
     const argsDigest = argsHash(input);
     // Bound to the project of the path that asks, as the request was recorded (ApprovalNeeded.project).
     const bindingAt = (p: ResolvedPath): ApprovalBinding => ({ caller: call.actor ?? null, project: p.ws.id, tool: tool.name, args_hash: argsDigest });
@@ -267,12 +289,12 @@ export class PolicyService {
     };
     const onResolve: ResolveHook = async (p, opts) => {
       observe(p);
-      let d = dryRun ? this.decideDryRun(tool, p, switches) : this.decide(tool, p, switches);
+      let d = dryRun ? this.decideDryRun(tool, p, switches) : viewing ? this.decideViewing(tool, p, switches) : this.decide(tool, p, switches);
       if (opts?.receives && d.decision !== 'deny') d = strictest([d, await this.decideReceived(tool, p, opts.receives, switches)]);
       const denied = denialError(d);
       if (denied) throw denied;
       if (d.decision === 'ask' && !cleared) await clear(p, d);
-      this.filterWalk(tool, p, switches, d.decision === 'ask');
+      this.filterWalk(tool, p, switches, d.decision === 'ask', viewing);
     };
     /** Spends the repeat's approval on the path that asks (the first one; the approval covers the call), or asks. */
     const clear = async (p: ResolvedPath, d: PolicyDecision): Promise<void> => {

@@ -58,6 +58,11 @@ export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, O extends z
    * unresolved.
    */
   pathsOf?: (input: z.output<I>) => string[];
+  /**
+   * This call of a writing tool only shows what is there (the text editor's `view`): the policy decides it
+   * like a read as well as by the tool's own rules (docs/policy.md).
+   */
+  viewing?: (input: z.output<I>) => boolean;
   description: string;
   risk: Risk;
   riskLevel: RiskLevel;

@@ -271,6 +271,25 @@ rules:
     expect(leaks([on])).toHaveLength(1);
   });
 
+  it("the text editor's view is a read: it asks, and its directory view leaves the entries out", async () => {
+    t = await arrange();
+    const view = (path: string) => t!.as(agent, 'str_replace_based_edit_tool', { command: 'view', path });
+    const answers = [await view('secrets/key.txt'), await view('.'), await view('secrets')];
+    expect(leaks(answers)).toEqual([]);
+    expect(answers.map((a) => a.status)).toEqual([202, 200, 202]);
+    expect(JSON.stringify(answers[1]!.body.data)).not.toMatch(/secrets|key\.txt/);
+    // A rule on reading alone denies the view too.
+    await t.close();
+    t = await makePolicyApp('rules:\n  - paths: [secrets]\n    risks: [read]\n    action: deny\n');
+    await fs.mkdir(t.file('secrets'));
+    await fs.writeFile(t.file('secrets/key.txt'), `api_key=${SECRET}\n`);
+    const denied = await t.as(agent, 'text_editor', { command: 'view', path: 'secrets/key.txt' });
+    expect(denied.body.error?.code).toBe('ACCESS_DENIED');
+    const root = await t.as(agent, 'text_editor', { command: 'view', path: '.' });
+    expect(leaks([denied, root])).toEqual([]);
+    expect(JSON.stringify(root.body.data)).not.toMatch(/secrets/);
+  });
+
   it('read_multiple_files asks for the whole call rather than failing with an IO error', async () => {
     t = await arrange();
     const asked = await t.as(agent, 'read_multiple_files', { paths: ['notes.txt', 'secrets/key.txt'] });
