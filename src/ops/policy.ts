@@ -423,13 +423,13 @@ export class PolicyService {
   async list(principal: Principal | null, status: ApprovalStatus | undefined): Promise<ApprovalRecord[]> {
     if (!this.store) return [];
     const all = await this.store.list(status !== undefined ? { status } : {});
-    return all.filter((r) => visibleTo(r, principal));
+    return all.filter((r) => visibleTo(r, principal)).map((r) => previewFor(r, principal));
   }
 
   async get(principal: Principal | null, id: string): Promise<ApprovalRecord> {
     const r = this.store ? await this.store.get(id) : null;
     if (!r || !visibleTo(r, principal)) throw new ToolError('NOT_FOUND', 'No such approval request; it may have been swept after it expired.');
-    return r;
+    return previewFor(r, principal);
   }
 
   async decideRequest(principal: Principal | null, id: string, decision: 'approved' | 'rejected', reason: string | null): Promise<ApprovalRecord> {
@@ -495,6 +495,15 @@ export class PolicyService {
       return null;
     }
   }
+}
+
+/**
+ * The preview (the diff) is for the person deciding. The caller who asked got in its 202 what it may read;
+ * its own view of the request shows no diff, which may show a file the policy keeps from it (docs/policy.md).
+ */
+function previewFor(r: ApprovalRecord, principal: Principal | null): ApprovalRecord {
+  if (PolicyService.mayDecide(principal)) return r;
+  return { ...r, diff_preview: '', diff_truncated: false };
 }
 
 function visibleTo(r: ApprovalRecord, principal: Principal | null): boolean {

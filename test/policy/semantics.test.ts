@@ -208,6 +208,9 @@ rules:
     expect(leaks(answers)).toEqual([]);
     expect(answers.map((a) => a.status)).toEqual(answers.map(() => 202));
     expect(approvalOf(answers[8]!.body).path).toBe('notes.txt');
+    // Nor does the caller's own view of its requests.
+    const own = [await t.get(agent, '/v1/approvals'), ...(await Promise.all(answers.map((a) => t!.get(agent, `/v1/approvals/${approvalOf(a.body).id}`))))];
+    expect(own.filter((r) => r.status !== 200 || JSON.stringify(r.json).includes(SECRET))).toEqual([]);
     // The person deciding sees the diff; after approval the dry run shows it to the caller.
     const first = approvalOf(answers[1]!.body);
     const record = await t.get(person, `/v1/approvals/${first.id}`);
