@@ -2,7 +2,8 @@
 // validated call to `gate`: each path the tool resolves is decided on its real path (so a symlink or
 // `a/../SOUL.md` meets the rule of SOUL.md), a denial stops the call, an `ask` stops it before it changed
 // anything and turns it into an approval request (202, with a dry run's diff), and a repeat that carries
-// `approval_id` spends the approval on the path that asked. Walking tools skip the entries a rule denies.
+// `approval_id` spends the approval on the path that asked. Walking tools skip the entries a rule denies or
+// asks about; dry runs and views are decided like reads, a move on every path it creates (docs/policy.md).
 import type { Stats } from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../config.js';
@@ -316,7 +317,11 @@ export class PolicyService {
     } catch (err) {
       if (err instanceof ApprovalNeeded) {
         // The preview ask() runs resolves every path the call touches: each is observed on the way.
-        const observing: RunTool = (i, hook) => runTool(i, async (p, o) => (observe(p), hook?.(p, o)));
+        const observing: RunTool = (i, hook) =>
+          runTool(i, async (p, o) => {
+            observe(p);
+            await hook?.(p, o);
+          });
         const out = await this.ask(call, tool, input, observing, switches, err, mayWait);
         return withheldIf(concealed, out);
       }
