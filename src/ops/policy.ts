@@ -2,16 +2,19 @@
 // validated call to `gate`: each path the tool resolves is decided on its real path (so a symlink or
 // `a/../SOUL.md` meets the rule of SOUL.md), a denial stops the call, an `ask` stops it before it changed
 // anything and turns it into an approval request (202, with a dry run's diff), and a repeat that carries
-// `approval_id` spends the approval on the path that asked. Walking tools skip the entries a rule denies.
+// `approval_id` spends the approval on the path that asked. Walking tools skip the entries a rule denies or
+// asks about; dry runs and views are decided like reads, a move on every path it creates (docs/policy.md).
+import type { Stats } from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../config.js';
-import { ToolError, type ErrorCode } from '../envelope.js';
-import type { ToolDefinition, ToolResult } from '../tools/define.js';
+import { ToolError, type ErrorCode, type Risk } from '../envelope.js';
+import { CallStopped, type ToolDefinition, type ToolResult } from '../tools/define.js';
 import type { CallGate, CallInfo, GatedResult, ResolveHook, RunTool } from '../tools/execute.js';
 import { TOOLS } from '../tools/registry.js';
 import { ApprovalError, argsHash, openApprovalStore, type ApprovalBinding, type ApprovalRecord, type ApprovalStatus, type ApprovalStore } from '../policy/approvals.js';
-import { denialError, evaluate, resolveSwitches, toolPolicyView, type PolicyDecision, type SwitchStates } from '../policy/evaluate.js';
+import { denialError, evaluate, resolveSwitches, strictest, toolPolicyView, type PolicyDecision, type SwitchStates } from '../policy/evaluate.js';
 import { loadPolicy, type Policy } from '../policy/policy-file.js';
+import { walkTree } from '../search/walk.js';
 import { fileState } from '../workspace/file-state.js';
 import type { ResolvedPath } from '../workspace/sandbox.js';
 import type { VersionStamp } from '../envelope.js';
@@ -19,6 +22,12 @@ import type { AuditLog } from './audit.js';
 import { allowsProject, allowsRisk, type Principal } from './auth.js';
 import type { Metrics } from './metrics.js';
 import type { Projects } from './projects.js';
+
+/** The read a dry run or a view is decided like (docs/policy.md). */
+const READ = { name: 'read_file', risk: 'read' } as const satisfies { name: string; risk: Risk };
+
+/** Deepest level a moved directory is walked to decide its destination (as the size tools walk). */
+const MOVE_WALK_MAX_DEPTH = 64;
 
 /** How often overdue requests are expired (and settled ones past their retention removed). */
 const SWEEP_INTERVAL_MS = 30_000;
@@ -39,18 +48,24 @@ export function approvalView(record: ApprovalRecord): ApprovalView {
 }
 
 /** Thrown from the resolve hook: the call asks, nothing has been changed yet. */
-class ApprovalNeeded extends Error {
+class ApprovalNeeded extends CallStopped {
+  /**
+   * The project whose file asks (`[B]/SOUL.md` called in project A is B's): the request is recorded, shown
+   * to approvers and audited there (docs/policy.md, "Projects").
+   */
+  readonly project: string | null;
   constructor(
     readonly p: ResolvedPath,
     readonly decision: PolicyDecision,
     readonly version: VersionStamp | null,
   ) {
     super('approval needed');
+    this.project = p.ws.id;
   }
 }
 
 /** Thrown from the resolve hook: the repeat named a request nobody has decided yet. */
-class StillPending extends Error {
+class StillPending extends CallStopped {
   constructor(readonly record: ApprovalRecord) {
     super('approval pending');
   }
@@ -77,8 +92,9 @@ export class PolicyService {
   /** Loads TOOLGATE_POLICY (a PolicyError stops start-up) and opens the approval store next to it. */
   static async open(deps: PolicyDeps): Promise<PolicyService> {
     const { config, projects } = deps;
-    const knownTools = TOOLS.flatMap((t) => [t.name, ...(t.aliases ?? [])]);
-    const policy = config.policy ? await loadPolicy(config.policy, { knownTools }) : null;
+    // A rule may name a tool by any alias a call may use; it is stored as the tool itself (docs/policy.md).
+    const toolNames = new Map(TOOLS.flatMap((t) => [t.name, ...(t.aliases ?? [])].map((n) => [n, t.name] as const)));
+    const policy = config.policy ? await loadPolicy(config.policy, { toolNames }) : null;
     let store: ApprovalStore | null = null;
     let service: PolicyService | null = null;
     if (policy) {
@@ -129,7 +145,7 @@ export class PolicyService {
     return this.runGated(call, tool, input, approvalId, runTool, switches, true);
   };
 
-  private decide(tool: ToolDefinition, p: ResolvedPath, switches: SwitchStates): PolicyDecision {
+  private decide(tool: ToolDefinition, p: ResolvedPath, switches: SwitchStates, changes = tool.mutates): PolicyDecision {
     const st = p.stat;
     return evaluate(this.policy, {
       tool: tool.name,
@@ -137,17 +153,116 @@ export class PolicyService {
       realRel: p.realRel,
       isExecutable: st !== null && st.isFile() && (st.mode & 0o111) !== 0,
       // Changing an existing directory (moving it) changes everything inside: a rule on any file there counts.
-      scope: tool.mutates && st !== null && st.isDirectory() && tool.name !== 'create_directory' ? 'tree' : 'path',
+      scope: changes && st !== null && st.isDirectory() && tool.name !== 'create_directory' ? 'tree' : 'path',
       switches,
     });
   }
 
-  /** A walk from this directory leaves out what the policy denies this tool (it is not there for this caller). */
-  private filterWalk(tool: ToolDefinition, p: ResolvedPath, switches: SwitchStates): void {
+  /**
+   * A move's destination decided on every path it would create there, existing or not (docs/policy.md,
+   * "Moves"): a file as it arrives (its execute bit), a directory by walking the source and deciding each
+   * entry at its new place. The walk has the search bounds; a tree beyond them is refused, never half checked.
+   */
+  private async decideReceived(tool: ToolDefinition, dst: ResolvedPath, src: ResolvedPath, switches: SwitchStates): Promise<PolicyDecision> {
+    const st = src.stat;
+    if (!st || dst.realRel === '.') return { decision: 'allow' };
+    const at = (realRel: string, entry: Stats | null | undefined): PolicyDecision =>
+      evaluate(this.policy, { tool: tool.name, risk: tool.risk, realRel, isExecutable: !!entry && entry.isFile() && (entry.mode & 0o111) !== 0, switches });
+    if (!st.isDirectory()) return at(dst.realRel, st);
+    // No rule can match anything under the destination: nothing to walk.
+    if (evaluate(this.policy, { tool: tool.name, risk: tool.risk, realRel: dst.realRel, scope: 'tree', switches }).decision === 'allow') return { decision: 'allow' };
+    const { searchMaxFiles, searchTimeoutMs } = src.ws.limits;
+    let worst: PolicyDecision = { decision: 'allow' };
+    let tooDeep = false;
+    const walk = await walkTree(src.ws, { at: src.at, real: src.real }, {
+      maxDepth: MOVE_WALK_MAX_DEPTH,
+      maxEntries: searchMaxFiles,
+      deadline: Date.now() + searchTimeoutMs,
+      includeHidden: true,
+      skipDirs: new Set(),
+      stats: true,
+      onEntry: (e) => {
+        if (e.kind === 'directory' && e.depth >= MOVE_WALK_MAX_DEPTH) tooDeep = true;
+        worst = strictest([worst, at(`${dst.realRel}/${e.relFromStart}`, e.stat)]);
+        return worst.decision !== 'deny' && !tooDeep;
+      },
+    });
+    if (worst.decision === 'deny') return worst;
+    const bound = tooDeep
+      ? `is more than ${MOVE_WALK_MAX_DEPTH} levels deep`
+      : walk.reason === 'entries'
+        ? `holds more than ${searchMaxFiles} entries (TOOLGATE_SEARCH_MAX_FILES)`
+        : walk.reason === 'time'
+          ? `could not be walked within TOOLGATE_SEARCH_TIMEOUT_MS (${searchTimeoutMs} ms)`
+          : null;
+    if (bound !== null) {
+      throw new ToolError(
+        'ACCESS_DENIED',
+        `'${src.rel}' ${bound}, so the policy cannot check every path it would create under '${dst.rel}', where rules apply; move it in smaller parts.`,
+        { path: dst.rel },
+      );
+    }
+    return worst;
+  }
+
+  /**
+   * A dry run changes nothing, so the rule on the change does not ask for it; but its answer shows the file's
+   * content, so it is decided like a read of that path (docs/policy.md, "Dry runs"). A denial of the tool
+   * itself still stands.
+   */
+  private decideDryRun(tool: ToolDefinition, p: ResolvedPath, switches: SwitchStates): PolicyDecision {
+    const own = this.decide(tool, p, switches);
+    if (own.decision === 'deny') return own;
+    const read = this.decideRead(p, switches);
+    if (read.decision !== 'deny') return read;
+    return { ...read, message: `A dry run shows the content of '${p.rel}', so it is decided like a read: ${read.message ?? 'the policy denies reading it.'}` };
+  }
+
+  /**
+   * A call of a writing tool that only shows what is there (the text editor's view) is a read as well: the
+   * rules on reading apply to it besides its own (docs/policy.md, "Walks, searches and listings").
+   */
+  private decideViewing(tool: ToolDefinition, p: ResolvedPath, switches: SwitchStates): PolicyDecision {
+    // Viewing a directory changes nothing in it: its entries are filtered (filterWalk), not all decided at once.
+    const own = this.decide(tool, p, switches, false);
+    if (own.decision === 'deny') return own;
+    const read = this.decideRead(p, switches, 'path');
+    if (read.decision !== 'deny') return strictest([own, read]);
+    return { ...read, message: `${tool.name} shows the content of '${p.rel}', so it is decided like a read: ${read.message ?? 'the policy denies reading it.'}` };
+  }
+
+  /** What read_file would meet on this path (a directory: by default on anything under it). */
+  private decideRead(p: ResolvedPath, switches: SwitchStates, dirScope: 'path' | 'tree' = 'tree'): PolicyDecision {
+    const st = p.stat;
+    return evaluate(this.policy, {
+      tool: READ.name,
+      risk: READ.risk,
+      realRel: p.realRel,
+      isExecutable: st !== null && st.isFile() && (st.mode & 0o111) !== 0,
+      scope: st?.isDirectory() ? dirScope : 'path',
+      switches,
+    });
+  }
+
+  /**
+   * A walk from this directory leaves out what the policy denies this tool or asks about (it is not there for
+   * this caller), unless the walk's start itself asked and a person approved it: then they saw that it
+   * reaches what is under it (docs/policy.md, "Walks, searches and listings"). A viewing call's walk also
+   * leaves out what a read may not see.
+   */
+  private filterWalk(tool: ToolDefinition, p: ResolvedPath, switches: SwitchStates, startApproved: boolean, viewing: boolean): void {
     if (!p.stat?.isDirectory()) return;
-    if (toolPolicyView(this.policy, tool, switches).denyPaths.length === 0) return;
+    const ruled = (t: { name: string; risk: Risk }) => {
+      const view = toolPolicyView(this.policy, t, switches);
+      return view.denyPaths.length > 0 || view.askPaths.length > 0;
+    };
+    if (!ruled(tool) && !(viewing && ruled(READ))) return;
     const policy = this.policy;
-    p.allowsEntry = (realRel) => evaluate(policy, { tool: tool.name, risk: tool.risk, realRel, switches }).decision !== 'deny';
+    const at = (t: { name: string; risk: Risk }, realRel: string) => evaluate(policy, { tool: t.name, risk: t.risk, realRel, switches });
+    p.allowsEntry = (realRel) => {
+      const d = viewing ? strictest([at(tool, realRel), at(READ, realRel)]).decision : at(tool, realRel).decision;
+      return d === 'allow' || (d === 'ask' && startApproved);
+    };
   }
 
   private async runGated(
@@ -160,20 +275,34 @@ export class PolicyService {
     mayWait: boolean,
   ): Promise<GatedResult> {
     const store = this.store as ApprovalStore;
-    // A dry run changes nothing, so it needs nobody's approval (it is how a caller previews what would ask).
+    // A dry run changes nothing, so the change's own rule does not ask for it (it is how a caller previews what
+    // would ask); it is decided like a read of what it shows (decideDryRun).
     const dryRun = input.dry_run === true;
-    const binding: ApprovalBinding = { caller: call.actor ?? null, project: call.ws.id, tool: tool.name, args_hash: argsHash(input) };
+    const viewing = !dryRun && tool.viewing?.(input) === true;
+    const argsDigest = argsHash(input);
+    // Bound to the project of the path that asks, as the request was recorded (ApprovalNeeded.project).
+    const bindingAt = (p: ResolvedPath): ApprovalBinding => ({ caller: call.actor ?? null, project: p.ws.id, tool: tool.name, args_hash: argsDigest });
     let cleared = false;
-    const onResolve: ResolveHook = async (p) => {
-      const d = this.decide(tool, p, switches);
+    // Set when the call touches a file this caller may not read: a 202 then carries no preview of it.
+    let concealed = false;
+    const observe = (p: ResolvedPath): void => {
+      if (!concealed && this.decideRead(p, switches).decision !== 'allow') concealed = true;
+    };
+    const onResolve: ResolveHook = async (p, opts) => {
+      observe(p);
+      let d = dryRun ? this.decideDryRun(tool, p, switches) : viewing ? this.decideViewing(tool, p, switches) : this.decide(tool, p, switches);
+      if (opts?.receives && d.decision !== 'deny') d = strictest([d, await this.decideReceived(tool, p, opts.receives, switches)]);
       const denied = denialError(d);
       if (denied) throw denied;
-      this.filterWalk(tool, p, switches);
-      if (d.decision !== 'ask' || dryRun || cleared) return;
+      if (d.decision === 'ask' && !cleared) await clear(p, d);
+      this.filterWalk(tool, p, switches, d.decision === 'ask', viewing);
+    };
+    /** Spends the repeat's approval on the path that asks (the first one; the approval covers the call), or asks. */
+    const clear = async (p: ResolvedPath, d: PolicyDecision): Promise<void> => {
       // Taken while the call's directory handles are open; the same function on the repeat, so both compare alike.
       const version = await versionAt(p);
       if (approvalId === undefined) throw new ApprovalNeeded(p, d, version);
-      const out = await store.consume(approvalId, binding, version);
+      const out = await store.consume(approvalId, bindingAt(p), version);
       if (out.kind === 'run') {
         cleared = true;
         this.note('used', out.record, { request_id: call.requestId });
@@ -186,10 +315,31 @@ export class PolicyService {
     try {
       return { result: await runTool(approvalId === undefined ? input : await this.pinVersion(tool, input, approvalId), onResolve), httpStatus: 200 };
     } catch (err) {
-      if (err instanceof ApprovalNeeded) return this.ask(call, tool, input, runTool, switches, err, mayWait);
+      if (err instanceof ApprovalNeeded) {
+        // The preview ask() runs resolves every path the call touches: each is observed on the way.
+        const observing: RunTool = (i, hook) =>
+          runTool(i, async (p, o) => {
+            observe(p);
+            await hook?.(p, o);
+          });
+        const out = await this.ask(call, tool, input, observing, switches, err, mayWait);
+        return withheldIf(concealed, out);
+      }
       if (err instanceof StillPending) {
         if (mayWait && (await this.waitFor(call, err.record.id))) return this.runGated(call, tool, input, err.record.id, runTool, switches, false);
-        return pendingAnswer(err.record, null);
+        // The call stopped at the path that asks; the record's preview may show paths after it, so they are
+        // looked at through a dry run (one that fails shows nothing, and the preview is withheld).
+        if (!concealed && 'dry_run' in tool.input.shape) {
+          const look: ResolveHook = (p) => {
+            observe(p);
+            const denied = denialError(this.decide(tool, p, switches));
+            if (denied) throw denied;
+          };
+          await runTool({ ...input, dry_run: true }, look).catch(() => {
+            concealed = true;
+          });
+        }
+        return withheldIf(concealed, pendingAnswer(err.record, null));
       }
       throw err;
     }
@@ -248,7 +398,7 @@ export class PolicyService {
     const data = (dry?.data ?? {}) as { diff_preview?: unknown; diff_truncated?: unknown };
     const record = await store.create({
       caller: call.actor ?? null,
-      project: call.ws.id,
+      project: need.project,
       tool: tool.name,
       path: need.p.rel,
       risk: tool.risk,
@@ -278,13 +428,13 @@ export class PolicyService {
   async list(principal: Principal | null, status: ApprovalStatus | undefined): Promise<ApprovalRecord[]> {
     if (!this.store) return [];
     const all = await this.store.list(status !== undefined ? { status } : {});
-    return all.filter((r) => visibleTo(r, principal));
+    return all.filter((r) => visibleTo(r, principal)).map((r) => previewFor(r, principal));
   }
 
   async get(principal: Principal | null, id: string): Promise<ApprovalRecord> {
     const r = this.store ? await this.store.get(id) : null;
     if (!r || !visibleTo(r, principal)) throw new ToolError('NOT_FOUND', 'No such approval request; it may have been swept after it expired.');
-    return r;
+    return previewFor(r, principal);
   }
 
   async decideRequest(principal: Principal | null, id: string, decision: 'approved' | 'rejected', reason: string | null): Promise<ApprovalRecord> {
@@ -352,10 +502,36 @@ export class PolicyService {
   }
 }
 
+/**
+ * The preview (the diff) is for the person deciding. The caller who asked got in its 202 what it may read;
+ * its own view of the request shows no diff, which may show a file the policy keeps from it (docs/policy.md).
+ */
+function previewFor(r: ApprovalRecord, principal: Principal | null): ApprovalRecord {
+  if (PolicyService.mayDecide(principal)) return r;
+  return { ...r, diff_preview: '', diff_truncated: false };
+}
+
 function visibleTo(r: ApprovalRecord, principal: Principal | null): boolean {
   if (principal === null) return true;
   if (r.project !== null && !allowsProject(principal, r.project)) return false;
   return PolicyService.mayDecide(principal) || r.caller === principal.id;
+}
+
+/**
+ * A 202 for a call that touches a file the caller may not read shows none of its content: the preview (the
+ * dry run's data, the diff) is for the person deciding, who sees it on /v1/approvals (docs/policy.md).
+ */
+function withheldIf(concealed: boolean, out: GatedResult): GatedResult {
+  if (!concealed || out.httpStatus !== 202) return out;
+  const { approval } = out.result.data as { approval?: Record<string, unknown> };
+  return {
+    ...out,
+    result: {
+      ...out.result,
+      data: { applied: false, ...(approval && { approval: { ...approval, diff_preview: '', diff_truncated: false } }) },
+      text: `${out.result.text} The preview is shown only to the person deciding: the policy does not let this caller read what the call touches.`,
+    },
+  };
 }
 
 /** The file's version (streamed hash) when the path names a regular file; null for a new file or a directory. */

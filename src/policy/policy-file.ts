@@ -13,7 +13,7 @@
 //     - name: soul                 # optional, named in denials
 //       description: …             # optional
 //       paths: [SOUL.md, 'notes/**'] # globs relative to the project root; absent: every call, pathless ones too
-//       tools: [write_file]        # optional: only these tools
+//       tools: [write_file]        # optional: only these tools (an alias such as `write` means its tool)
 //       risks: [write, destructive] # optional: only these risk classes
 //       when: { memory: off }      # optional: only while every named switch is in that state
 //       executable: true           # optional: only files with an execute bit
@@ -92,13 +92,14 @@ const SwitchDecl = z.union([
   z.strictObject({ default: SwitchState, description: z.string().optional() }),
 ]);
 
-const TOOL_NAME = /^[a-z][a-z0-9_]{0,63}$/;
+// Tool names are snake_case; aliases may also carry capitals and '-' (`Write`, `file-write`).
+const TOOL_NAME = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
 
 const RuleSchema = z.strictObject({
   name: z.string().min(1).max(100).optional(),
   description: z.string().max(1000).optional(),
   paths: z.array(Glob).min(1, 'paths needs at least one glob (leave it out to match every path)').optional(),
-  tools: z.array(z.string().regex(TOOL_NAME, 'a tool name is snake_case')).min(1).optional(),
+  tools: z.array(z.string().regex(TOOL_NAME, 'a tool name is letters, digits, _ and - (e.g. write_file)')).min(1).optional(),
   risks: z.array(z.enum(POLICY_RISKS)).min(1).optional(),
   when: z.record(SwitchName, SwitchState).optional(),
   executable: z.literal(true, { error: 'executable can only be true (leave it out otherwise)' }).optional(),
@@ -157,6 +158,11 @@ export interface Policy {
 export interface LoadPolicyOptions {
   /** Tool names the service knows (aliases included): a rule naming another one is an error. */
   knownTools?: readonly string[];
+  /**
+   * Every name a call may use (tool names and their aliases) -> the tool's own name. Rules are matched
+   * against the tool a call runs, so an alias in `tools` is stored as its tool; a name not here is an error.
+   */
+  toolNames?: ReadonlyMap<string, string>;
 }
 
 /** Reads and validates the policy file; throws PolicyError. */
@@ -197,7 +203,7 @@ export function parsePolicy(text: string, file: string, opts: LoadPolicyOptions 
   for (const [name, decl] of Object.entries(data.switches ?? {})) {
     switches.set(name, { name, default: decl.default, ...(decl.description !== undefined && { description: decl.description }) });
   }
-  const known = opts.knownTools ? new Set(opts.knownTools) : null;
+  const known = opts.toolNames ?? (opts.knownTools ? new Map(opts.knownTools.map((t) => [t, t])) : null);
   const names = new Set<string>();
   const rules = (data.rules ?? []).map((r, index): PolicyRule => {
     const where = (key: string[], problem: string): PolicyError => {
@@ -211,11 +217,12 @@ export function parsePolicy(text: string, file: string, opts: LoadPolicyOptions 
     for (const sw of Object.keys(r.when ?? {})) {
       if (!switches.has(sw)) throw whereKey(['when'], sw, `rule uses switch '${sw}', which is not declared under switches`);
     }
-    if (known) {
-      r.tools?.forEach((t, i) => {
-        if (!known.has(t)) throw where(['tools', String(i)], `unknown tool '${t}'`);
-      });
-    }
+    const tools = r.tools?.map((t, i) => {
+      if (!known) return t;
+      const canonical = known.get(t);
+      if (canonical === undefined) throw where(['tools', String(i)], `unknown tool '${t}'`);
+      return canonical;
+    });
     if (r.name !== undefined) {
       if (names.has(r.name)) throw where(['name'], `rule name '${r.name}' is used twice; names must be unique`);
       names.add(r.name);
@@ -227,7 +234,7 @@ export function parsePolicy(text: string, file: string, opts: LoadPolicyOptions 
       ...(r.name !== undefined && { name: r.name }),
       ...(r.description !== undefined && { description: r.description }),
       paths: r.paths ?? null,
-      tools: r.tools ?? null,
+      tools: tools ? [...new Set(tools)] : null,
       risks: r.risks ?? null,
       when: r.when ?? null,
       executable: r.executable === true,

@@ -116,10 +116,11 @@ export const applyPatch = defineTool({
 /** Resolves every path and move target of the patch before anything is read: a refused path refuses the patch. */
 async function resolveTargets(ctx: ToolContext, ops: PatchOp[]): Promise<Map<string, Target>> {
   const targets = new Map<string, Target>();
-  const add = async (path: string, deleting: boolean) => {
+  const add = async (path: string, deleting: boolean, receives?: ResolvedPath) => {
     const key = patchPathKey(path);
     if (targets.has(key)) return; // planPatch names the duplicate
-    let p = await ctx.resolve(path, deleting ? { noFollowLeaf: true } : {});
+    // A move target receives its source: the policy decides it as the file arrives (docs/policy.md, "Moves").
+    let p = await ctx.resolve(path, deleting ? { noFollowLeaf: true } : { receives });
     if (deleting && p.leafIsLink) {
       p = await ctx.resolve(path); // a link leading outside is refused as such
       throw new ToolError('NOT_REGULAR_FILE', `'${p.rel}' is a symbolic link; apply_patch deletes regular files only.`);
@@ -132,7 +133,7 @@ async function resolveTargets(ctx: ToolContext, ops: PatchOp[]): Promise<Map<str
   };
   for (const op of ops) {
     await add(op.path, op.type === 'delete' || (op.type === 'update' && op.moveTo !== undefined));
-    if (op.type === 'update' && op.moveTo !== undefined) await add(op.moveTo, false);
+    if (op.type === 'update' && op.moveTo !== undefined) await add(op.moveTo, false, targets.get(patchPathKey(op.path))?.p);
   }
   return targets;
 }

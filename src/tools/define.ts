@@ -23,6 +23,12 @@ export interface ToolContext {
   admit?(p: ResolvedPath): Promise<void>;
 }
 
+/**
+ * Thrown by the policy's resolve hook to stop the whole call (it needs approval, or waits for one), never a
+ * failure of one path: a tool that answers per path (read_multiple_files) passes it on.
+ */
+export class CallStopped extends Error {}
+
 /** What a run hands back; executeTool wraps it in the envelope. */
 export interface ToolResult<D> {
   data: D;
@@ -52,6 +58,11 @@ export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, O extends z
    * unresolved.
    */
   pathsOf?: (input: z.output<I>) => string[];
+  /**
+   * This call of a writing tool only shows what is there (the text editor's `view`): the policy decides it
+   * like a read as well as by the tool's own rules (docs/policy.md).
+   */
+  viewing?: (input: z.output<I>) => boolean;
   description: string;
   risk: Risk;
   riskLevel: RiskLevel;

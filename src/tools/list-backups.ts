@@ -26,14 +26,12 @@ export const listBackups = defineTool({
   example: { path: 'notes.txt' },
   output: z.object({ backups: z.array(Entry), truncated: z.boolean() }),
   async run(ctx, input) {
-    let rel: string | undefined;
-    let ws = ctx.ws;
-    if (input.path !== undefined) {
-      const p = await ctx.resolve(input.path);
-      rel = p.realRel;
-      ws = p.ws; // `[otherId]/path` lists the other project's backups
-    }
-    const all = await backupsOf(ws, rel);
+    // The listing starts at the root (or the file asked for) and passes the policy there like a walk: backups
+    // of files this caller may not see, denied or asking, are left out (docs/policy.md, "Walks…").
+    const base = await ctx.resolve(input.path ?? '.', input.path === undefined ? { allowRoot: true } : undefined);
+    const rel = input.path === undefined ? undefined : base.realRel;
+    const ws = base.ws; // `[otherId]/path` lists the other project's backups
+    const all = (await backupsOf(ws, rel)).filter((b) => base.allowsEntry?.(b.path, false) ?? true);
     // Paths as a call from this project names them: `[other]/x` for another project's, `./[B]/x` for a local `[B]`.
     const shown = (stored: string) => (ws === ctx.ws ? asLocalToolPath(stored) : `[${ws.id}]/${stored}`);
     const backups = all.slice(0, input.limit).map(({ backup_id, path, operation, created_at, size_bytes, sha256 }) => ({ backup_id, path: shown(path), operation, created_at, size_bytes, sha256 }));

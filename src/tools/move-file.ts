@@ -66,7 +66,7 @@ export const moveFile = defineTool({
   async run(ctx, input) {
     // Both names are acted on as they are: a symlink there is the object, never followed.
     const src = await ctx.resolve(input.path, { noFollowLeaf: true });
-    const dst = await ctx.resolve(input.destination, { noFollowLeaf: true });
+    const dst = await ctx.resolve(input.destination, { noFollowLeaf: true, receives: src });
     if (src.leafIsLink) {
       await ctx.resolve(input.path); // a link leading outside is refused as such
       throw new ToolError('NOT_REGULAR_FILE', `'${src.rel}' is a symbolic link; move_file moves files and directories only.`);

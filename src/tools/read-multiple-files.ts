@@ -1,7 +1,7 @@
 // Several files in one call, each with its own answer or error, as agents read a handful of files at once.
 import { z } from 'zod';
 import { toToolError } from '../envelope.js';
-import { defineTool } from './define.js';
+import { CallStopped, defineTool } from './define.js';
 import { readFile } from './read-file.js';
 
 const MAX_FILES = 50;
@@ -54,6 +54,8 @@ export const readMultipleFiles = defineTool({
         bytesRead += r.stats?.bytes_read ?? 0;
         files.push({ path: r.pathResolved ?? path, status: r.partial ? 'partial' : 'success', data: r.data, text: r.text, error: null });
       } catch (err) {
+        // A path that asks for approval asks for the whole call; the approved repeat reads them all.
+        if (err instanceof CallStopped) throw err;
         const e = toToolError(err, lexicalRel(path));
         files.push({ path: lexicalRel(path), status: 'error', data: null, text: '', error: { code: e.code, message: e.message } });
       }

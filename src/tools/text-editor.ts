@@ -71,6 +71,7 @@ export const textEditor = defineTool({
   name: NAME,
   aliases: ['text_editor'],
   paramAliases: { file_path: 'path', insert_text: 'new_str' },
+  viewing: (input) => input.command === 'view',
   description:
     "Anthropic's text editor tool. view: a file `cat -n` style (view_range [start, end], -1 = end) or a directory two levels deep; create: a new file (file_text); str_replace: replace old_str, which must match one place, with new_str; insert: new_str after line insert_line (0 = top); undo_edit: undo your last change to the file.",
   risk: 'write',

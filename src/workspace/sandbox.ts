@@ -62,6 +62,11 @@ export interface ResolveOptions {
   allowRoot?: boolean;
   /** A symlink as the last segment is the result itself (delete_file, move_file act on the name, not the target). */
   noFollowLeaf?: boolean;
+  /**
+   * Not read by the sandbox: the path receives what is at `receives` (a move's destination), so the policy
+   * decides every path that would appear under it (docs/policy.md, "Moves").
+   */
+  receives?: ResolvedPath | undefined;
 }
 
 /**

@@ -123,6 +123,21 @@ describe('policy file: refusals name file, line and column', () => {
     expect(e.problem).toBe("unknown tool 'rm_rf'");
   });
 
+  it('an alias in tools is stored as its tool; an unknown name is refused where it stands', () => {
+    const toolNames = new Map([
+      ['write_file', 'write_file'],
+      ['write', 'write_file'],
+      ['Write', 'write_file'],
+      ['file-write', 'write_file'],
+      ['edit_file', 'edit_file'],
+      ['edit', 'edit_file'],
+    ]);
+    const p = parsePolicy('rules:\n  - tools: [write, Write, file-write, edit]\n    action: deny\n', 'p.yaml', { toolNames });
+    expect(p.rules[0]?.tools).toEqual(['write_file', 'edit_file']);
+    const e = refusal('rules:\n  - tools: [edit, Edit]\n    action: deny\n', { toolNames });
+    expect([e.line, e.column, e.problem]).toEqual([2, 19, "unknown tool 'Edit'"]);
+  });
+
   it('a rule name used twice', () => {
     const e = refusal(['rules:', '  - name: a', '    action: allow', '  - name: a', '    action: deny', ''].join('\n'));
     expect([e.line, e.column]).toEqual([4, 11]);
