@@ -62,7 +62,9 @@ function convertInWorker(job: ConvertJob): { result: PageMarkdown } {
   }
   type TurndownCtor = typeof import('turndown');
   type ReadabilityCtor = typeof import('@mozilla/readability').Readability;
-  const load = (path: string) => (require as NodeJS.Require)(path);
+  // Not the free `require`: the bundler rewrites that name in this source (scripts/bundle.mjs).
+  const { createRequire } = process.getBuiltinModule('node:module');
+  const load = (path: string) => createRequire(path)(path);
   const { parseHTML } = load(job.modules.linkedom) as { parseHTML(html: string): { document: LooseDocument } };
   const { Readability } = load(job.modules.readability) as { Readability: ReadabilityCtor };
   const TurndownService = load(job.modules.turndown) as TurndownCtor;

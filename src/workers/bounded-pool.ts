@@ -39,8 +39,9 @@ export class WorkerJobError extends Error {
 
 export interface BoundedPoolOptions {
   /**
-   * Source of a function expression `(job) => { result, transfer? } | Promise<…>`; it runs in the worker
-   * with `require` (createRequire of the worker) in scope. See `handlerSource`.
+   * Source of a function expression `(job) => { result, transfer? } | Promise<…>`. See `handlerSource`; it
+   * loads packages with process.getBuiltinModule('node:module').createRequire, never the free `require`,
+   * which the bundler rewrites.
    */
   handler: string;
   /** Workers at most; more jobs wait their turn (their deadline runs while they wait). */
