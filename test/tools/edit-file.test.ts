@@ -75,6 +75,31 @@ describe('edit_file', () => {
     expect(await fs.readFile(t.file('dup.txt'), 'utf8')).toBe('x = 2\ny\nx = 2\n');
   });
 
+  // Issue 23: the second block used to change silently. The first block matches every line but one line's
+  // indentation; the second only with its first line taken as copied flush left: neither is closer.
+  it('two equally good loose matches are MULTIPLE_MATCHES with both places, and nothing changes', async () => {
+    const before = 'if x:\n    do()\ndef g():\n  if x:\n      do()\n';
+    await put('loose.py', before);
+    const r = await t.call('edit_file', { path: 'loose.py', old_text: 'if x:\n   do()', new_text: 'if y:\n   do()' });
+    expect(r.body.error?.code).toBe('MULTIPLE_MATCHES');
+    expect(r.body.error?.details).toMatchObject({ matches: 2, lines: [1, 4] });
+    expect(await fs.readFile(t.file('loose.py'), 'utf8')).toBe(before);
+  });
+
+  // Issue 21: 150,000 identical lines and 2,000 of them indented four more held the event loop 48 s in the
+  // tolerant stages. The matcher's work budget stops it (src/edit/match.ts); it found several places already.
+  it('stops tolerant matching on a 4 MB file of identical lines at its work budget, changing nothing', async () => {
+    const line = 'const value = compute(alpha, beta);\n';
+    await put('same.js', line.repeat(150_000));
+    const r = await t.call('edit_file', { path: 'same.js', old_text: `    ${line}`.repeat(2000), new_text: 'gone\n' });
+    expect(r.body.error?.code).toBe('MULTIPLE_MATCHES');
+    expect(r.body.error?.message).toMatch(/^Found at least \d+ matches/);
+    expect(r.body.error?.details).toMatchObject({ matches_incomplete: true, stage: 'indentation' });
+    const miss = await t.call('edit_file', { path: 'same.js', old_text: `    ${line}`.repeat(1999) + '    compute(beta)\n', new_text: 'gone\n' });
+    expect(miss.body.error?.code).toMatch(/^(TIMEOUT|NO_MATCH)$/);
+    expect(await fs.readFile(t.file('same.js'), 'utf8')).toBe(line.repeat(150_000));
+  });
+
   it('NO_MATCH names the closest region; NO_CHANGE for a no-op; NOT_FOUND for a missing file', async () => {
     await put('nm.txt', 'alpha\nbeta gamma\ndelta\n');
     const r = await t.call('edit_file', { path: 'nm.txt', old_text: 'beta gamma delta epsilon', new_text: 'z' });
