@@ -67,7 +67,7 @@ export interface StageMatches {
 }
 
 /** Line comparisons the tolerant stages may spend on one old_text (well under a tenth of a second idle). */
-export const MATCH_WORK_BUDGET = 200_000;
+export const MATCH_WORK_BUDGET = 100_000;
 
 /** Counts the comparisons of one tolerant search; throws BudgetSpent once they pass the limit. */
 class WorkBudget {
@@ -221,7 +221,7 @@ interface Anchor {
  * Where to look: lines that contain the rarest of old_text's longest ASCII words. Every tolerant match
  * of an old line contains its ASCII words verbatim, so the search costs a few indexOf scans.
  */
-function findAnchor(t: LineTable, old: OldLines): Anchor | null {
+function findAnchor(t: LineTable, old: OldLines, cap: number): Anchor | null {
   const folded = old.keys.unicode;
   const words: Array<{ word: string; j: number }> = [];
   folded.forEach((k, j) => {
@@ -242,6 +242,8 @@ function findAnchor(t: LineTable, old: OldLines): Anchor | null {
     for (let p = t.text.indexOf(w.word); p !== -1; p = t.text.indexOf(w.word, p + 1)) {
       const line = lineIndexAt(t, p);
       if (lines[lines.length - 1] !== line) lines.push(line);
+      // More places than the budget could ever verify: this word cannot anchor (lineMatches refuses).
+      if (lines.length > cap) break;
       // Skip to the next line: one candidate per line is enough.
       p = Math.max(p, (t.starts[line + 1] as number) - 1 - w.word.length);
     }
@@ -253,9 +255,12 @@ function findAnchor(t: LineTable, old: OldLines): Anchor | null {
 
 function lineMatches(t: LineTable, oldText: string, opts: MatchOptions): StageMatches | null {
   const old = oldLinesOf(oldText);
-  const anchor = findAnchor(t, old);
-  if (anchor === null) return null;
   const budget = new WorkBudget(opts.budget ?? MATCH_WORK_BUDGET);
+  const anchor = findAnchor(t, old, budget.limit);
+  if (anchor === null) return null;
+  // Each place costs at least one comparison: past the budget before the first one, refuse at once.
+  const places = anchor.lines?.length ?? t.count;
+  if (places > budget.limit) return budgetSpent([], 'trailing_whitespace', opts, budget, places);
   const fk = new FileKeys(t, budget);
   const anchorLines = anchor.lines ?? Array.from({ length: t.count }, (_, i) => i);
   const passes = [false, true].flatMap((loose) => LINE_LEVELS.map((level) => ({ loose, level })));
@@ -330,7 +335,7 @@ function budgetSpent(found: BlockMatch[], stage: LineLevel, opts: MatchOptions, 
   }
   throw new ToolError(
     'TIMEOUT',
-    `old_text was not found exactly, and matching it loosely (whitespace, indentation, blank lines) at the ${places} places it may start stopped after ${budget.limit} line comparisons; nothing was changed. Copy old_text exactly from the file, or send fewer lines that include a distinctive one.`,
+    `old_text was not found exactly, and matching it loosely (whitespace, indentation, blank lines) at the ${places > budget.limit ? `more than ${budget.limit}` : places} places it may start stopped after ${budget.limit} line comparisons; nothing was changed. Copy old_text exactly from the file, or send fewer lines that include a distinctive one.`,
     { stage, comparisons: budget.limit, places },
   );
 }

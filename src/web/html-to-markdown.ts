@@ -198,12 +198,13 @@ function converterModules(): Modules {
   return modules;
 }
 
-// Two workers, kept between pages (loading the DOM and Turndown costs more than most conversions); one that
-// times out, runs out of heap or overflows its stack is terminated and replaced.
+// A fresh worker per page, two at most: a kept worker would hold the heap its largest page grew (up to the
+// limit, for good), which the process cannot spare next to the office readers; loading the DOM and Turndown
+// anew costs a tenth of a second or two, small next to a fetch.
 const pool = new BoundedPool({
   handler: handlerSource(convertInWorker),
   size: 2,
-  reuse: true,
+  reuse: false,
   resourceLimits: { maxOldGenerationSizeMb: HTML_WORKER_HEAP_MB, maxYoungGenerationSizeMb: 16, stackSizeMb: 4 },
 });
 

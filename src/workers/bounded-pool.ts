@@ -198,9 +198,11 @@ export class BoundedPool {
     clearTimeout(cur.timer);
     slot.job = null;
     this.#finish(cur.job);
-    if (reply.ok) cur.job.resolve(reply.result);
-    else cur.job.reject(new WorkerJobError(reply.message, reply.code, reply.details));
-    if (!this.#options.reuse) this.#retire(slot);
+    const answer = () => (reply.ok ? cur.job.resolve(reply.result) : cur.job.reject(new WorkerJobError(reply.message, reply.code, reply.details)));
+    if (this.#options.reuse) answer();
+    // A single-use worker answers once it is gone: the caller may then count the memory it held as free
+    // (the office readers release their memory budget on the answer).
+    else void this.#retire(slot).then(answer, answer);
     this.#pump();
   }
 
@@ -217,11 +219,11 @@ export class BoundedPool {
   }
 
   /** Takes a worker out of the pool after its job, without failing anything. */
-  #retire(slot: Slot): void {
+  #retire(slot: Slot): Promise<number> {
     const i = this.#slots.indexOf(slot);
     if (i !== -1) this.#slots.splice(i, 1);
     slot.done = true;
-    void slot.worker.terminate();
+    return slot.worker.terminate();
   }
 
   /** Removes a worker (timed out, aborted, out of memory, crashed or exited), failing its job. */
