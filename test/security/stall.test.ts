@@ -156,6 +156,19 @@ describe('hostile inputs do not stall the service', () => {
     expect(await fs.readFile(path.join(root, 'same.js'), 'utf8')).toBe(content);
   });
 
+  it('apply_patch with a hunk of 2,000 of those lines indented ends with an envelope while /livez answers', async () => {
+    const content = LINE.repeat(150_000);
+    await fs.writeFile(path.join(root, 'same-patch.js'), content);
+    const hunk = Array.from({ length: 2000 }, () => `-    ${LINE.trimEnd()}`);
+    const patch = ['*** Begin Patch', '*** Update File: same-patch.js', '@@', ...hunk, '+gone', '*** End Patch'].join('\n');
+    const p = await probed(() => call('apply_patch', { patch }));
+    report('apply_patch 150,000 identical lines', p);
+    expect(p.result.body.error?.code).toBe('MULTIPLE_MATCHES');
+    expect(p.answered).toBeGreaterThan(0);
+    expect(p.unanswered).toBe(0);
+    expect(await fs.readFile(path.join(root, 'same-patch.js'), 'utf8')).toBe(content);
+  });
+
   it('read_docx of a document inflating to 120 MiB answers while /livez answers', async () => {
     await fs.writeFile(path.join(root, 'inflating.docx'), inflatingDocx());
     const p = await probed(() => call('read_docx', { path: 'inflating.docx' }));
