@@ -156,6 +156,22 @@ describe('hostile inputs do not stall the service', () => {
     expect(await fs.readFile(path.join(root, 'same.js'), 'utf8')).toBe(content);
   });
 
+  it('edit_file with 1 MB of long lines found nowhere in a 5 MB file of long lines answers NO_MATCH while /livez answers', async () => {
+    const word = (i: number) => `w${(i * 7919) % 1000}`;
+    const lines = (n: number, salt: number, end: string) =>
+      Array.from({ length: n }, (_, i) => {
+        let s = '';
+        for (let k = i * 31 + salt; s.length < 1000; k++) s += `${word(k)} `;
+        return s + end;
+      }).join('\n') + '\n';
+    await fs.writeFile(path.join(root, 'long.txt'), lines(5000, 0, 'file'));
+    const p = await probed(() => call('edit_file', { path: 'long.txt', old_text: lines(1000, 3, 'model'), new_text: 'x\n' }));
+    report('edit_file NO_MATCH, 1 MB of long lines', p);
+    expect(p.result.body.error?.code).toBe('NO_MATCH');
+    expect(p.answered).toBeGreaterThan(0);
+    expect(p.unanswered).toBe(0);
+  });
+
   it('apply_patch with a hunk of 2,000 of those lines indented ends with an envelope while /livez answers', async () => {
     const content = LINE.repeat(150_000);
     await fs.writeFile(path.join(root, 'same-patch.js'), content);

@@ -99,6 +99,22 @@ describe('edit_file', () => {
     expect(await fs.readFile(t.file('same.js'), 'utf8')).toBe(line.repeat(150_000));
   });
 
+  // The closest-region search of NO_MATCH read every pair of long lines: a 5 MB file and a 1 MB old_text
+  // held the event loop 8.5 s. It stops at its character budget (src/edit/closest.ts) without naming one.
+  it('answers NO_MATCH without a closest region when the search for one passes its budget', async () => {
+    const word = (i: number) => `w${(i * 7919) % 1000}`;
+    const lines = (n: number, salt: number, end: string) =>
+      Array.from({ length: n }, (_, i) => {
+        let s = '';
+        for (let k = i * 31 + salt; s.length < 1000; k++) s += `${word(k)} `;
+        return s + end;
+      }).join('\n') + '\n';
+    await put('long.txt', lines(5000, 0, 'file'));
+    const r = await t.call('edit_file', { path: 'long.txt', old_text: lines(1000, 3, 'model'), new_text: 'x\n' });
+    expect(r.body.error?.code).toBe('NO_MATCH');
+    expect(r.body.error?.details).toMatchObject({ closest: null });
+  });
+
   it('answers the places found when the budget runs out among many loose matches (a lower bound)', async () => {
     const line = 'const value = compute(alpha, beta);\n';
     await put('many.js', line.repeat(20_000));
