@@ -36,7 +36,7 @@ export interface EditOutcome {
   snippet: string;
 }
 
-/** Candidates named in MULTIPLE_MATCHES (the count is always complete). */
+/** Candidates named in MULTIPLE_MATCHES (the count is complete unless details.matches_incomplete). */
 const LISTED_MATCHES = 100;
 const LISTED_IN_MESSAGE = 10;
 const SNIPPET_CONTEXT = 4;
@@ -99,7 +99,7 @@ export function applyEdits(text: string, edits: EditRequest[], opts: ApplyOption
     const all = req.replace_all === true;
     const found = findMatches(current, oldText, { all, limit: LISTED_MATCHES }, tables);
     if (found === null) throw noMatchError(i, several, oldText, original, spans);
-    if (!all && found.total > 1) throw multipleMatchesError(i, several, found.candidates, found.total, found.stage, original, spans);
+    if (!all && found.total > 1) throw multipleMatchesError(i, several, found.candidates, found.total, found.stage, original, spans, found.incomplete === true);
 
     const oldModel = splitModelLines(oldText);
     const reps = found.candidates.map((c: Candidate): Replacement =>
@@ -307,11 +307,14 @@ function multipleMatchesError(
   stage: MatchStage,
   original: string,
   spans: Span[],
+  /** The matcher's work budget ran out (match.ts): `total` is a lower bound. */
+  incomplete: boolean,
 ): ToolError {
   const lines = lineNumbersAt(original, candidates.map((c) => toOriginalOffset(spans, c.start)));
   const listed = lines.slice(0, LISTED_IN_MESSAGE).join(', ') + (total > LISTED_IN_MESSAGE ? ', …' : '');
-  const message = `${several ? `Edit ${i + 1}: ` : ''}Found ${total} matches (lines ${listed}); add context to make old_text unique or set replace_all`;
-  return new ToolError('MULTIPLE_MATCHES', message, { edit_index: i, matches: total, lines, stage });
+  const count = incomplete ? `at least ${total}` : `${total}`;
+  const message = `${several ? `Edit ${i + 1}: ` : ''}Found ${count} matches (lines ${listed}); add context to make old_text unique or set replace_all`;
+  return new ToolError('MULTIPLE_MATCHES', message, { edit_index: i, matches: total, lines, stage, ...(incomplete ? { matches_incomplete: true } : {}) });
 }
 
 function overlapError(i: number, span: Span, original: string): ToolError {

@@ -1,5 +1,11 @@
 // Finding old_text in a file: the matching cascade of the edit engine. Each stage reports every candidate
 // it sees; the engine accepts a stage only when its candidate is unique (or replace_all is set).
+//
+// The tolerant stages run on the event loop under a work budget (MATCH_WORK_BUDGET line comparisons, each a cached key lookup): a file
+// of 150,000 identical lines and an old_text of 2,000 of them held the loop 48 s before. Past the budget the
+// search stops: with two places already found it answers them (MULTIPLE_MATCHES, a count that is a lower
+// bound), else TIMEOUT, having changed nothing (docs/operations.md, "Work off the main thread").
+import { ToolError } from '../envelope.js';
 import {
   buildLineTable,
   lineContent,
@@ -56,13 +62,32 @@ export interface StageMatches {
   candidates: Candidate[];
   /** How many candidates the stage saw (unique mode counts overlapping ones). */
   total: number;
+  /** The work budget ran out while counting: `total` is a lower bound. */
+  incomplete?: boolean;
 }
+
+/** Line comparisons the tolerant stages may spend on one old_text (well under a tenth of a second idle). */
+export const MATCH_WORK_BUDGET = 100_000;
+
+/** Counts the comparisons of one tolerant search; throws BudgetSpent once they pass the limit. */
+class WorkBudget {
+  spent = 0;
+  constructor(readonly limit: number) {}
+  spend(n: number): void {
+    this.spent += n;
+    if (this.spent > this.limit) throw new BudgetSpent();
+  }
+}
+
+class BudgetSpent extends Error {}
 
 export interface MatchOptions {
   /** replace_all: every non-overlapping match of the first stage that has any. */
   all: boolean;
   /** Candidates kept in unique mode (enough to name their lines in MULTIPLE_MATCHES). */
   limit: number;
+  /** Line comparisons the tolerant stages may spend (MATCH_WORK_BUDGET). */
+  budget?: number;
 }
 
 /** Builds the line table of a text at most once, however many tolerant searches run on it. */
@@ -166,11 +191,15 @@ class FileKeys {
     indentation: new Map(),
     unicode: new Map(),
   };
-  constructor(readonly table: LineTable) {}
+  constructor(
+    readonly table: LineTable,
+    readonly budget: WorkBudget,
+  ) {}
   get count(): number {
     return this.table.count;
   }
   key(i: number, level: LineLevel): LineKey {
+    this.budget.spend(1);
     const cache = this.#cache[level];
     let k = cache.get(i);
     if (k === undefined) {
@@ -192,7 +221,7 @@ interface Anchor {
  * Where to look: lines that contain the rarest of old_text's longest ASCII words. Every tolerant match
  * of an old line contains its ASCII words verbatim, so the search costs a few indexOf scans.
  */
-function findAnchor(t: LineTable, old: OldLines): Anchor | null {
+function findAnchor(t: LineTable, old: OldLines, cap: number): Anchor | null {
   const folded = old.keys.unicode;
   const words: Array<{ word: string; j: number }> = [];
   folded.forEach((k, j) => {
@@ -213,6 +242,8 @@ function findAnchor(t: LineTable, old: OldLines): Anchor | null {
     for (let p = t.text.indexOf(w.word); p !== -1; p = t.text.indexOf(w.word, p + 1)) {
       const line = lineIndexAt(t, p);
       if (lines[lines.length - 1] !== line) lines.push(line);
+      // More places than the budget could ever verify: this word cannot anchor (lineMatches refuses).
+      if (lines.length > cap) break;
       // Skip to the next line: one candidate per line is enough.
       p = Math.max(p, (t.starts[line + 1] as number) - 1 - w.word.length);
     }
@@ -224,16 +255,27 @@ function findAnchor(t: LineTable, old: OldLines): Anchor | null {
 
 function lineMatches(t: LineTable, oldText: string, opts: MatchOptions): StageMatches | null {
   const old = oldLinesOf(oldText);
-  const anchor = findAnchor(t, old);
+  const budget = new WorkBudget(opts.budget ?? MATCH_WORK_BUDGET);
+  const anchor = findAnchor(t, old, budget.limit);
   if (anchor === null) return null;
-  const fk = new FileKeys(t);
+  // Each place costs at least one comparison: past the budget before the first one, refuse at once.
+  const places = anchor.lines?.length ?? t.count;
+  if (places > budget.limit) return budgetSpent([], 'trailing_whitespace', opts, budget, places);
+  const fk = new FileKeys(t, budget);
   const anchorLines = anchor.lines ?? Array.from({ length: t.count }, (_, i) => i);
   const passes = [false, true].flatMap((loose) => LINE_LEVELS.map((level) => ({ loose, level })));
+  // Blocks whose lines match but whose indentation does not shift by one offset: never applied, but as
+  // close to old_text as a match can be (a rival, below).
+  let near: BlockMatch[] = [];
+  let found: BlockMatch[] = [];
+  let stage: LineLevel = 'trailing_whitespace';
   const blocksOf = (loose: boolean, level: LineLevel): BlockMatch[] => {
     const blocks: BlockMatch[] = [];
+    found = blocks;
+    stage = level;
     const seen = new Set<string>();
     for (const line of anchorLines) {
-      const m = loose ? verifyLoose(fk, line, anchor.j, old, level) : verifyStrict(fk, line - anchor.j, old, level);
+      const m = loose ? verifyLoose(fk, line, anchor.j, old, level, near) : verifyStrict(fk, line - anchor.j, old, level, near);
       if (m === null) continue;
       const id = `${m.first}:${m.last}`;
       if (seen.has(id)) continue;
@@ -242,35 +284,60 @@ function lineMatches(t: LineTable, oldText: string, opts: MatchOptions): StageMa
     }
     return blocks.sort((a, b) => a.first - b.first || a.last - b.last);
   };
-  for (let p = 0; p < passes.length; p++) {
-    const { loose, level } = passes[p] as { loose: boolean; level: LineLevel };
-    const blocks = blocksOf(loose, level);
-    if (blocks.length === 0) continue;
-    if (opts.all) {
-      const kept: BlockMatch[] = [];
-      for (const b of blocks) if (kept.length === 0 || b.first > (kept[kept.length - 1] as BlockMatch).last) kept.push(b);
-      return { stage: level, candidates: kept, total: kept.length };
-    }
-    if (blocks.length === 1) {
-      // Unique at this pass, but a looser pass may fit another region as well: then the model's text does
-      // not say which one it meant, and the first pass to find one must not decide alone.
-      const chosen = blocks[0] as BlockMatch;
-      const bar = misfit(t, chosen, old);
-      const rivals: BlockMatch[] = [];
-      for (const later of passes.slice(p + 1)) {
-        for (const b of blocksOf(later.loose, later.level)) {
+  try {
+    for (let p = 0; p < passes.length; p++) {
+      const { loose, level } = passes[p] as { loose: boolean; level: LineLevel };
+      near = [];
+      const blocks = blocksOf(loose, level);
+      if (blocks.length === 0) continue;
+      if (opts.all) {
+        const kept: BlockMatch[] = [];
+        for (const b of blocks) if (kept.length === 0 || b.first > (kept[kept.length - 1] as BlockMatch).last) kept.push(b);
+        return { stage: level, candidates: kept, total: kept.length };
+      }
+      if (blocks.length === 1) {
+        // Unique at this pass, but a looser pass may fit another region as well, or another region may match
+        // every line with an uneven indentation: when that region is no further from old_text, the model's
+        // text does not say which one it meant, and the first pass to find one must not decide alone.
+        const chosen = blocks[0] as BlockMatch;
+        const bar = misfit(t, chosen, old, budget);
+        const rivals: BlockMatch[] = [];
+        const consider = (b: BlockMatch) => {
           const apart = b.last < chosen.first || b.first > chosen.last;
-          if (apart && misfit(t, b, old) <= bar && !rivals.some((r) => r.first <= b.last && b.first <= r.last)) rivals.push(b);
+          if (apart && misfit(t, b, old, budget) <= bar && !rivals.some((r) => r.first <= b.last && b.first <= r.last)) rivals.push(b);
+        };
+        near.forEach(consider);
+        for (const later of passes.slice(p + 1)) {
+          near = [];
+          blocksOf(later.loose, later.level).forEach(consider);
+          near.forEach(consider);
+        }
+        if (rivals.length > 0) {
+          const all = [chosen, ...rivals].sort((a, b) => a.first - b.first);
+          return { stage: level, candidates: all.slice(0, opts.limit), total: all.length };
         }
       }
-      if (rivals.length > 0) {
-        const all = [chosen, ...rivals].sort((a, b) => a.first - b.first);
-        return { stage: level, candidates: all.slice(0, opts.limit), total: all.length };
-      }
+      return { stage: level, candidates: blocks.slice(0, opts.limit), total: blocks.length };
     }
-    return { stage: level, candidates: blocks.slice(0, opts.limit), total: blocks.length };
+    return null;
+  } catch (err) {
+    if (!(err instanceof BudgetSpent)) throw err;
+    return budgetSpent(found, stage, opts, budget, anchorLines.length);
   }
-  return null;
+}
+
+/** The answer when the budget ran out: the places found so far if there are two, else TIMEOUT. */
+function budgetSpent(found: BlockMatch[], stage: LineLevel, opts: MatchOptions, budget: WorkBudget, places: number): StageMatches {
+  // As in a finished pass, unique mode counts overlapping places; replace_all needs them all, so it cannot go on.
+  if (!opts.all && found.length >= 2) {
+    const sorted = [...found].sort((a, b) => a.first - b.first || a.last - b.last);
+    return { stage, candidates: sorted.slice(0, opts.limit), total: sorted.length, incomplete: true };
+  }
+  throw new ToolError(
+    'TIMEOUT',
+    `old_text was not found exactly, and matching it loosely (whitespace, indentation, blank lines) at the ${places > budget.limit ? `more than ${budget.limit}` : places} places it may start stopped after ${budget.limit} line comparisons; nothing was changed. Copy old_text exactly from the file, or send fewer lines that include a distinctive one.`,
+    { stage, comparisons: budget.limit, places },
+  );
 }
 
 /**
@@ -278,7 +345,8 @@ function lineMatches(t: LineTable, oldText: string, opts: MatchOptions): StageMa
  * whitespace, indentation, other characters such as quotes), plus one for each model line it has no line for
  * and each file line inside it that no model line stands for (blank lines one side left out).
  */
-function misfit(t: LineTable, m: BlockMatch, old: OldLines): number {
+function misfit(t: LineTable, m: BlockMatch, old: OldLines, budget: WorkBudget): number {
+  budget.spend(m.align.length);
   let n = 0;
   let aligned = 0;
   m.align.forEach((f, j) => {
@@ -304,18 +372,18 @@ function differenceKinds(a: string, b: string): number {
   return kinds;
 }
 
-function verifyStrict(fk: FileKeys, first: number, old: OldLines, level: LineLevel): BlockMatch | null {
+function verifyStrict(fk: FileKeys, first: number, old: OldLines, level: LineLevel, near: BlockMatch[]): BlockMatch | null {
   const keys = old.keys[level];
   const k = keys.length;
   if (first < 0 || first + k > fk.count) return null;
   for (let j = 0; j < k; j++) if (fk.key(first + j, level).key !== (keys[j] as LineKey).key) return null;
   const align = new Int32Array(k);
   for (let j = 0; j < k; j++) align[j] = first + j;
-  return finishBlock(fk, align, old, level, false);
+  return finishBlock(fk, align, old, level, false, near);
 }
 
 /** Like verifyStrict, but blank lines may be missing on either side (a model dropped or added one). */
-function verifyLoose(fk: FileKeys, line: number, j0: number, old: OldLines, level: LineLevel): BlockMatch | null {
+function verifyLoose(fk: FileKeys, line: number, j0: number, old: OldLines, level: LineLevel, near: BlockMatch[]): BlockMatch | null {
   const keys = old.keys[level];
   const k = keys.length;
   const key = (j: number) => (keys[j] as LineKey).key;
@@ -343,10 +411,11 @@ function verifyLoose(fk: FileKeys, line: number, j0: number, old: OldLines, leve
     if (f >= fk.count || fk.key(f, level).key !== key(j)) return null;
     align[j] = f++;
   }
-  return finishBlock(fk, align, old, level, true);
+  return finishBlock(fk, align, old, level, true, near);
 }
 
-function finishBlock(fk: FileKeys, align: Int32Array, old: OldLines, level: LineLevel, loose: boolean): BlockMatch | null {
+/** The block of an alignment, or null; one whose indentation fits no single offset goes to `near`. */
+function finishBlock(fk: FileKeys, align: Int32Array, old: OldLines, level: LineLevel, loose: boolean, near: BlockMatch[]): BlockMatch | null {
   let first = -1;
   let last = -1;
   let alignedCount = 0;
@@ -368,9 +437,13 @@ function finishBlock(fk: FileKeys, align: Int32Array, old: OldLines, level: Line
     });
     fit = fitIndentation(pairs);
   }
-  if (fit === null) return null;
   const t = fk.table;
-  return { kind: 'block', level, first, last, start: lineStart(t, first), end: lineEnd(t, last), align, blankLines, ...fit };
+  const block: BlockMatch = { kind: 'block', level, first, last, start: lineStart(t, first), end: lineEnd(t, last), align, blankLines, ...(fit ?? { delta: 0, tabWidth: 4, flushFirst: false }) };
+  if (fit === null) {
+    near.push(block);
+    return null;
+  }
+  return block;
 }
 
 interface IndentPair {

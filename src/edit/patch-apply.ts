@@ -69,6 +69,17 @@ function dominantEnding(ends: string[]): string {
   return crlf > lf ? '\r\n' : '\n';
 }
 
+/**
+ * Line comparisons one search for a hunk may spend (about a tenth of a second): 150,000 identical lines and a hunk of
+ * 2,000 of them with other indentation fit at every line under the whitespace pass, 3·10⁸ comparisons on
+ * the event loop. Past it the search answers the places found if there are two (MULTIPLE_MATCHES), else
+ * TIMEOUT (docs/operations.md, "Work off the main thread").
+ */
+export const SEEK_BUDGET = 1_000_000;
+
+/** The search for a hunk passed SEEK_BUDGET without deciding; the caller names the hunk. */
+export class SeekBudgetSpent extends Error {}
+
 /** Looks up lines under each pass, normalising the file once per pass and only when that pass is reached. */
 class LineIndex {
   private readonly cache = new Map<MatchPass, string[]>();
@@ -87,7 +98,7 @@ class LineIndex {
    * Where `pattern` fits at or after `from`, at the first pass that finds it anywhere: every place (`all`) or the
    * first. `onlyAt` tests that one position (the end of the file for `*** End of File`).
    */
-  seek(pattern: string[], from: number, opts: { all: boolean; onlyAt?: number }): { pass: MatchPass; positions: number[] } | null {
+  seek(pattern: string[], from: number, opts: { all: boolean; onlyAt?: number }): { pass: MatchPass; positions: number[]; incomplete?: boolean } | null {
     const n = this.lines.length;
     const m = pattern.length;
     if (m === 0) return { pass: 'exact', positions: [opts.onlyAt ?? from] };
@@ -95,6 +106,7 @@ class LineIndex {
     const lo = opts.onlyAt ?? from;
     const hi = opts.onlyAt ?? n - m;
     if (lo < from || lo > hi) return null;
+    let spent = 0;
     for (const [pass, norm] of PASSES) {
       const file = this.normalized(pass, norm);
       const pat = pass === 'exact' ? pattern : pattern.map(norm);
@@ -102,6 +114,11 @@ class LineIndex {
       for (let i = lo; i <= hi; i++) {
         let j = 0;
         while (j < m && file[i + j] === pat[j]) j++;
+        spent += j + 1;
+        if (spent > SEEK_BUDGET) {
+          if (positions.length >= 2) return { pass, positions, incomplete: true };
+          throw new SeekBudgetSpent();
+        }
         if (j === m) {
           positions.push(i);
           if (!opts.all) break;
@@ -197,6 +214,19 @@ export function applyChunksDetailed(content: string, chunks: UpdateChunk[], path
 
   chunks.forEach((chunk, k) => {
     const label = `Hunk ${k + 1}${chunk.patchLine !== undefined ? ` (patch line ${chunk.patchLine})` : ''} of ${path}`;
+    try {
+      applyChunk(chunk, k, label);
+    } catch (err) {
+      if (!(err instanceof SeekBudgetSpent)) throw err;
+      throw new PatchError(
+        'TIMEOUT',
+        `${label}: looking for its lines stopped after ${SEEK_BUDGET} line comparisons (they fit, loosely, at too many places to tell); nothing was changed. Add context lines or an '@@' line that is unique in the file.`,
+        { path, hunk: k + 1, comparisons: SEEK_BUDGET },
+      );
+    }
+  });
+
+  function applyChunk(chunk: UpdateChunk, k: number, label: string): void {
     const headers = chunk.changeContext ?? [];
     for (const header of headers) {
       const found = index.seek([header], cursor, { all: false });
@@ -255,11 +285,13 @@ export function applyChunksDetailed(content: string, chunks: UpdateChunk[], path
 
     if (found.positions.length > 1) {
       const lines = found.positions.map((p) => p + 1);
-      const listed = lines.slice(0, 10).join(', ') + (lines.length > 10 ? `, … (${lines.length} in all)` : '');
+      // Past the search's budget the count is a lower bound.
+      const count = found.incomplete ? `at least ${lines.length}` : `${lines.length}`;
+      const listed = lines.slice(0, 10).join(', ') + (lines.length > 10 ? `, … (${count} in all)` : '');
       throw new PatchError(
         'MULTIPLE_MATCHES',
-        `${label}: the lines to change fit ${lines.length} places (starting at lines ${listed}, matched ${PASS_WORDS[found.pass]}); nothing was changed. Add an '@@ <line>' header naming the enclosing function or class, or more unchanged lines around the change, so that the hunk fits one place.`,
-        { path, hunk: k + 1, candidate_lines: lines.slice(0, 50), pass: found.pass },
+        `${label}: the lines to change fit ${count} places (starting at lines ${listed}, matched ${PASS_WORDS[found.pass]}); nothing was changed. Add an '@@ <line>' header naming the enclosing function or class, or more unchanged lines around the change, so that the hunk fits one place.`,
+        { path, hunk: k + 1, candidate_lines: lines.slice(0, 50), pass: found.pass, ...(found.incomplete ? { candidates_incomplete: true } : {}) },
       );
     }
 
@@ -267,7 +299,7 @@ export function applyChunksDetailed(content: string, chunks: UpdateChunk[], path
     replacements.push({ start, oldLen: pattern.length, newLines: repl, kept: keptFromOld(pattern, repl) });
     hunks.push({ line: start + 1, pass: found.pass });
     cursor = start + pattern.length;
-  });
+  }
 
   const outText: string[] = [];
   const outEnds: string[] = [];

@@ -1,7 +1,7 @@
 // The errors of the apply_patch engine: a code the caller maps to the envelope, and a message a model can act on.
 import { ToolError, type ErrorCode } from '../envelope.js';
 
-export type PatchErrorCode = 'INVALID_PATCH' | 'NO_MATCH' | 'MULTIPLE_MATCHES' | 'NOT_FOUND' | 'ALREADY_EXISTS';
+export type PatchErrorCode = 'INVALID_PATCH' | 'NO_MATCH' | 'MULTIPLE_MATCHES' | 'NOT_FOUND' | 'ALREADY_EXISTS' | 'TIMEOUT';
 
 /** Envelope codes: the envelope has no INVALID_PATCH, and a malformed patch is a bad parameter. */
 const TOOL_CODE: Record<PatchErrorCode, ErrorCode> = {
@@ -10,6 +10,8 @@ const TOOL_CODE: Record<PatchErrorCode, ErrorCode> = {
   MULTIPLE_MATCHES: 'MULTIPLE_MATCHES',
   NOT_FOUND: 'NOT_FOUND',
   ALREADY_EXISTS: 'ALREADY_EXISTS',
+  /** The hunk search passed its work budget (patch-apply.ts SEEK_BUDGET). */
+  TIMEOUT: 'TIMEOUT',
 };
 
 export class PatchError extends Error {

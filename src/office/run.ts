@@ -1,20 +1,19 @@
-// Reads .docx and .xlsx/.xlsm documents for read_docx / read_excel: the zip guard checks and inflates the
-// entries here (streaming, counted, on zlib's thread pool), then one worker thread per document parses a
-// stored copy of the checked entries under a heap limit and a timer. Workers start from source text, as
-// search/pool.ts and search/regex.ts do, so the same code runs under tsx/vitest, from tsc's output and from the
-// esbuild bundle.
+// Reads .docx and .xlsx/.xlsm documents for read_docx / read_excel. Each document takes one of the
+// concurrency slots and its share of the process's memory budget before a byte is inflated; then the zip
+// guard checks and inflates the entries here (streaming, counted, on zlib's thread pool), and a fresh worker
+// thread (src/workers/bounded-pool.ts) parses a stored copy of the checked entries under a heap limit and a
+// deadline. Eight bombs sent at once thus inflate one after another, not all together (docs/operations.md,
+// "Work off the main thread").
 import { createRequire } from 'node:module';
-import { Worker } from 'node:worker_threads';
+import { memoryBudget } from '../workspace/memory-budget.js';
+import { BoundedPool, handlerSource, WorkerFailure, type WorkerJobError } from '../workers/bounded-pool.js';
 import { docxToMarkdown } from './docx.js';
 import { OfficeError, isOfficeErrorCode } from './errors.js';
-import { officeWorkerMain, type ParserModules, type WorkerJob, type WorkerReply } from './worker.js';
+import { officeWorkerJob, type ParserModules, type WorkerJob, type WorkerReply } from './worker.js';
 import { xlsxToText, type SheetSummary } from './xlsx.js';
 import { checkZip, storedZip, type FdSource, type ZipLimits } from './zip-guard.js';
 
 export type { SheetSummary } from './xlsx.js';
-
-// esbuild's keepNames (tsx) wraps nested functions in __name(); the worker has no such helper.
-const WORKER_SOURCE = `"use strict";\nvar __name = (f) => f;\n(${officeWorkerMain.toString()})({ docx: (${docxToMarkdown.toString()}), xlsx: (${xlsxToText.toString()}) });\n`;
 
 export interface OfficeReadOptions {
   /** Output cap in UTF-8 bytes (read_file's TOOLGATE_MAX_OUTPUT_BYTES); longer output is cut at a line. */
@@ -28,6 +27,13 @@ export interface OfficeReadOptions {
   /** Images returned as attachments, and their bytes in all; the rest are counted in imagesOmitted. */
   maxImages?: number;
   maxImageBytes?: number;
+  /**
+   * The process's memory budget (TOOLGATE_MEMORY_BUDGET_BYTES, src/workspace/memory-budget.ts): the document
+   * holds OFFICE_MEMORY_FACTOR times its declared inflated size of it from before inflating until parsed.
+   */
+  memoryBudgetBytes?: number;
+  /** Aborts the wait for a slot or memory, and terminates the parser (the call's time limit). */
+  signal?: AbortSignal;
 }
 
 export interface ExcelReadOptions extends OfficeReadOptions {
@@ -69,7 +75,14 @@ export const OFFICE_DEFAULTS = {
   maxImageBytes: 32 * 1024 * 1024,
   /** Documents parsed at once; more wait their turn, so N requests cannot start N heaps of memoryMb. */
   concurrency: 2,
+  memoryBudgetBytes: 64 * 1024 * 1024,
 } as const;
+
+/**
+ * Bytes held per inflated byte while a document is read: the checked entries, the stored zip built from them
+ * (the parser's copy), and the parser's own strings and tree, which grow with the XML it reads.
+ */
+export const OFFICE_MEMORY_FACTOR = 4;
 
 // Parts no reader here needs: embedded objects (themselves zips, so never inflated), macros and other
 // binary blobs, thumbnails, obfuscated fonts.
@@ -104,8 +117,24 @@ function parserModules(): ParserModules {
 let running = 0;
 const waiting: Array<() => void> = [];
 
-async function withSlot<T>(fn: () => Promise<T>): Promise<T> {
-  if (running >= OFFICE_DEFAULTS.concurrency) await new Promise<void>((resolve) => waiting.push(resolve));
+/** Waits for one of the concurrency slots (first in, first out), leaving the queue if `signal` aborts. */
+async function withSlot<T>(signal: AbortSignal | undefined, fn: () => Promise<T>): Promise<T> {
+  if (running >= OFFICE_DEFAULTS.concurrency) {
+    await new Promise<void>((resolve, reject) => {
+      const onAbort = () => {
+        const i = waiting.indexOf(grant);
+        if (i !== -1) waiting.splice(i, 1);
+        reject(signal?.reason ?? new Error('aborted'));
+      };
+      const grant = () => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      };
+      if (signal?.aborted) return onAbort();
+      signal?.addEventListener('abort', onAbort, { once: true });
+      waiting.push(grant);
+    });
+  }
   running++;
   try {
     return await fn();
@@ -115,39 +144,42 @@ async function withSlot<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
-/** Runs one job in a fresh worker (a hostile document leaves nothing behind), under memoryMb and timeoutMs. */
-function runInWorker(job: WorkerJob, timeoutMs: number, memoryMb: number): Promise<WorkerReply> {
-  return new Promise((resolve, reject) => {
-    const worker = new Worker(WORKER_SOURCE, {
-      eval: true,
+// One pool per heap limit (a call may ask for its own); a fresh worker per document, so nothing one hostile
+// document leaves behind meets the next. The slots above already bound how many run at once.
+const pools = new Map<number, BoundedPool>();
+
+function poolFor(memoryMb: number): BoundedPool {
+  let pool = pools.get(memoryMb);
+  if (!pool) {
+    pool = new BoundedPool({
+      handler: handlerSource(officeWorkerJob, docxToMarkdown, xlsxToText),
+      size: OFFICE_DEFAULTS.concurrency,
+      reuse: false,
       resourceLimits: { maxOldGenerationSizeMb: memoryMb, maxYoungGenerationSizeMb: 32, stackSizeMb: 4 },
     });
-    let settled = false;
-    const finish = (settle: () => void) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      void worker.terminate();
-      settle();
-    };
-    // A parser stuck in a loop never yields, so it cannot answer: terminate it.
-    const timer = setTimeout(
-      () => finish(() => reject(new OfficeError('TIMEOUT', `Parsing the document took longer than ${timeoutMs} ms and was stopped; try a smaller document or, for a workbook, one sheet or range.`))),
-      timeoutMs,
-    );
-    worker.once('message', (reply: WorkerReply) => finish(() => resolve(reply)));
-    worker.once('error', (err: Error & { code?: string }) =>
-      finish(() =>
-        reject(
-          err.code === 'ERR_WORKER_OUT_OF_MEMORY'
-            ? new OfficeError('ARCHIVE_TOO_LARGE', `Parsing the document needs more than the ${memoryMb} MiB memory limit; try a smaller document or, for a workbook, one sheet or range.`)
-            : new OfficeError('DOCUMENT_INVALID', `The document parser failed (${err.message.split('\n')[0]?.slice(0, 200)}).`),
-        ),
-      ),
-    );
-    worker.once('exit', (code) => finish(() => reject(new OfficeError('DOCUMENT_INVALID', `The document parser stopped unexpectedly (exit code ${code}).`))));
-    worker.postMessage(job, [job.zip]);
-  });
+    pools.set(memoryMb, pool);
+  }
+  return pool;
+}
+
+/** Runs one job in a fresh worker under memoryMb and timeoutMs. */
+async function runInWorker(job: WorkerJob, timeoutMs: number, memoryMb: number, signal: AbortSignal | undefined): Promise<WorkerReply> {
+  try {
+    return await poolFor(memoryMb).run<WorkerReply>(job, { timeoutMs, signal, transfer: [job.zip] });
+  } catch (err) {
+    if (!(err instanceof WorkerFailure)) {
+      const e = err as WorkerJobError;
+      throw new OfficeError('DOCUMENT_INVALID', `The document parser failed (${e.message}).`);
+    }
+    if (err.kind === 'timeout') {
+      throw new OfficeError('TIMEOUT', `Parsing the document took longer than ${timeoutMs} ms and was stopped; try a smaller document or, for a workbook, one sheet or range.`);
+    }
+    if (err.kind === 'memory') {
+      throw new OfficeError('ARCHIVE_TOO_LARGE', `Parsing the document needs more than the ${memoryMb} MiB memory limit; try a smaller document or, for a workbook, one sheet or range.`);
+    }
+    if (err.kind === 'aborted') throw err.reason ?? err;
+    throw new OfficeError('DOCUMENT_INVALID', `The document parser stopped unexpectedly (${err.message}).`);
+  }
 }
 
 function replyError(reply: Extract<WorkerReply, { ok: false }>, what: string): OfficeError {
@@ -172,20 +204,46 @@ function toAttachments(raw: Array<{ name: string; media_type: string; bytes: Uin
   return raw.map((a) => ({ name: a.name, media_type: a.media_type, bytes: Buffer.from(a.bytes.buffer, a.bytes.byteOffset, a.bytes.byteLength) }));
 }
 
-async function checkedOoxml(source: Buffer | FdSource, options: OfficeReadOptions, what: string, mainPart: RegExp) {
-  const archive = await checkZip(source, { limits: options.zipLimits, skip });
-  if (!archive.entries.has('[Content_Types].xml') || ![...archive.entries.keys()].some((n) => mainPart.test(n))) {
-    throw new OfficeError('DOCUMENT_INVALID', `The file is a zip archive but not a ${what} (no Office Open XML parts); check the file type.`);
-  }
-  return { zip: storedZip(archive), inflatedBytes: archive.inflatedBytes };
+/**
+ * Checks and inflates the document and parses it in a worker, all inside one concurrency slot and holding
+ * its share of the memory budget (taken once the central directory says how much will be inflated).
+ */
+async function parseOoxml(source: Buffer | FdSource, options: OfficeReadOptions, what: string, mainPart: RegExp, makeJob: (zip: ArrayBuffer) => WorkerJob) {
+  const o = { ...OFFICE_DEFAULTS, ...options };
+  return withSlot(o.signal, async () => {
+    let release: (() => void) | undefined;
+    try {
+      const checked = await (async () => {
+        const archive = await checkZip(source, {
+          limits: options.zipLimits,
+          skip,
+          beforeInflate: async (declaredBytes) => {
+            release = await memoryBudget(o.memoryBudgetBytes).acquire(OFFICE_MEMORY_FACTOR * declaredBytes, o.signal);
+          },
+        });
+        if (!archive.entries.has('[Content_Types].xml') || ![...archive.entries.keys()].some((n) => mainPart.test(n))) {
+          throw new OfficeError('DOCUMENT_INVALID', `The file is a zip archive but not a ${what} (no Office Open XML parts); check the file type.`);
+        }
+        // Only the stored copy outlives this function: the inflated entries can be collected while the parser runs.
+        return { zip: storedZip(archive), inflatedBytes: archive.inflatedBytes };
+      })();
+      const reply = await runInWorker(makeJob(checked.zip.buffer as ArrayBuffer), o.timeoutMs, o.memoryMb, o.signal);
+      return { reply, inflatedBytes: checked.inflatedBytes };
+    } finally {
+      release?.();
+    }
+  });
 }
 
 /** A .docx as Markdown (headings, lists, tables, emphasis), its images as attachments. Throws OfficeError. */
 export async function readDocx(source: Buffer | FdSource, options: OfficeReadOptions = {}): Promise<OfficeReadResult> {
   const o = { ...OFFICE_DEFAULTS, ...options };
-  const { zip, inflatedBytes } = await checkedOoxml(source, options, '.docx document', /^word\/[^/]+\.xml$/);
-  const job: WorkerJob = { kind: 'docx', zip: zip.buffer as ArrayBuffer, modules: parserModules(), options: { maxImages: o.maxImages, maxImageBytes: o.maxImageBytes } };
-  const reply = await withSlot(() => runInWorker(job, o.timeoutMs, o.memoryMb));
+  const { reply, inflatedBytes } = await parseOoxml(source, options, '.docx document', /^word\/[^/]+\.xml$/, (zip) => ({
+    kind: 'docx',
+    zip,
+    modules: parserModules(),
+    options: { maxImages: o.maxImages, maxImageBytes: o.maxImageBytes },
+  }));
   if (!reply.ok) throw replyError(reply, '.docx document');
   if (reply.kind !== 'docx') throw new OfficeError('DOCUMENT_INVALID', 'The document parser answered for the wrong kind of document.');
   const { text, truncated } = capText(reply.result.markdown, o.maxOutputBytes);
@@ -201,14 +259,12 @@ export async function readExcel(source: Buffer | FdSource, options: ExcelReadOpt
   if (Buffer.isBuffer(source) && source.subarray(0, 8).equals(OLE_MAGIC)) {
     throw new OfficeError('UNSUPPORTED_FORMAT', `The file is an OLE compound file: a legacy .xls workbook or a password-protected one. ${XLS_REFUSED}`);
   }
-  const { zip, inflatedBytes } = await checkedOoxml(source, options, '.xlsx workbook', /^xl\/workbook\.xml$/);
-  const job: WorkerJob = {
+  const { reply, inflatedBytes } = await parseOoxml(source, options, '.xlsx workbook', /^xl\/workbook\.xml$/, (zip) => ({
     kind: 'xlsx',
-    zip: zip.buffer as ArrayBuffer,
+    zip,
     modules: parserModules(),
     options: { sheet: options.sheet, range: options.range, formulas: options.formulas ?? false, maxOutputBytes: o.maxOutputBytes, maxImages: o.maxImages, maxImageBytes: o.maxImageBytes },
-  };
-  const reply = await withSlot(() => runInWorker(job, o.timeoutMs, o.memoryMb));
+  }));
   if (!reply.ok) throw replyError(reply, '.xlsx workbook');
   if (reply.kind !== 'xlsx') throw new OfficeError('DOCUMENT_INVALID', 'The document parser answered for the wrong kind of document.');
   const r = reply.result;

@@ -1,8 +1,8 @@
-// The body of an office worker thread (see run.ts): parses one checked document and exits. The parsers run
-// here, under the worker's heap limit and the caller's timer, so that a document that makes them allocate
-// or loop without end costs one terminated thread, not the service.
+// The job of an office worker thread (see run.ts): parses one checked document in a fresh worker. The parsers
+// run there, under the worker's heap limit and the caller's deadline, so that a document that makes them
+// allocate or loop without end costs one terminated thread, not the service.
 //
-// officeWorkerMain is shipped to the worker as source text (Function#toString, like search-worker.ts), so
+// officeWorkerJob is shipped to the worker as source text (Function#toString, like search/pool.ts), so
 // it must be self-contained; the converters (docx.ts, xlsx.ts) come as arguments, and the parser packages
 // are loaded by the absolute paths the job names (resolved in the main thread from node_modules, since the
 // production bundle cannot carry them into an eval'd worker).
@@ -31,37 +31,34 @@ export interface Converters {
   xlsx: (libs: XlsxLibraries, zip: Buffer, opts: XlsxOptions) => Promise<ConvertedWorkbook>;
 }
 
-export function officeWorkerMain(converters: Converters): void {
-  const wt = process.getBuiltinModule('node:worker_threads');
+/**
+ * Parses one checked document in a worker of the office pool (run.ts, src/workers/bounded-pool.ts); a
+ * failure the parser reports is part of the answer (`ok: false` with its office code), so that it keeps
+ * its code across the thread boundary.
+ */
+export async function officeWorkerJob(job: WorkerJob, docx: Converters['docx'], xlsx: Converters['xlsx']): Promise<{ result: WorkerReply; transfer: ArrayBuffer[] }> {
   const { createRequire } = process.getBuiltinModule('node:module');
-  const port = wt.parentPort;
-  if (!port) return;
   const load = (path: string) => createRequire(path)(path);
-  port.once('message', async (job: WorkerJob) => {
-    let reply: WorkerReply;
-    let attachments: RawAttachment[];
-    try {
-      const zip = Buffer.from(job.zip);
-      if (job.kind === 'docx') {
-        const libs = { mammoth: load(job.modules.mammoth), TurndownService: load(job.modules.turndown), gfm: load(job.modules.gfm) };
-        const result = await converters.docx(libs, zip, job.options);
-        attachments = result.attachments;
-        reply = { ok: true, kind: 'docx', result };
-      } else {
-        const result = await converters.xlsx({ ExcelJS: load(job.modules.exceljs) }, zip, job.options);
-        attachments = result.attachments;
-        reply = { ok: true, kind: 'xlsx', result };
-      }
-    } catch (err) {
-      const e = err as { officeCode?: OfficeErrorCode; message?: unknown } | null;
-      // Parser messages can be long or carry XML; one line, bounded, never a stack.
-      const message = String(e?.message ?? err).split('\n')[0]?.slice(0, 300) ?? '';
-      reply = { ok: false, code: e?.officeCode ?? 'DOCUMENT_INVALID', message };
-      attachments = [];
+  let reply: WorkerReply;
+  let attachments: RawAttachment[];
+  try {
+    const zip = Buffer.from(job.zip);
+    if (job.kind === 'docx') {
+      const libs = { mammoth: load(job.modules.mammoth), TurndownService: load(job.modules.turndown), gfm: load(job.modules.gfm) };
+      const result = await docx(libs, zip, job.options);
+      attachments = result.attachments;
+      reply = { ok: true, kind: 'docx', result };
+    } else {
+      const result = await xlsx({ ExcelJS: load(job.modules.exceljs) }, zip, job.options);
+      attachments = result.attachments;
+      reply = { ok: true, kind: 'xlsx', result };
     }
-    port.postMessage(
-      reply,
-      attachments.map((a) => a.bytes.buffer as ArrayBuffer),
-    );
-  });
+  } catch (err) {
+    const e = err as { officeCode?: OfficeErrorCode; message?: unknown } | null;
+    // Parser messages can be long or carry XML; one line, bounded, never a stack.
+    const message = String(e?.message ?? err).split('\n')[0]?.slice(0, 300) ?? '';
+    reply = { ok: false, code: e?.officeCode ?? 'DOCUMENT_INVALID', message };
+    attachments = [];
+  }
+  return { result: reply, transfer: attachments.map((a) => a.bytes.buffer as ArrayBuffer) };
 }

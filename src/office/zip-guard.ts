@@ -10,11 +10,13 @@
 //
 // The parser then gets a fresh zip of stored (uncompressed) entries built from these checked bytes
 // (storedZip), not the original file: whatever the original's headers say, the parser can only read what
-// was counted here, and reading a stored entry inflates nothing.
+// was counted here, and reading a stored entry inflates nothing. Each entry is inflated straight into its
+// place in that zip (one buffer sized from the checked headers), so a document costs its inflated size
+// once, not three times (chunks, the entry, the copy in the zip).
 import { read as fsRead } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { promisify } from 'node:util';
-import { zipSync, type Zippable } from 'fflate';
+import { crc32 } from 'node:zlib';
 import yauzl from 'yauzl';
 import { OfficeError } from './errors.js';
 
@@ -52,11 +54,18 @@ export interface CheckOptions {
    * why a real document with an embedded chart workbook still reads, while a zip anywhere else is refused.
    */
   skip?: (name: string) => boolean;
+  /**
+   * Called once the headers have passed, with the inflated bytes they declare in all, before anything is
+   * inflated: the caller takes its share of a memory budget here (run.ts).
+   */
+  beforeInflate?: (declaredBytes: number) => Promise<void>;
 }
 
 export interface CheckedArchive {
-  /** Entry name → inflated bytes, for every file entry that was not skipped. */
+  /** Entry name → inflated bytes (views into `stored`), for every file entry that was not skipped. */
   entries: Map<string, Buffer>;
+  /** The stored zip of `entries` (storedZip), owning its ArrayBuffer. */
+  stored: Buffer;
   /** Names left out by `skip`. */
   skipped: string[];
   /** Sum of the inflated bytes in `entries`. */
@@ -164,7 +173,7 @@ function hasDtd(name: string, data: Buffer): boolean {
  * Inflates one entry under a counter: stops (destroying the inflate stream) as soon as the entry passes its
  * declared size, the per-entry limit, the remaining total, or the ratio; never trusts the size fields.
  */
-async function inflateCounted(zip: yauzl.ZipFile, entry: yauzl.Entry, name: string, limits: ZipLimits, totalSoFar: number): Promise<Buffer> {
+async function inflateCounted(zip: yauzl.ZipFile, entry: yauzl.Entry, name: string, limits: ZipLimits, totalSoFar: number, target: Buffer): Promise<{ data: Buffer; crc: number }> {
   let stream: Readable;
   try {
     stream = await zip.openReadStreamPromise(entry);
@@ -172,8 +181,9 @@ async function inflateCounted(zip: yauzl.ZipFile, entry: yauzl.Entry, name: stri
     throw corrupt(`${name}: ${(err as Error).message}`);
   }
   const declared = entry.uncompressedSize;
-  const chunks: Buffer[] = [];
   let count = 0;
+  // The stored zip's CRC, chunk by chunk: one pass over 120 MiB at the end held the event loop for a tenth of a second.
+  let crc = 0;
   try {
     for await (const chunk of stream as AsyncIterable<Buffer>) {
       count += chunk.length;
@@ -187,7 +197,9 @@ async function inflateCounted(zip: yauzl.ZipFile, entry: yauzl.Entry, name: stri
       if (count > RATIO_GRACE_BYTES && count > limits.maxRatio * Math.max(entry.compressedSize, 1)) {
         throw unsafe(`Entry '${name}' inflates more than ${limits.maxRatio}x its compressed size (a zip bomb pattern); the document was not parsed.`, { entry: name });
       }
-      chunks.push(chunk);
+      // `target` holds exactly `declared` bytes, and count never passes it here.
+      chunk.copy(target, count - chunk.length);
+      crc = crc32(chunk, crc);
     }
   } catch (err) {
     stream.destroy();
@@ -195,7 +207,7 @@ async function inflateCounted(zip: yauzl.ZipFile, entry: yauzl.Entry, name: stri
     throw corrupt(`${name}: ${(err as Error).message}`);
   }
   if (count !== declared) throw corrupt(`entry '${name}' has ${count} bytes, its header declares ${declared}`);
-  return Buffer.concat(chunks, count);
+  return { data: target.subarray(0, count), crc };
 }
 
 /** Compares the local header with the central directory: two readers that disagree are an attack surface. */
@@ -274,12 +286,15 @@ export async function checkZip(source: Buffer | FdSource, options: CheckOptions 
       wanted.push({ entry, name });
     }
 
-    // Second pass: inflate under the counter, then look inside.
+    await options.beforeInflate?.(declaredTotal);
+    // Second pass: inflate under the counter into the stored zip, then look inside.
+    const layout = new StoredZipWriter(wanted.map(({ entry, name }) => ({ name, size: entry.uncompressedSize })));
     const out = new Map<string, Buffer>();
     let total = 0;
-    for (const { entry, name } of wanted) {
+    for (const [i, { entry, name }] of wanted.entries()) {
       await checkLocalHeader(zip, entry, name);
-      const data = await inflateCounted(zip, entry, name, limits, total);
+      const { data, crc } = await inflateCounted(zip, entry, name, limits, total, layout.slot(i));
+      layout.setCrc(i, crc);
       total += data.length;
       if (isNestedArchive(name, data.subarray(0, 4))) throw unsafe(`The archive contains another archive ('${name}'); nested archives are refused.`, { entry: name });
       if (hasDtd(name, data)) {
@@ -287,7 +302,7 @@ export async function checkZip(source: Buffer | FdSource, options: CheckOptions 
       }
       out.set(name, data);
     }
-    return { entries: out, skipped, inflatedBytes: total };
+    return { entries: out, stored: layout.finish(), skipped, inflatedBytes: total };
   } finally {
     // yauzl's close() also closes a file descriptor, which belongs to the caller.
     if (Buffer.isBuffer(source)) zip.close();
@@ -295,13 +310,81 @@ export async function checkZip(source: Buffer | FdSource, options: CheckOptions 
 }
 
 /**
- * A new zip of the checked entries, all stored (method 0): what the parser opens instead of the original,
- * so that it reads exactly the bytes that were counted and inflates nothing itself. The result owns its
- * ArrayBuffer (offset 0), so it can be transferred to a worker.
+ * A zip of stored (method 0) entries laid out in one buffer from the names and sizes the headers declared:
+ * each entry's data is written into `slot(i)` (by inflateCounted, which fills it exactly or throws) and its
+ * CRC given to `setCrc(i)`, then `finish()` writes the headers. Names are UTF-8 (flag bit 11); the
+ * limits keep every size and count within classic zip fields (no zip64).
+ */
+class StoredZipWriter {
+  readonly #buffer: Buffer;
+  readonly #entries: Array<{ name: Buffer; size: number; offset: number; crc: number }> = [];
+  readonly #centralAt: number;
+
+  constructor(files: Array<{ name: string; size: number }>) {
+    let offset = 0;
+    for (const f of files) {
+      const name = Buffer.from(f.name, 'utf8');
+      this.#entries.push({ name, size: f.size, offset, crc: 0 });
+      offset += 30 + name.length + f.size;
+    }
+    this.#centralAt = offset;
+    const central = this.#entries.reduce((n, e) => n + 46 + e.name.length, 0);
+    // Not zero-filled (a tenth of a second for 120 MiB): every data byte is inflated into it or the whole
+    // buffer is dropped, and finish() zeroes each header before writing it.
+    this.#buffer = Buffer.allocUnsafeSlow(offset + central + 22);
+  }
+
+  setCrc(i: number, crc: number): void {
+    (this.#entries[i] as { crc: number }).crc = crc;
+  }
+
+  slot(i: number): Buffer {
+    const e = this.#entries[i] as { name: Buffer; size: number; offset: number; crc: number };
+    const start = e.offset + 30 + e.name.length;
+    return this.#buffer.subarray(start, start + e.size);
+  }
+
+  finish(): Buffer {
+    const b = this.#buffer;
+    let at = this.#centralAt;
+    b.fill(0, at);
+    for (const e of this.#entries) {
+      const crc = e.crc;
+      b.fill(0, e.offset, e.offset + 30);
+      b.writeUInt32LE(0x04034b50, e.offset);
+      b.writeUInt16LE(20, e.offset + 4);
+      b.writeUInt16LE(0x800, e.offset + 6);
+      b.writeUInt32LE(crc, e.offset + 14);
+      b.writeUInt32LE(e.size, e.offset + 18);
+      b.writeUInt32LE(e.size, e.offset + 22);
+      b.writeUInt16LE(e.name.length, e.offset + 26);
+      e.name.copy(b, e.offset + 30);
+      b.writeUInt32LE(0x02014b50, at);
+      b.writeUInt16LE(20, at + 4);
+      b.writeUInt16LE(20, at + 6);
+      b.writeUInt16LE(0x800, at + 8);
+      b.writeUInt32LE(crc, at + 16);
+      b.writeUInt32LE(e.size, at + 20);
+      b.writeUInt32LE(e.size, at + 24);
+      b.writeUInt16LE(e.name.length, at + 28);
+      b.writeUInt32LE(e.offset, at + 42);
+      e.name.copy(b, at + 46);
+      at += 46 + e.name.length;
+    }
+    b.writeUInt32LE(0x06054b50, at);
+    b.writeUInt16LE(this.#entries.length, at + 8);
+    b.writeUInt16LE(this.#entries.length, at + 10);
+    b.writeUInt32LE(at - this.#centralAt, at + 12);
+    b.writeUInt32LE(this.#centralAt, at + 16);
+    return b;
+  }
+}
+
+/**
+ * The zip of the checked entries, all stored (method 0): what the parser opens instead of the original, so
+ * that it reads exactly the bytes that were counted and inflates nothing itself. It owns its ArrayBuffer
+ * (offset 0), so it can be transferred to a worker (which detaches `archive.entries`).
  */
 export function storedZip(archive: CheckedArchive): Buffer {
-  const files: Zippable = {};
-  for (const [name, data] of archive.entries) files[name] = [data, { level: 0 }];
-  const bytes = zipSync(files, { level: 0 });
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  return archive.stored;
 }

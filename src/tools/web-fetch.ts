@@ -44,7 +44,7 @@ export const webFetch = defineTool({
     const maxBytes = Math.min(input.max_bytes ?? web.maxBytes, web.maxBytes);
     // Loaded on the first call: undici and the HTML converter weigh more than the rest of the service.
     const { webFetch: fetchGuarded } = await import('../web/fetch.js');
-    const res = await fetchGuarded(input.url, { allow: web.allow, maxBytes, timeoutMs: web.timeoutMs, maxRedirects: web.maxRedirects, lookup: web.lookup });
+    const res = await fetchGuarded(input.url, { allow: web.allow, maxBytes, timeoutMs: web.timeoutMs, maxRedirects: web.maxRedirects, lookup: web.lookup }, ctx.signal);
     const cut = cutUtf8(res.content, ctx.ws.limits.maxOutputBytes);
     const shown = res.format === 'markdown' ? 'as Markdown' : `as ${res.format}`;
     const moved = res.final_url !== res.url ? ` (redirected to ${res.final_url})` : '';

@@ -3,6 +3,7 @@
 // hand and re-checked, and size and time are bounded. web_fetch and web_search both go through safeRequest.
 import dns from 'node:dns';
 import net from 'node:net';
+import { performance } from 'node:perf_hooks';
 import { Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import { Agent, buildConnector } from 'undici';
@@ -357,7 +358,8 @@ function decodeText(body: Buffer, charset: string | null, html: boolean): string
 }
 
 /** The web_fetch tool's engine: a page as Markdown, JSON and text as they are, other types refused. */
-export async function webFetch(input: string, opts: WebFetchOptions): Promise<WebFetchResult> {
+export async function webFetch(input: string, opts: WebFetchOptions, signal?: AbortSignal): Promise<WebFetchResult> {
+  const started = performance.now();
   const res = await safeRequest(input, {
     ...opts,
     acceptContentType(mediaType, url) {
@@ -371,9 +373,10 @@ export async function webFetch(input: string, opts: WebFetchOptions): Promise<We
     throw new ToolError('BINARY_FILE', `${res.finalUrl} has no content type and looks binary; web_fetch returns only HTML, JSON and text.`);
   }
   const text = decodeText(res.body, res.charset, format === 'markdown');
-  // Loaded on the first HTML page: the DOM, Readability and Turndown are a third of the bundle, and a service
-  // that never converts a page should not evaluate them at start.
-  const page = format === 'markdown' ? (await import('./html-to-markdown.js')).htmlToMarkdown(text, res.finalUrl) : { title: null, markdown: text };
+  // The conversion gets what is left of the call's time limit, so fetching and converting together stay
+  // within it (docs/web.md, "Converting HTML"); the converter's packages load in its worker, not here.
+  const left = Math.max(0, opts.timeoutMs - (performance.now() - started));
+  const page = format === 'markdown' ? await (await import('./html-to-markdown.js')).htmlToMarkdown(text, res.finalUrl, left, signal) : { title: null, markdown: text };
   return {
     url: res.url,
     final_url: res.finalUrl,

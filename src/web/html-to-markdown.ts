@@ -1,122 +1,180 @@
 // A fetched HTML page as readable Markdown: the main content (Readability, falling back to <main>/<article>/<body>),
 // every link and image made absolute against the page's URL (or its <base>).
-import { Readability } from '@mozilla/readability';
-import { parseHTML } from 'linkedom';
-import TurndownService from 'turndown';
+//
+// The conversion runs in a worker thread (src/workers/bounded-pool.ts) under a heap limit and the web call's
+// deadline: a page of 22 KB nested 2,000 deep kept Readability and Turndown busy for minutes on the main
+// thread, and 120,000 flat paragraphs took 1.7 GB. Pages past MAX_DEPTH or MAX_ELEMENTS are refused right after
+// the parse, before either runs (docs/web.md, "Converting HTML").
+import { createRequire } from 'node:module';
+import { ToolError } from '../envelope.js';
+import { BoundedPool, handlerSource, WorkerFailure, WorkerJobError } from '../workers/bounded-pool.js';
 
 export interface PageMarkdown {
   title: string | null;
   markdown: string;
 }
 
-// Elements that carry no readable content, or content a model should not mistake for the page's own.
-const DROPPED = 'script, style, noscript, template, iframe, object, embed, canvas, svg, link, meta';
-// Page chrome, dropped before Readability too: on short pages it keeps menus and footers as content.
-const CHROME = 'nav, footer, aside, [role=navigation], [role=banner], [role=contentinfo], [aria-hidden=true], [hidden]';
-// A <header> is chrome at page level but holds the title inside an article.
-const PAGE_HEADER = 'header';
-// Readability gives up (throws) past this many elements; the fallback then handles the page.
-const MAX_ELEMENTS = 20_000;
+/** Nesting past this is refused (browsers' tree builders cap it near here too; real pages stay far below). */
+export const MAX_DEPTH = 512;
+/** Elements past this are refused: Turndown's time grows faster than the page. */
+export const MAX_ELEMENTS = 60_000;
+/** The converting worker's old-generation heap (a 5 MiB page parses in well under it). */
+export const HTML_WORKER_HEAP_MB = 192;
 
-/* The DOM here is linkedom's; the project compiles without the DOM lib, so its nodes are typed loosely. */
-interface LooseElement {
-  getAttribute(name: string): string | null;
-  setAttribute(name: string, value: string): void;
-  removeAttribute(name: string): void;
-  remove(): void;
-  replaceWith(...nodes: unknown[]): void;
-  querySelectorAll(selectors: string): Iterable<LooseElement>;
-  querySelector(selectors: string): LooseElement | null;
-  closest(selectors: string): LooseElement | null;
-  innerHTML: string;
-  outerHTML: string;
-  textContent: string | null;
-}
-interface LooseDocument extends LooseElement {
-  title: string;
-  body: LooseElement | null;
-  documentElement: LooseElement;
-  createTextNode(text: string): unknown;
+interface Modules {
+  linkedom: string;
+  readability: string;
+  turndown: string;
 }
 
-/** `href` resolved against `base`; null for schemes a reader cannot follow (javascript:, data:, …). */
-function absolute(href: string, base: string, schemes: readonly string[]): string | null {
-  try {
-    const url = new URL(href.trim(), base);
-    return schemes.includes(url.protocol) ? url.href : null;
-  } catch {
-    return null;
+interface ConvertJob {
+  html: string;
+  pageUrl: string;
+  modules: Modules;
+  maxDepth: number;
+  maxElements: number;
+}
+
+/*
+ * Runs in the worker, shipped as source text: self-contained, packages loaded by the absolute paths the job
+ * names. The DOM is linkedom's; the project compiles without the DOM lib, so its nodes are typed loosely.
+ */
+function convertInWorker(job: ConvertJob): { result: PageMarkdown } {
+  interface LooseElement {
+    getAttribute(name: string): string | null;
+    setAttribute(name: string, value: string): void;
+    removeAttribute(name: string): void;
+    remove(): void;
+    replaceWith(...nodes: unknown[]): void;
+    querySelectorAll(selectors: string): Iterable<LooseElement>;
+    querySelector(selectors: string): LooseElement | null;
+    closest(selectors: string): LooseElement | null;
+    parentElement: LooseElement | null;
+    innerHTML: string;
+    outerHTML: string;
+    textContent: string | null;
   }
-}
-
-function absolutizeLinks(doc: LooseDocument, base: string): void {
-  for (const a of doc.querySelectorAll('a[href]')) {
-    const href = absolute(a.getAttribute('href') ?? '', base, ['http:', 'https:', 'mailto:']);
-    if (href === null) a.removeAttribute('href');
-    else a.setAttribute('href', href);
+  interface LooseDocument extends LooseElement {
+    title: string;
+    body: LooseElement | null;
+    documentElement: LooseElement;
+    createTextNode(text: string): unknown;
   }
-  for (const img of doc.querySelectorAll('img')) {
-    const src = absolute(img.getAttribute('src') ?? '', base, ['http:', 'https:']);
-    // An image without a fetchable source (data: URIs can be megabytes) is kept as its alt text only.
-    if (src === null) img.replaceWith(doc.createTextNode(img.getAttribute('alt') ?? ''));
-    else {
-      img.setAttribute('src', src);
-      img.removeAttribute('srcset');
-    }
-  }
-}
+  type TurndownCtor = typeof import('turndown');
+  type ReadabilityCtor = typeof import('@mozilla/readability').Readability;
+  // Not the free `require`: the bundler rewrites that name in this source (scripts/bundle.mjs).
+  const { createRequire } = process.getBuiltinModule('node:module');
+  const load = (path: string) => createRequire(path)(path);
+  const { parseHTML } = load(job.modules.linkedom) as { parseHTML(html: string): { document: LooseDocument } };
+  const { Readability } = load(job.modules.readability) as { Readability: ReadabilityCtor };
+  const TurndownService = load(job.modules.turndown) as TurndownCtor;
 
-function baseOf(doc: LooseDocument, pageUrl: string): string {
-  const declared = doc.querySelector('base[href]')?.getAttribute('href');
-  if (!declared) return pageUrl;
-  return absolute(declared, pageUrl, ['http:', 'https:']) ?? pageUrl;
-}
+  // Elements that carry no readable content, or content a model should not mistake for the page's own.
+  const DROPPED = 'script, style, noscript, template, iframe, object, embed, canvas, svg, link, meta';
+  // Page chrome, dropped before Readability too: on short pages it keeps menus and footers as content.
+  const CHROME = 'nav, footer, aside, [role=navigation], [role=banner], [role=contentinfo], [aria-hidden=true], [hidden]';
+  // A <header> is chrome at page level but holds the title inside an article.
+  const PAGE_HEADER = 'header';
+  // Readability gives up (throws) past this many elements; the fallback then handles the page.
+  const READABILITY_ELEMENTS = 20_000;
+  const refuse = (message: string, details: Record<string, unknown>) => Object.assign(new Error(message), { code: 'FILE_TOO_LARGE', details });
 
-function fallbackContent(doc: LooseDocument): string {
-  const root = doc.querySelector('main, article, [role=main]') ?? doc.body ?? doc.documentElement;
-  return root.innerHTML;
-}
-
-function readableContent(html: string): { title: string | null; content: string } | null {
-  // Readability rewrites the document it reads, so it gets its own parse.
-  const { document } = parseHTML(html);
-  try {
-    const article = new Readability(document, { maxElemsToParse: MAX_ELEMENTS, keepClasses: false }).parse();
-    if (!article?.content || (article.textContent ?? '').trim() === '') return null;
-    return { title: article.title || null, content: article.content };
-  } catch {
-    return null;
-  }
-}
-
-function turndown(): TurndownService {
-  const service = new TurndownService({ headingStyle: 'atx', codeBlockStyle: 'fenced', bulletListMarker: '-', emDelimiter: '_' });
-  service.remove(['script', 'style', 'noscript', 'template']);
-  // Turndown pads list markers to four columns ('-   item'); one space is what people write and read.
-  service.addRule('listItem', {
-    filter: 'li',
-    replacement(content, node) {
-      const li = node as unknown as { parentNode: LooseElement & { nodeName: string; children: ArrayLike<unknown> }; nextSibling: unknown };
-      const list = li.parentNode;
-      let marker = '- ';
-      if (list.nodeName === 'OL') {
-        const start = Number(list.getAttribute('start') ?? '1');
-        marker = `${(Number.isFinite(start) ? start : 1) + Array.prototype.indexOf.call(list.children, node)}. `;
+  /** Depth and count, walked without recursion (document order: a parent comes before its children). */
+  const checkShape = (doc: LooseDocument) => {
+    const depth = new Map<unknown, number>();
+    let elements = 0;
+    let deepest = 0;
+    for (const el of doc.querySelectorAll('*')) {
+      elements++;
+      if (elements > job.maxElements) {
+        throw refuse(`The page has more than ${job.maxElements} HTML elements, more than web_fetch converts to Markdown; fetch a smaller page or a plain-text version.`, { max_elements: job.maxElements });
       }
-      const body = content.replace(/^\n+/, '').replace(/\n+$/, '\n').replace(/\n/gm, `\n${' '.repeat(marker.length)}`);
-      return marker + body + (li.nextSibling && !/\n$/.test(body) ? '\n' : '');
-    },
-  });
-  return service;
-}
+      const d = (depth.get(el.parentElement) ?? 0) + 1;
+      depth.set(el, d);
+      if (d > deepest) deepest = d;
+      if (d > job.maxDepth) {
+        throw refuse(`The page nests HTML elements more than ${job.maxDepth} deep, more than web_fetch converts to Markdown; fetch a plain-text version.`, { max_depth: job.maxDepth });
+      }
+    }
+  };
 
-/** Converts a page to Markdown; `pageUrl` is the URL it was finally fetched from (after redirects). */
-export function htmlToMarkdown(html: string, pageUrl: string): PageMarkdown {
-  const { document } = parseHTML(html) as unknown as { document: LooseDocument };
+  /** `href` resolved against `base`; null for schemes a reader cannot follow (javascript:, data:, …). */
+  const absolute = (href: string, base: string, schemes: readonly string[]): string | null => {
+    try {
+      const url = new URL(href.trim(), base);
+      return schemes.includes(url.protocol) ? url.href : null;
+    } catch {
+      return null;
+    }
+  };
+
+  const absolutizeLinks = (doc: LooseDocument, base: string) => {
+    for (const a of doc.querySelectorAll('a[href]')) {
+      const href = absolute(a.getAttribute('href') ?? '', base, ['http:', 'https:', 'mailto:']);
+      if (href === null) a.removeAttribute('href');
+      else a.setAttribute('href', href);
+    }
+    for (const img of doc.querySelectorAll('img')) {
+      const src = absolute(img.getAttribute('src') ?? '', base, ['http:', 'https:']);
+      // An image without a fetchable source (data: URIs can be megabytes) is kept as its alt text only.
+      if (src === null) img.replaceWith(doc.createTextNode(img.getAttribute('alt') ?? ''));
+      else {
+        img.setAttribute('src', src);
+        img.removeAttribute('srcset');
+      }
+    }
+  };
+
+  const baseOf = (doc: LooseDocument, pageUrl: string) => {
+    const declared = doc.querySelector('base[href]')?.getAttribute('href');
+    if (!declared) return pageUrl;
+    return absolute(declared, pageUrl, ['http:', 'https:']) ?? pageUrl;
+  };
+
+  const fallbackContent = (doc: LooseDocument) => {
+    const root = doc.querySelector('main, article, [role=main]') ?? doc.body ?? doc.documentElement;
+    return root.innerHTML;
+  };
+
+  const readableContent = (html: string): { title: string | null; content: string } | null => {
+    // Readability rewrites the document it reads, so it gets its own parse.
+    const { document } = parseHTML(html);
+    try {
+      const article = new Readability(document as never, { maxElemsToParse: READABILITY_ELEMENTS, keepClasses: false }).parse();
+      if (!article?.content || (article.textContent ?? '').trim() === '') return null;
+      return { title: article.title || null, content: article.content };
+    } catch {
+      return null;
+    }
+  };
+
+  const turndown = () => {
+    const service = new TurndownService({ headingStyle: 'atx', codeBlockStyle: 'fenced', bulletListMarker: '-', emDelimiter: '_' });
+    service.remove(['script', 'style', 'noscript', 'template']);
+    // Turndown pads list markers to four columns ('-   item'); one space is what people write and read.
+    service.addRule('listItem', {
+      filter: 'li',
+      replacement(content, node) {
+        const li = node as unknown as { parentNode: LooseElement & { nodeName: string; children: ArrayLike<unknown> }; nextSibling: unknown };
+        const list = li.parentNode;
+        let marker = '- ';
+        if (list.nodeName === 'OL') {
+          const start = Number(list.getAttribute('start') ?? '1');
+          marker = `${(Number.isFinite(start) ? start : 1) + Array.prototype.indexOf.call(list.children, node)}. `;
+        }
+        const body = content.replace(/^\n+/, '').replace(/\n+$/, '\n').replace(/\n/gm, `\n${' '.repeat(marker.length)}`);
+        return marker + body + (li.nextSibling && !/\n$/.test(body) ? '\n' : '');
+      },
+    });
+    return service;
+  };
+
+  const { document } = parseHTML(job.html);
+  checkShape(document);
   for (const el of [...document.querySelectorAll(DROPPED)]) el.remove();
   for (const el of [...document.querySelectorAll(CHROME)]) el.remove();
   for (const el of [...document.querySelectorAll(PAGE_HEADER)]) if (!el.closest('main, article, [role=main]')) el.remove();
-  absolutizeLinks(document, baseOf(document, pageUrl));
+  absolutizeLinks(document, baseOf(document, job.pageUrl));
   const cleaned = document.documentElement.outerHTML;
   const title = document.title?.trim() || null;
 
@@ -126,5 +184,54 @@ export function htmlToMarkdown(html: string, pageUrl: string): PageMarkdown {
     .turndown(content)
     .replace(/\n{3,}/g, '\n\n')
     .trim();
-  return { title: article?.title?.trim() || title, markdown };
+  return { result: { title: article?.title?.trim() || title, markdown } };
+}
+
+let modules: Modules | undefined;
+
+/** Package entry points, resolved from node_modules next to this module (or the bundle): loaded by the worker. */
+function converterModules(): Modules {
+  if (!modules) {
+    const require = createRequire(import.meta.url);
+    modules = { linkedom: require.resolve('linkedom'), readability: require.resolve('@mozilla/readability'), turndown: require.resolve('turndown') };
+  }
+  return modules;
+}
+
+// A fresh worker per page, two at most: a kept worker would hold the heap its largest page grew (up to the
+// limit, for good), which the process cannot spare next to the office readers; loading the DOM and Turndown
+// anew costs a tenth of a second or two, small next to a fetch.
+const pool = new BoundedPool({
+  handler: handlerSource(convertInWorker),
+  size: 2,
+  reuse: false,
+  resourceLimits: { maxOldGenerationSizeMb: HTML_WORKER_HEAP_MB, maxYoungGenerationSizeMb: 16, stackSizeMb: 4 },
+});
+
+/**
+ * Converts a page to Markdown off the main thread within `timeoutMs`; `pageUrl` is the URL it was finally
+ * fetched from (after redirects). Throws ToolError: TIMEOUT, FILE_TOO_LARGE (too deep, too many elements, out
+ * of the worker's heap) or ENCODING_ERROR (the converter failed on it).
+ */
+export async function htmlToMarkdown(html: string, pageUrl: string, timeoutMs: number, signal?: AbortSignal): Promise<PageMarkdown> {
+  const job: ConvertJob = { html, pageUrl, modules: converterModules(), maxDepth: MAX_DEPTH, maxElements: MAX_ELEMENTS };
+  try {
+    return await pool.run<PageMarkdown>(job, { timeoutMs, signal });
+  } catch (err) {
+    if (err instanceof WorkerJobError) {
+      if (err.code === 'FILE_TOO_LARGE') throw new ToolError('FILE_TOO_LARGE', err.message, { url: pageUrl, ...err.details });
+      throw new ToolError('ENCODING_ERROR', `${pageUrl} could not be converted to Markdown (${err.message}).`, { url: pageUrl });
+    }
+    if (err instanceof WorkerFailure) {
+      if (err.kind === 'timeout') {
+        throw new ToolError('TIMEOUT', `Converting ${pageUrl} to Markdown did not finish within the web call's ${timeoutMs} ms left and was stopped; fetch a smaller or plain-text version.`, { url: pageUrl });
+      }
+      if (err.kind === 'memory') {
+        throw new ToolError('FILE_TOO_LARGE', `Converting ${pageUrl} to Markdown needs more than the converter's ${HTML_WORKER_HEAP_MB} MiB memory limit; fetch a smaller or plain-text version.`, { url: pageUrl });
+      }
+      if (err.kind === 'aborted') throw err.reason ?? err;
+      throw new ToolError('ENCODING_ERROR', `${pageUrl} could not be converted to Markdown (${err.message}).`, { url: pageUrl });
+    }
+    throw err;
+  }
 }

@@ -216,3 +216,25 @@ export async function deflatedZeros(bytes: number): Promise<{ data: Buffer; crc:
   await done;
   return { data: Buffer.concat(out), crc };
 }
+
+/**
+ * The .docx of issue 21's memory finding: two entries of 60 MiB each, deflated about 23x (under the 100x
+ * ratio limit, each under the 64 MiB entry limit, 120 MiB in all under the 128 MiB total), about 5 MiB on
+ * disk. The document itself is empty and valid, so it reads as a success once inflated and checked.
+ */
+export function inflatingDocx(): Buffer {
+  const big = Buffer.alloc(60 * 1024 * 1024);
+  // One byte of noise every 55 keeps deflate near 23x; zeros alone would pass the ratio limit.
+  let x = 1;
+  for (let i = 0; i < big.length; i += 55) {
+    x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+    big[i] = x >>> 24;
+  }
+  const media = entry('word/media/image1.png', big);
+  return rawZip([
+    entry('[Content_Types].xml', '<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"/>'),
+    entry('word/document.xml', '<?xml version="1.0"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body><w:p><w:r><w:t>small</w:t></w:r></w:p></w:body></w:document>'),
+    media,
+    { ...media, name: 'word/media/image2.png' },
+  ]);
+}

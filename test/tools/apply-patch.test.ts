@@ -299,4 +299,19 @@ describe('apply_patch versions', () => {
     expect(twice.body.error?.code).toBe('INVALID_PARAM');
     expect(readTree(t.root)).toEqual({ 'a.txt': 'a\n', 'b.txt': 'b\n' });
   });
+
+  // Issue 21's edit attack through apply_patch: a hunk of 2,000 identical lines, indented four more than the
+  // file's 150,000, fits everywhere under the whitespace pass (3·10⁸ comparisons on the event loop). The
+  // search stops at its budget (src/edit/patch-apply.ts) with the places already found.
+  it('stops a hunk search on 150,000 identical lines at its work budget, changing nothing', async () => {
+    const line = 'const value = compute(alpha, beta);';
+    const content = `${line}\n`.repeat(150_000);
+    t = await appWith({ 'same.js': content });
+    const hunk = Array.from({ length: 2000 }, () => `-    ${line}`);
+    const res = await t.call('apply_patch', { patch: ['*** Begin Patch', '*** Update File: same.js', '@@', ...hunk, '+gone', '*** End Patch'].join('\n') });
+    expect(res.body.error?.code).toBe('MULTIPLE_MATCHES');
+    expect(res.body.error?.message).toMatch(/fit at least \d+ places/);
+    expect(res.body.error?.details).toMatchObject({ candidates_incomplete: true, pass: 'whitespace' });
+    expect(await fs.readFile(t.file('same.js'), 'utf8')).toBe(content);
+  });
 });

@@ -75,6 +75,56 @@ describe('edit_file', () => {
     expect(await fs.readFile(t.file('dup.txt'), 'utf8')).toBe('x = 2\ny\nx = 2\n');
   });
 
+  // Issue 23: the second block used to change silently. The first block matches every line but one line's
+  // indentation; the second only with its first line taken as copied flush left: neither is closer.
+  it('two equally good loose matches are MULTIPLE_MATCHES with both places, and nothing changes', async () => {
+    const before = 'if x:\n    do()\ndef g():\n  if x:\n      do()\n';
+    await put('loose.py', before);
+    const r = await t.call('edit_file', { path: 'loose.py', old_text: 'if x:\n   do()', new_text: 'if y:\n   do()' });
+    expect(r.body.error?.code).toBe('MULTIPLE_MATCHES');
+    expect(r.body.error?.details).toMatchObject({ matches: 2, lines: [1, 4] });
+    expect(await fs.readFile(t.file('loose.py'), 'utf8')).toBe(before);
+  });
+
+  // Issue 21: 150,000 identical lines and 2,000 of them indented four more held the event loop 48 s in the
+  // tolerant stages. The matcher's work budget stops it (src/edit/match.ts): here before the first
+  // comparison, since every line is a place to try.
+  it('refuses tolerant matching on a 4 MB file of identical lines past its work budget, changing nothing', async () => {
+    const line = 'const value = compute(alpha, beta);\n';
+    await put('same.js', line.repeat(150_000));
+    const r = await t.call('edit_file', { path: 'same.js', old_text: `    ${line}`.repeat(2000), new_text: 'gone\n' });
+    expect(r.body.error?.code).toBe('TIMEOUT');
+    expect(r.body.error?.message).toContain('more than 100000 places');
+    expect(r.body.error?.details).toMatchObject({ comparisons: 100_000 });
+    expect(await fs.readFile(t.file('same.js'), 'utf8')).toBe(line.repeat(150_000));
+  });
+
+  // The closest-region search of NO_MATCH read every pair of long lines: a 5 MB file and a 1 MB old_text
+  // held the event loop 8.5 s. It stops at its character budget (src/edit/closest.ts) without naming one.
+  it('answers NO_MATCH without a closest region when the search for one passes its budget', async () => {
+    const word = (i: number) => `w${(i * 7919) % 1000}`;
+    const lines = (n: number, salt: number, end: string) =>
+      Array.from({ length: n }, (_, i) => {
+        let s = '';
+        for (let k = i * 31 + salt; s.length < 1000; k++) s += `${word(k)} `;
+        return s + end;
+      }).join('\n') + '\n';
+    await put('long.txt', lines(5000, 0, 'file'));
+    const r = await t.call('edit_file', { path: 'long.txt', old_text: lines(1000, 3, 'model'), new_text: 'x\n' });
+    expect(r.body.error?.code).toBe('NO_MATCH');
+    expect(r.body.error?.details).toMatchObject({ closest: null });
+  });
+
+  it('answers the places found when the budget runs out among many loose matches (a lower bound)', async () => {
+    const line = 'const value = compute(alpha, beta);\n';
+    await put('many.js', line.repeat(20_000));
+    const r = await t.call('edit_file', { path: 'many.js', old_text: `    ${line}`.repeat(200), new_text: 'gone\n' });
+    expect(r.body.error?.code).toBe('MULTIPLE_MATCHES');
+    expect(r.body.error?.message).toMatch(/^Found at least \d+ matches \(lines 1, 2, 3, /);
+    expect(r.body.error?.details).toMatchObject({ matches_incomplete: true, stage: 'indentation' });
+    expect(await fs.readFile(t.file('many.js'), 'utf8')).toBe(line.repeat(20_000));
+  });
+
   it('NO_MATCH names the closest region; NO_CHANGE for a no-op; NOT_FOUND for a missing file', async () => {
     await put('nm.txt', 'alpha\nbeta gamma\ndelta\n');
     const r = await t.call('edit_file', { path: 'nm.txt', old_text: 'beta gamma delta epsilon', new_text: 'z' });

@@ -90,6 +90,14 @@ const routes: Record<string, http.RequestListener> = {
   '/slow-headers': () => {
     // never answers
   },
+  '/deep.html': (_req, res) => {
+    res.setHeader('content-type', 'text/html');
+    res.end(`<html><body>${'<div>'.repeat(10_000)}bottom${'</div>'.repeat(10_000)}</body></html>`);
+  },
+  '/wide.html': (_req, res) => {
+    res.setHeader('content-type', 'text/html');
+    res.end(`<html><body>${'<p>line</p>'.repeat(70_000)}</body></html>`);
+  },
   '/missing': (_req, res) => {
     res.writeHead(404, { 'content-type': 'text/plain' });
     res.end('no such page');
@@ -146,6 +154,28 @@ describe('HTML as Markdown', () => {
     const res = await webFetch(`${server.origin}/short`, opts);
     expect(res.content).toContain(`Just [one](${server.origin}/x) line.`);
     expect(res.content).not.toMatch(/menu|foot/);
+  });
+
+  // The converter runs in a worker (src/web/html-to-markdown.ts): these pages used to hold the event loop
+  // for minutes (and 10,000 levels overflowed its stack); they are refused right after the parse.
+  it('refuses a page nested 10,000 deep as FILE_TOO_LARGE', async () => {
+    const err = await failure(webFetch(`${server.origin}/deep.html`, { ...opts, maxBytes: 1_000_000 }));
+    expect(err.code).toBe('FILE_TOO_LARGE');
+    expect(err.message).toContain('512 deep');
+    expect(err.details).toMatchObject({ max_depth: 512 });
+  });
+
+  it('refuses a page of 70,000 elements as FILE_TOO_LARGE', async () => {
+    const err = await failure(webFetch(`${server.origin}/wide.html`, { ...opts, maxBytes: 1_000_000, timeoutMs: 60_000 }));
+    expect(err.code).toBe('FILE_TOO_LARGE');
+    expect(err.details).toMatchObject({ max_elements: 60_000 });
+  });
+
+  it('stops a conversion at the call time limit with TIMEOUT', async () => {
+    // No time left after the fetch: the conversion cannot start, the call answers TIMEOUT rather than run on.
+    const { htmlToMarkdown } = await import('../../src/web/html-to-markdown.js');
+    const err = await failure(htmlToMarkdown('<html><body><p>x</p></body></html>', `${server.origin}/`, 0));
+    expect(err.code).toBe('TIMEOUT');
   });
 });
 
