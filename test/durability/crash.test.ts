@@ -44,8 +44,12 @@ interface Writer {
   id: string;
   /** Resolves once the app is up and the writer waits for its go. */
   ready: Promise<void>;
-  /** Starts the writes, waits `delayMs`, kills the writer with SIGKILL; resolves with the changes completed. */
-  runAndKill(delayMs: number): Promise<number>;
+  /**
+   * Starts the writes, waits until `afterChanges` of them are done (the writer reports each), then `delayMs`
+   * more, and kills the writer with SIGKILL; resolves with the changes completed. Counting reported changes
+   * rather than time makes the kills land among writes however slow the machine is.
+   */
+  runAndKill(afterChanges: number, delayMs: number): Promise<number>;
   /** Kills a writer that never got its go. */
   discard(): Promise<void>;
 }
@@ -58,11 +62,13 @@ function spawnWriter(id: string): Writer {
   let completed = 0;
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
   child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  let progressed = () => {};
   const ready = new Promise<void>((resolve, reject) => {
     child.stdout!.on('data', (d: Buffer) => {
       out += d.toString();
       if (out.includes('@@READY')) resolve();
       for (const m of out.matchAll(/@@DONE (\d+)\n/g)) completed = Math.max(completed, Number(m[1]));
+      progressed();
     });
     void exited.then(({ code }) => reject(new Error(`writer ${id} exited before it was killed (${code}): ${err.slice(-1500)}`)));
   });
@@ -74,8 +80,16 @@ function spawnWriter(id: string): Writer {
   return {
     id,
     ready,
-    async runAndKill(delayMs) {
+    async runAndKill(afterChanges, delayMs) {
       child.stdin!.end('go\n');
+      // A writer that dies first is reported below (its signal is not SIGKILL).
+      const reached = new Promise<void>((resolve) => {
+        progressed = () => {
+          if (completed >= afterChanges) resolve();
+        };
+        progressed();
+      });
+      await Promise.race([reached, exited]);
       await new Promise((r) => setTimeout(r, delayMs));
       const { signal } = await kill();
       expect(signal, `writer ${id} died on its own: ${err.slice(-1500)}`).toBe('SIGKILL');
@@ -171,10 +185,13 @@ describe('crash safety', () => {
         const waitedMs = Date.now() - t0;
         rounds++;
         if (rounds < ROUNDS && (rounds < 5 || Date.now() - started < BUDGET_MS)) next = spawnWriter(`crash-writer-${rounds + 1}`);
-        const delayMs = 50 + Math.floor(Math.random() * 600);
-        const completed = await writer.runAndKill(delayMs);
+        // Killed after 0 to 3 reported changes (at least one in the first round, so some change surely
+        // completes) plus a random moment, which mostly falls inside the next write.
+        const afterChanges = rounds === 1 ? 1 + Math.floor(Math.random() * 3) : Math.floor(Math.random() * 4);
+        const delayMs = Math.floor(Math.random() * 200);
+        const completed = await writer.runAndKill(afterChanges, delayMs);
         totalCompleted += completed;
-        const label = `round ${rounds} (killed after ${delayMs} ms, ${completed} changes done)`;
+        const label = `round ${rounds} (killed ${delayMs} ms after change ${afterChanges}, ${completed} changes done)`;
         log.push(label);
         const states = await expectKnownContents(label);
         for (const f of files) if (states[f.name] !== previous[f.name]) flips++;
@@ -190,5 +207,5 @@ describe('crash safety', () => {
     // The kills did land among writes: files changed state across rounds.
     expect(totalCompleted, log.join('\n')).toBeGreaterThan(0);
     expect(flips, log.join('\n')).toBeGreaterThan(0);
-  }, 90_000);
+  }, 240_000);
 });
