@@ -27,7 +27,8 @@ export async function startServer(env: Record<string, string>, args: string[] = 
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
-  const waitForOutput = async (pattern: RegExp, timeoutMs = 20_000) => {
+  // Generous: a guard against a server that never prints, not a measure of how fast it starts.
+  const waitForOutput = async (pattern: RegExp, timeoutMs = 120_000) => {
     const deadline = Date.now() + timeoutMs;
     while (!pattern.test(out)) {
       if (child.exitCode !== null) throw new Error(`server exited (${child.exitCode}) before printing ${pattern}:\n${out}`);
