@@ -13,13 +13,14 @@ import type { Envelope } from '../../src/envelope.js';
 import { findTool } from '../../src/tools/registry.js';
 import { TEMP_MARKER } from '../../src/workspace/sandbox.js';
 import { makeTempDir } from '../helpers.js';
-import { crashFiles, sha256, type CrashFile } from './fixtures/crash-contents.js';
+import { crashFiles, sha256, type CrashFile } from './fixtures/crash-contents.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.resolve(here, '../..');
-const WRITER = path.join(here, 'fixtures', 'crash-writer.ts');
+// Plain JavaScript on dist/ (built by vitest's global set-up): a writer starts without a TypeScript loader.
+const WRITER = path.join(here, 'fixtures', 'crash-writer.mjs');
 const ROUNDS = 20;
-/** Start-up of a child (tsx) is most of a round; stop early rather than run long on a slow machine (each round kills among reported writes, so five or more already prove the point). */
+/** Start-up of a child is most of a round; stop early rather than run long on a slow machine (each round kills among reported writes, so five or more already prove the point). */
 const BUDGET_MS = 30_000;
 
 let base: string;
@@ -56,7 +57,7 @@ interface Writer {
 
 /** Spawns a writer with its own instance id; it boots and then waits, so the next round's start-up overlaps this one. */
 function spawnWriter(id: string): Writer {
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', WRITER, root, id], { cwd: repoRoot, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child: ChildProcess = spawn(process.execPath, [WRITER, root, id], { cwd: repoRoot, stdio: ['pipe', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   let completed = 0;
