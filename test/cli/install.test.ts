@@ -109,7 +109,8 @@ describe('toolgate installed into a global prefix', () => {
       server.stdout?.on('data', (d: Buffer) => (out += d.toString()));
       server.stderr?.on('data', (d: Buffer) => (out += d.toString()));
       let port: string | undefined;
-      for (let i = 0; i < 1200 && !(port = /Server listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(out)?.[1]); i++) {
+      // A guard against a server that never listens, not a measure of its start: generous for a busy machine.
+      for (const deadline = Date.now() + 120_000; Date.now() < deadline && !(port = /Server listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(out)?.[1]); ) {
         if (server.exitCode !== null) break;
         await new Promise((r) => setTimeout(r, 25));
       }

@@ -42,11 +42,11 @@ async function start(args: string[], env: Record<string, string>): Promise<Serve
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const deadline = Date.now() + 30_000;
+  const deadline = Date.now() + 120_000; // a guard against a server that never listens, generous for a busy machine
   let port: string | undefined;
   while (!(port = /Server listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(out)?.[1])) {
     if (child.exitCode !== null) throw new Error(`${args.join(' ')} exited (${child.exitCode}) before listening:\n${out}`);
-    if (Date.now() > deadline) throw new Error(`${args.join(' ')} did not listen in 30 s:\n${out}`);
+    if (Date.now() > deadline) throw new Error(`${args.join(' ')} did not listen in 120 s:\n${out}`);
     await new Promise((r) => setTimeout(r, 25));
   }
   return { child, url: `http://127.0.0.1:${port}`, output: () => out, exited };
