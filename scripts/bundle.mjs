@@ -7,7 +7,7 @@
 //
 // Plain JavaScript so that it runs with no loader: node scripts/bundle.mjs [--outdir DIR] (default dist).
 import { build } from 'esbuild';
-import { cp, readFile, stat } from 'node:fs/promises';
+import { cp, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
@@ -74,6 +74,10 @@ if (unknown.length > 0) {
 
 // The approval console's static files (src/transports/console.ts finds them next to the bundle).
 await cp(path.resolve(REPO, 'src/console'), path.resolve(REPO, values.outdir, 'console'), { recursive: true });
+
+// The build's last step marks it done: `npm start` (scripts/build-if-stale.mjs) rebuilds only when a
+// source is newer than this file.
+await writeFile(path.resolve(REPO, values.outdir, '.build-stamp'), '');
 
 const inputs = Object.keys(result.metafile.inputs).length;
 const size = (await stat(outfile)).size;

@@ -1,5 +1,5 @@
 // `toolgate` installed the way the README says, then used as a person or an MCP client would: the package
-// is packed by `npm pack` (its prepack script builds dist/), and the packed files are installed into a
+// is packed by `npm pack` (its prepack script builds dist/ when stale: scripts/build-if-stale.mjs), and the packed files are installed into a
 // temporary global prefix, so <prefix>/bin/toolgate is npm's own bin link to dist/cli.js.
 //
 // Why not one `npm install -g <tarball>`: npm resolves a tarball's dependencies from registry metadata,
@@ -57,12 +57,14 @@ beforeAll(async () => {
   base = await makeTempDir('toolgate-install-');
   prefix = path.join(base, 'prefix');
   bin = path.join(prefix, 'bin', 'toolgate');
-  // A copy of the checkout's tracked sources (not its dist/, which may be stale or absent): what a clone has.
+  // A copy of the checkout's tracked sources, and of its dist/ as vitest's global set-up left it (built
+  // from these sources: test/global-setup.ts), copied last so that prepack finds it up to date.
   const checkout = path.join(base, 'checkout');
   await fs.mkdir(path.join(checkout, 'scripts'), { recursive: true });
-  for (const f of ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'tsconfig.client.json', 'openapi.yaml', 'README.md', 'scripts/bundle.mjs']) await fs.copyFile(path.join(REPO, f), path.join(checkout, f));
+  for (const f of ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'tsconfig.client.json', 'openapi.yaml', 'README.md', 'scripts/bundle.mjs', 'scripts/build-if-stale.mjs']) await fs.copyFile(path.join(REPO, f), path.join(checkout, f));
   await fs.cp(path.join(REPO, 'src'), path.join(checkout, 'src'), { recursive: true });
   await fs.symlink(path.join(REPO, 'node_modules'), path.join(checkout, 'node_modules'), 'dir');
+  await fs.cp(path.join(REPO, 'dist'), path.join(checkout, 'dist'), { recursive: true });
 
   await npmIn(checkout, ['pack', '--pack-destination', base]);
   const tarball = (await fs.readdir(base)).find((f) => f.endsWith('.tgz'));
@@ -107,7 +109,8 @@ describe('toolgate installed into a global prefix', () => {
       server.stdout?.on('data', (d: Buffer) => (out += d.toString()));
       server.stderr?.on('data', (d: Buffer) => (out += d.toString()));
       let port: string | undefined;
-      for (let i = 0; i < 1200 && !(port = /Server listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(out)?.[1]); i++) {
+      // A guard against a server that never listens, not a measure of its start: generous for a busy machine.
+      for (const deadline = Date.now() + 120_000; Date.now() < deadline && !(port = /Server listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(out)?.[1]); ) {
         if (server.exitCode !== null) break;
         await new Promise((r) => setTimeout(r, 25));
       }

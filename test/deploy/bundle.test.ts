@@ -1,14 +1,14 @@
-// The production build run as production runs it. `npm run build` (tsc, then scripts/bundle.mjs) in a
-// copy of what the Dockerfile's build stage copies, then `node dist/main.js` and `toolgate serve`
-// (dist/cli.js) started from it: the app comes from the one bundled dist/serve.js, so what a bundle can
+// The production build run as production runs it. The build of `npm run build` (tsc, then scripts/bundle.mjs;
+// vitest's global set-up makes it), its serving files alone beside node_modules, then `node dist/main.js`
+// and `toolgate serve` (dist/cli.js) started from it; and the Dockerfile's build stage copies every input
+// of that build. The app comes from the one bundled dist/serve.js, so what a bundle can
 // break is driven through HTTP here: the search and regex workers (built from source text), the lazily
 // imported yaml (a YAML tokens file), the externals (Swagger UI's static files, pino), graceful shutdown.
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeTempDir } from '../helpers.js';
 import { startServer } from '../web/servers.js';
@@ -42,11 +42,11 @@ async function start(args: string[], env: Record<string, string>): Promise<Serve
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const deadline = Date.now() + 30_000;
+  const deadline = Date.now() + 120_000; // a guard against a server that never listens, generous for a busy machine
   let port: string | undefined;
   while (!(port = /Server listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(out)?.[1])) {
     if (child.exitCode !== null) throw new Error(`${args.join(' ')} exited (${child.exitCode}) before listening:\n${out}`);
-    if (Date.now() > deadline) throw new Error(`${args.join(' ')} did not listen in 30 s:\n${out}`);
+    if (Date.now() > deadline) throw new Error(`${args.join(' ')} did not listen in 120 s:\n${out}`);
     await new Promise((r) => setTimeout(r, 25));
   }
   return { child, url: `http://127.0.0.1:${port}`, output: () => out, exited };
@@ -67,18 +67,14 @@ async function stop(server: Server | undefined): Promise<number | null> {
 
 beforeAll(async () => {
   base = await makeTempDir('toolgate-bundle-');
-  // What the Dockerfile's build stage copies (package files, tsconfigs, src, scripts), then its build command.
+  // The build `npm run build` made (vitest's global set-up runs it when stale: test/global-setup.ts), of
+  // which only SERVING_FILES are copied, beside the package file and node_modules, as the image holds them.
   const build = path.join(base, 'build');
-  await fs.mkdir(path.join(build, 'scripts'), { recursive: true });
-  for (const f of ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'tsconfig.client.json', 'scripts/bundle.mjs']) await fs.copyFile(path.join(REPO, f), path.join(build, f));
-  await fs.cp(path.join(REPO, 'src'), path.join(build, 'src'), { recursive: true });
-  await fs.symlink(path.join(REPO, 'node_modules'), path.join(build, 'node_modules'), 'dir');
-  const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-  await promisify(execFile)(npm, ['run', 'build'], { cwd: build, maxBuffer: 16 * 1024 * 1024 }).catch((err: Error & { stdout?: string; stderr?: string }) => {
-    throw new Error(`npm run build failed:\n${err.stdout ?? ''}\n${err.stderr ?? ''}`);
-  });
   dist = path.join(build, 'dist');
-  for (const entry of await fs.readdir(dist)) if (!SERVING_FILES.includes(entry)) await fs.rm(path.join(dist, entry), { recursive: true });
+  await fs.mkdir(dist, { recursive: true });
+  await fs.copyFile(path.join(REPO, 'package.json'), path.join(build, 'package.json'));
+  await fs.symlink(path.join(REPO, 'node_modules'), path.join(build, 'node_modules'), 'dir');
+  for (const entry of SERVING_FILES) await fs.cp(path.join(REPO, 'dist', entry), path.join(dist, entry), { recursive: true });
   await fs.mkdir(path.join(base, 'ws'));
   await fs.mkdir(path.join(base, 'ws-cli'));
   const sha256 = createHash('sha256').update(TOKEN).digest('hex');
@@ -100,7 +96,8 @@ describe('the bundled build', () => {
   describe('node dist/main.js', () => {
     let server: Server | undefined;
     beforeAll(async () => {
-      server = await start([path.join(dist, 'main.js')], { TOOLGATE_ROOT: path.join(base, 'ws'), TOOLGATE_TOKENS_FILE: path.join(base, 'tokens.yaml'), TOOLGATE_REGEX_TIMEOUT_MS: '300', TOOLGATE_WEB_ALLOW: '127.0.0.1' });
+      // A regex limit no busy machine reaches: the regexes here must finish (the limit's own test has a server of its own).
+      server = await start([path.join(dist, 'main.js')], { TOOLGATE_ROOT: path.join(base, 'ws'), TOOLGATE_TOKENS_FILE: path.join(base, 'tokens.yaml'), TOOLGATE_REGEX_TIMEOUT_MS: '600000', TOOLGATE_WEB_ALLOW: '127.0.0.1' });
     });
     afterAll(async () => {
       await stop(server);
@@ -150,16 +147,25 @@ describe('the bundled build', () => {
     });
 
     it('stops a catastrophic regex at TOOLGATE_REGEX_TIMEOUT_MS, in search_files and replace_in_file, and keeps answering', async () => {
-      await call(s(), 'write_file', { path: 'evil.txt', content: `${'a'.repeat(40)}b\n` });
-      const search = await call(s(), 'search_files', { query: '(a+)+$', regex: true, mode: 'content' });
-      expect(search.status).toBe(504);
-      expect(search.body.error?.code).toBe('TIMEOUT');
-      const replace = await call(s(), 'replace_in_file', { path: 'evil.txt', old: '(a+)+$', new: 'x', regex: true });
-      expect(replace.status).toBe(504);
-      expect(replace.body.error?.code).toBe('TIMEOUT');
-      const swapped = await call(s(), 'replace_in_file', { path: 'src/a.txt', old: '^(hello) (world)$', new: '$2 $1', regex: true });
-      expect(swapped.status).toBe(200);
-      expect((await call(s(), 'read_file', { path: 'src/a.txt' })).body.data?.content).toMatch(/^world hello\n/);
+      // A regex that never ends meets a small limit; the server's workers then still serve the one above.
+      const limited = await start([path.join(dist, 'main.js')], { TOOLGATE_ROOT: path.join(base, 'ws'), TOOLGATE_TOKENS_FILE: path.join(base, 'tokens.yaml'), TOOLGATE_REGEX_TIMEOUT_MS: '300' });
+      try {
+        await call(limited, 'write_file', { path: 'evil.txt', content: `${'a'.repeat(40)}b\n` });
+        const search = await call(limited, 'search_files', { query: '(a+)+$', regex: true, mode: 'content' });
+        expect(search.status).toBe(504);
+        expect(search.body.error?.code).toBe('TIMEOUT');
+        const replace = await call(limited, 'replace_in_file', { path: 'evil.txt', old: '(a+)+$', new: 'x', regex: true });
+        expect(replace.status).toBe(504);
+        expect(replace.body.error?.code).toBe('TIMEOUT');
+        // The process keeps answering (that a replaced worker runs the next regex: test/tools/*.test.ts; the
+        // bundle's regex workers at work: the search above and the replacement below).
+        expect((await call(limited, 'read_file', { path: 'evil.txt' })).status).toBe(200);
+        const swapped = await call(s(), 'replace_in_file', { path: 'src/a.txt', old: '^(hello) (world)$', new: '$2 $1', regex: true });
+        expect(swapped.status).toBe(200);
+        expect((await call(s(), 'read_file', { path: 'src/a.txt' })).body.data?.content).toMatch(/^world hello\n/);
+      } finally {
+        await stop(limited);
+      }
     });
 
     it('serves Swagger UI at /docs (its static files from node_modules) and the OpenAPI document', async () => {
@@ -200,5 +206,16 @@ describe('the bundled build', () => {
     } finally {
       expect(await stop(server)).toBe(0);
     }
+  });
+});
+
+describe("the Dockerfile's build stage", () => {
+  it('copies every input of `npm run build` (the list `npm start` checks for staleness) before it builds', async () => {
+    const dockerfile = await fs.readFile(path.join(REPO, 'Dockerfile'), 'utf8');
+    const stage = dockerfile.slice(dockerfile.indexOf(' AS build'), dockerfile.indexOf('RUN npm run build'));
+    const copied = [...stage.matchAll(/^COPY (.+) \S+$/gm)].flatMap((m) => m[1]!.split(/\s+/)).map((f) => f.replace(/\/$/, ''));
+    const { BUILD_INPUTS } = (await import(pathToFileURL(path.join(REPO, 'scripts/build-if-stale.mjs')).href)) as { BUILD_INPUTS: string[] };
+    expect(BUILD_INPUTS.length).toBeGreaterThan(0);
+    expect(BUILD_INPUTS.filter((input) => !copied.includes(input))).toEqual([]);
   });
 });

@@ -174,9 +174,9 @@ describe('concurrency: several apps on one root', () => {
   it('writers in other processes (cross-process proper-lockfile) lose no update', async () => {
     await fs.writeFile(t.file('counter.txt'), '0\n');
     const PER_WORKER = 25;
-    const worker = path.join(here, 'fixtures', 'rmw-worker.ts');
+    const worker = path.join(here, 'fixtures', 'rmw-worker.mjs'); // plain JavaScript on dist/ (the global set-up's build)
     const children = ['proc-a', 'proc-b'].map((id) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', worker, t.root, 'counter.txt', String(PER_WORKER), id], { cwd: repoRoot, stdio: ['pipe', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, [worker, t.root, 'counter.txt', String(PER_WORKER), id], { cwd: repoRoot, stdio: ['pipe', 'pipe', 'pipe'] });
       let out = '';
       let err = '';
       child.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -259,7 +259,7 @@ describe('concurrency: LOCKED', () => {
     await fs.writeFile(locked.file('killed.txt'), 'before\n');
     const ws = workspaceOf(locked);
     const real = await fs.realpath(locked.file('killed.txt'));
-    const holder = spawn(process.execPath, ['--import', 'tsx', path.join(here, 'fixtures', 'lock-holder.ts'), ws.stateDir, real], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+    const holder = spawn(process.execPath, [path.join(here, 'fixtures', 'lock-holder.mjs'), ws.stateDir, real], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
     const exited = new Promise<NodeJS.Signals | null>((resolve) => holder.once('exit', (_code, signal) => resolve(signal)));
     let out = '';
     await new Promise<void>((resolve, reject) => {

@@ -13,14 +13,15 @@ import type { Envelope } from '../../src/envelope.js';
 import { findTool } from '../../src/tools/registry.js';
 import { TEMP_MARKER } from '../../src/workspace/sandbox.js';
 import { makeTempDir } from '../helpers.js';
-import { crashFiles, sha256, type CrashFile } from './fixtures/crash-contents.js';
+import { crashFiles, sha256, type CrashFile } from './fixtures/crash-contents.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.resolve(here, '../..');
-const WRITER = path.join(here, 'fixtures', 'crash-writer.ts');
+// Plain JavaScript on dist/ (built by vitest's global set-up): a writer starts without a TypeScript loader.
+const WRITER = path.join(here, 'fixtures', 'crash-writer.mjs');
 const ROUNDS = 20;
-/** Start-up of a child (tsx) is most of a round; stop early rather than run long on a slow machine. */
-const BUDGET_MS = 45_000;
+/** Start-up of a child is most of a round; stop early rather than run long on a slow machine (each round kills among reported writes, so five or more already prove the point). */
+const BUDGET_MS = 30_000;
 
 let base: string;
 let root: string;
@@ -44,25 +45,31 @@ interface Writer {
   id: string;
   /** Resolves once the app is up and the writer waits for its go. */
   ready: Promise<void>;
-  /** Starts the writes, waits `delayMs`, kills the writer with SIGKILL; resolves with the changes completed. */
-  runAndKill(delayMs: number): Promise<number>;
+  /**
+   * Starts the writes, waits until `afterChanges` of them are done (the writer reports each), then `delayMs`
+   * more, and kills the writer with SIGKILL; resolves with the changes completed. Counting reported changes
+   * rather than time makes the kills land among writes however slow the machine is.
+   */
+  runAndKill(afterChanges: number, delayMs: number): Promise<number>;
   /** Kills a writer that never got its go. */
   discard(): Promise<void>;
 }
 
 /** Spawns a writer with its own instance id; it boots and then waits, so the next round's start-up overlaps this one. */
 function spawnWriter(id: string): Writer {
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', WRITER, root, id], { cwd: repoRoot, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child: ChildProcess = spawn(process.execPath, [WRITER, root, id], { cwd: repoRoot, stdio: ['pipe', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   let completed = 0;
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
   child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  let progressed = () => {};
   const ready = new Promise<void>((resolve, reject) => {
     child.stdout!.on('data', (d: Buffer) => {
       out += d.toString();
       if (out.includes('@@READY')) resolve();
       for (const m of out.matchAll(/@@DONE (\d+)\n/g)) completed = Math.max(completed, Number(m[1]));
+      progressed();
     });
     void exited.then(({ code }) => reject(new Error(`writer ${id} exited before it was killed (${code}): ${err.slice(-1500)}`)));
   });
@@ -74,8 +81,16 @@ function spawnWriter(id: string): Writer {
   return {
     id,
     ready,
-    async runAndKill(delayMs) {
+    async runAndKill(afterChanges, delayMs) {
       child.stdin!.end('go\n');
+      // A writer that dies first is reported below (its signal is not SIGKILL).
+      const reached = new Promise<void>((resolve) => {
+        progressed = () => {
+          if (completed >= afterChanges) resolve();
+        };
+        progressed();
+      });
+      await Promise.race([reached, exited]);
       await new Promise((r) => setTimeout(r, delayMs));
       const { signal } = await kill();
       expect(signal, `writer ${id} died on its own: ${err.slice(-1500)}`).toBe('SIGKILL');
@@ -171,10 +186,13 @@ describe('crash safety', () => {
         const waitedMs = Date.now() - t0;
         rounds++;
         if (rounds < ROUNDS && (rounds < 5 || Date.now() - started < BUDGET_MS)) next = spawnWriter(`crash-writer-${rounds + 1}`);
-        const delayMs = 50 + Math.floor(Math.random() * 600);
-        const completed = await writer.runAndKill(delayMs);
+        // Killed after 0 to 3 reported changes (at least one in the first round, so some change surely
+        // completes) plus a random moment, which mostly falls inside the next write.
+        const afterChanges = rounds === 1 ? 1 + Math.floor(Math.random() * 3) : Math.floor(Math.random() * 4);
+        const delayMs = Math.floor(Math.random() * 200);
+        const completed = await writer.runAndKill(afterChanges, delayMs);
         totalCompleted += completed;
-        const label = `round ${rounds} (killed after ${delayMs} ms, ${completed} changes done)`;
+        const label = `round ${rounds} (killed ${delayMs} ms after change ${afterChanges}, ${completed} changes done)`;
         log.push(label);
         const states = await expectKnownContents(label);
         for (const f of files) if (states[f.name] !== previous[f.name]) flips++;
@@ -190,5 +208,5 @@ describe('crash safety', () => {
     // The kills did land among writes: files changed state across rounds.
     expect(totalCompleted, log.join('\n')).toBeGreaterThan(0);
     expect(flips, log.join('\n')).toBeGreaterThan(0);
-  }, 90_000);
+  }, 240_000);
 });

@@ -61,7 +61,8 @@ describe('two instances with the default instance id on one workspace', () => {
     const dir = first.file('.toolgate/tmp/gone-writer');
     await fs.mkdir(dir, { recursive: true });
     // A process of this host records itself as the directory's owner and exits (as a kill -9 would leave it).
-    const made = spawnSync(process.execPath, ['--import', 'tsx', '-e', `import('./src/workspace/process-owner.ts').then((m) => m.writeOwnerRecord(${JSON.stringify(path.join(dir, '.owner'))}))`], { cwd: repoRoot, encoding: 'utf8' });
+    // (From dist/, the global set-up's build: plain node, no TypeScript loader to boot.)
+    const made = spawnSync(process.execPath, ['--input-type=module', '-e', `import('./dist/workspace/process-owner.js').then((m) => m.writeOwnerRecord(${JSON.stringify(path.join(dir, '.owner'))}))`], { cwd: repoRoot, encoding: 'utf8' });
     expect(made.status, made.stderr).toBe(0);
     await fs.writeFile(path.join(dir, '.toolgate-tmp-0123456789abcdef'), 'left by a crash');
     second = await secondApp(first.root);

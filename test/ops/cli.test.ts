@@ -4,10 +4,10 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatEnvelope, parseCallArgs } from '../../src/cli-client.js';
 import { hashToken } from '../../src/ops/auth.js';
+import { compiled, REPO } from '../compiled.js';
 import { makeTempDir } from '../helpers.js';
 import { cli, startServer, type ServerProcess } from './process.js';
 
@@ -167,7 +167,7 @@ describe.concurrent('other commands', () => {
   });
 
   it('tools piped into a reader that stops early (| head) exits quietly, no EPIPE crash', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'tools'], { cwd: fileURLToPath(new URL('../../', import.meta.url)), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [compiled('src/cli.ts'), 'tools'], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     child.stdout.once('data', () => child.stdout.destroy());
@@ -185,7 +185,7 @@ describe.concurrent('other commands', () => {
     const auditDir = path.join(root, '.toolgate', 'audit');
     // the other tests' calls are audited by the server (which appends each line right after the call)
     let file = '';
-    for (let i = 0; i < 400; i++) {
+    for (const deadline = Date.now() + 120_000; Date.now() < deadline; ) {
       const files = await fs.readdir(auditDir).catch(() => []);
       if (files[0]) {
         file = path.join(auditDir, files[0]);

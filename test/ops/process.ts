@@ -1,10 +1,8 @@
 // Real processes for the process-level tests: the server (src/main.ts) and the `toolgate` command
-// (src/cli.ts), run by this Node with tsx's loader, so no build is needed.
+// (src/cli.ts), run from their build in dist/ (vitest's global set-up builds it when stale), as
+// production runs them: a start takes a fraction of what tsx's loader needs to compile every module.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-
-const REPO = fileURLToPath(new URL('../../', import.meta.url));
-const NODE_ARGS = ['--import', 'tsx'];
+import { compiled, REPO } from '../compiled.js';
 
 export interface ServerProcess {
   child: ChildProcess;
@@ -22,12 +20,13 @@ function baseEnv(env: Record<string, string>): NodeJS.ProcessEnv {
 }
 
 export async function startServer(env: Record<string, string>, args: string[] = [], entry = 'src/main.ts'): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [...NODE_ARGS, entry, ...args], { cwd: REPO, env: baseEnv({ TOOLGATE_PORT: '0', ...env }), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [compiled(entry), ...args], { cwd: REPO, env: baseEnv({ TOOLGATE_PORT: '0', ...env }), stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
-  const waitForOutput = async (pattern: RegExp, timeoutMs = 20_000) => {
+  // Generous: a guard against a server that never prints, not a measure of how fast it starts.
+  const waitForOutput = async (pattern: RegExp, timeoutMs = 120_000) => {
     const deadline = Date.now() + timeoutMs;
     while (!pattern.test(out)) {
       if (child.exitCode !== null) throw new Error(`server exited (${child.exitCode}) before printing ${pattern}:\n${out}`);
@@ -48,7 +47,7 @@ export interface CliResult {
 
 /** Runs a command to its end (src/main.ts or src/cli.ts), with optional standard input. */
 export async function run(entry: string, args: string[], env: Record<string, string> = {}, stdin?: string): Promise<CliResult> {
-  const child = spawn(process.execPath, [...NODE_ARGS, entry, ...args], { cwd: REPO, env: baseEnv(env), stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [compiled(entry), ...args], { cwd: REPO, env: baseEnv(env), stdio: ['pipe', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

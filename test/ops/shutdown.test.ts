@@ -35,7 +35,8 @@ describe('graceful shutdown', () => {
   it('SIGTERM during a 4 MiB write_file: the write completes, new connections are refused, exit 0', async () => {
     dir = await makeTempDir();
     const root = path.join(dir, 'ws');
-    server = await startServer({ TOOLGATE_ROOT: root, TOOLGATE_AUDIT_STDOUT: 'false', TOOLGATE_INSTANCE_ID: 'shutdown-test' });
+    // TOOLGATE_LOG_REQUESTS: its "incoming request" line says the write is in flight, however slow the machine.
+    server = await startServer({ TOOLGATE_ROOT: root, TOOLGATE_AUDIT_STDOUT: 'false', TOOLGATE_INSTANCE_ID: 'shutdown-test', TOOLGATE_LOG_REQUESTS: 'true' });
 
     const line = 'the quick brown fox jumps over the lazy dog 0123456789\n';
     const content = line.repeat(Math.ceil((4 * 1024 * 1024) / line.length));
@@ -47,18 +48,17 @@ describe('graceful shutdown', () => {
         res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
       });
       req.on('error', reject);
-      // Half of the body now; SIGTERM arrives while the request is in flight; then the rest.
+      // Half of the body now; SIGTERM arrives once the server has the request in flight; then the rest.
       req.write(body.subarray(0, body.length / 2));
-      setTimeout(() => {
-        server!.child.kill('SIGTERM');
-        void server!
-          .waitForOutput(/shutting down/)
-          .then(async () => {
-            expect(await connectable(server!.port)).toBe(false);
-            req.end(body.subarray(body.length / 2));
-          })
-          .catch(reject);
-      }, 200);
+      void server!
+        .waitForOutput(/incoming request/)
+        .then(async () => {
+          server!.child.kill('SIGTERM');
+          await server!.waitForOutput(/shutting down/);
+          expect(await connectable(server!.port)).toBe(false);
+          req.end(body.subarray(body.length / 2));
+        })
+        .catch(reject);
     });
 
     const res = await response;

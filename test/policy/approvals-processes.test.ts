@@ -13,7 +13,8 @@ import { startRedis, type RedisServer } from '../ops/redis-server.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.resolve(here, '../..');
-const WORKER = path.join(here, 'fixtures', 'approval-worker.ts');
+// Plain JavaScript on dist/ (built by vitest's global set-up): a worker starts without a TypeScript loader.
+const WORKER = path.join(here, 'fixtures', 'approval-worker.mjs');
 const VERSION = { mtime_ms: 1, size_bytes: 3, sha256: 'c'.repeat(64) };
 const ARGS_HASH = argsHash({ path: 'SOUL.md', content: 'x' });
 const BINDING = { caller: 'agent', project: 'p', tool: 'write_file', args_hash: ARGS_HASH };
@@ -26,7 +27,7 @@ interface Worker {
 }
 
 function startWorker(job: object): Worker {
-  const child = spawn(process.execPath, ['--import', 'tsx', WORKER, JSON.stringify(job)], { cwd: repoRoot, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [WORKER, JSON.stringify(job)], { cwd: repoRoot, stdio: ['pipe', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   const waiters: { marker: string; resolve: (s: string) => void }[] = [];
@@ -157,13 +158,13 @@ describe.each(['files', 'redis'] as const)('replicas as processes (%s)', (kind) 
 describe('the generated secret', () => {
   it('six processes starting together on a fresh state directory agree on one key', async () => {
     const dir = path.join(await makeTempDir(), 'state');
-    const code = `import('./src/policy/approvals.ts').then(async (m) => { const k = await m.loadApprovalSecret(${JSON.stringify(dir)}); process.stdout.write(k.toString('hex')); })`;
+    const code = `import('./dist/policy/approvals.js').then(async (m) => { const k = await m.loadApprovalSecret(${JSON.stringify(dir)}); process.stdout.write(k.toString('hex')); })`;
     const runs = await Promise.all(
       Array.from(
         { length: 6 },
         () =>
           new Promise<string>((resolve, reject) => {
-            const c = spawn(process.execPath, ['--import', 'tsx', '-e', code], { cwd: repoRoot });
+            const c = spawn(process.execPath, ['--input-type=module', '-e', code], { cwd: repoRoot });
             let out = '';
             c.stdout.on('data', (d: Buffer) => (out += d.toString()));
             c.on('exit', (status) => (status === 0 ? resolve(out) : reject(new Error(`exit ${status}`))));

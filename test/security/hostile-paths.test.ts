@@ -14,8 +14,8 @@ import { argsAreValid, argsFor, pathKeysOf, pathTargets, targetArgs } from './to
 const SECRET = 'TOP-SECRET-7f3a9c-outside-the-workspace';
 const SECRET_NAME = 'secret-name-q8Zr2w.txt';
 const INSIDE = 'inside content\n';
-/** Per call: a FIFO opened without O_NONBLOCK would hang forever. */
-const CALL_TIMEOUT_MS = 8_000;
+/** Per call: a FIFO opened without O_NONBLOCK would hang forever; long enough for any busy machine. */
+const CALL_TIMEOUT_MS = 30_000;
 
 let t: TestApp;
 let base: string; // temp dir holding ws/, ws-evil/ and outside/

@@ -13,13 +13,22 @@ interface ReplaceData {
   version: { sha256: string; size_bytes: number; mtime_ms: number };
 }
 
+// Regexes that must finish get a limit no busy machine reaches; the cases where the limit must fire use a
+// regex that never ends under a small one (limited()), so neither outcome depends on the machine's speed.
+const GENEROUS = { TOOLGATE_REGEX_TIMEOUT_MS: '600000' };
+
 describe('replace_in_file', () => {
   let t: TestApp;
+  let small: TestApp | undefined;
+  /** An app over the same workspace whose regex limit is small, for a regex that never ends (the regex worker is shared). */
+  const limited = async () => (small = await makeApp({ TOOLGATE_ROOT: t.root, TOOLGATE_REGEX_TIMEOUT_MS: '300' }));
   beforeEach(async () => {
-    t = await makeApp({ TOOLGATE_REGEX_TIMEOUT_MS: '300' });
+    t = await makeApp(GENEROUS);
   });
   afterEach(async () => {
     await t.close();
+    await small?.close();
+    small = undefined;
   });
 
   it('replaces every exact match, keeps the mode and backs up', async () => {
@@ -123,7 +132,7 @@ describe('replace_in_file', () => {
 
   it('a catastrophic regex answers TIMEOUT quickly and the service keeps answering', async () => {
     await fs.writeFile(t.file('a.txt'), `${'a'.repeat(40)}b\n`);
-    const r = await t.call('replace_in_file', { path: 'a.txt', old: '(a+)+$', new: 'x', regex: true });
+    const r = await (await limited()).call('replace_in_file', { path: 'a.txt', old: '(a+)+$', new: 'x', regex: true });
     expect(r.status).toBe(504);
     expect(r.body.error?.code).toBe('TIMEOUT');
     expect(r.body.error?.message).toContain('TOOLGATE_REGEX_TIMEOUT_MS');
@@ -139,7 +148,7 @@ describe('replace_in_file', () => {
   it('a stuck regex does not block other requests meanwhile', async () => {
     await fs.writeFile(t.file('a.txt'), `${'a'.repeat(40)}b\n`);
     await fs.writeFile(t.file('b.txt'), 'hi\n');
-    const slow = t.call('replace_in_file', { path: 'a.txt', old: '(a+)+$', new: 'x', regex: true });
+    const slow = (await limited()).call('replace_in_file', { path: 'a.txt', old: '(a+)+$', new: 'x', regex: true });
     const quick = await t.call('read_file', { path: 'b.txt' });
     expect(quick.status).toBe(200);
     expect((await slow).body.error?.code).toBe('TIMEOUT');

@@ -17,10 +17,17 @@ interface SearchData {
 const data = (r: { body: { data: unknown } }) => r.body.data as SearchData;
 const show = (r: { body: { data: unknown } }) => data(r).results.map((x) => (x.type === 'name' ? `name:${x.path}` : `${x.path}:${x.line}:${x.column}:${x.preview}`));
 
+// Regexes that must finish get a limit no busy machine reaches; the cases where the limit must fire use a
+// regex that never ends under a small one (limited()), so neither outcome depends on the machine's speed.
+const GENEROUS = { TOOLGATE_REGEX_TIMEOUT_MS: '600000' };
+
 describe('search_files', () => {
   let t: TestApp;
+  let small: TestApp | undefined;
+  /** An app over the same workspace whose regex limit is small, for a regex that never ends (the search workers are shared). */
+  const limited = async () => (small = await makeApp({ TOOLGATE_ROOT: t.root, TOOLGATE_REGEX_TIMEOUT_MS: '300' }));
   beforeEach(async () => {
-    t = await makeApp({ TOOLGATE_REGEX_TIMEOUT_MS: '300' });
+    t = await makeApp(GENEROUS);
     await fs.mkdir(t.file('src/deep/er'), { recursive: true });
     await fs.writeFile(t.file('README.md'), '# Project\nSee the TODO list.\n');
     await fs.writeFile(t.file('src/main.ts'), 'const a = 1;\n  // todo: fix\nexport const todoList = [];\n');
@@ -29,6 +36,8 @@ describe('search_files', () => {
   });
   afterEach(async () => {
     await t.close();
+    await small?.close();
+    small = undefined;
   });
 
   it('finds names and content case-insensitively, breadth-first, with line, column and preview', async () => {
@@ -90,11 +99,11 @@ describe('search_files', () => {
 
   it('a catastrophic regex answers TIMEOUT quickly and the service keeps answering', async () => {
     await fs.writeFile(t.file('evil.txt'), `${'a'.repeat(40)}b\n`);
-    const r = await t.call('search_files', { query: '(a+)+$', regex: true, mode: 'content' });
+    const r = await (await limited()).call('search_files', { query: '(a+)+$', regex: true, mode: 'content' });
     expect(r.status).toBe(504);
     expect(r.body.error?.code).toBe('TIMEOUT');
     const names = await t.call('search_files', { query: '(a+)+$', regex: true, mode: 'name' });
-    expect(names.status).toBe(200); // short names finish in time
+    expect(names.status).toBe(200); // short names finish: the pattern alone is not refused
     const after = await t.call('search_files', { query: 'hello', regex: true });
     expect(after.status).toBe(200);
     expect(show(after)).toHaveLength(1);
@@ -214,7 +223,7 @@ describe('search_files', () => {
 
   it('a stuck regex search does not block other requests meanwhile', async () => {
     await fs.writeFile(t.file('evil.txt'), `${'a'.repeat(40)}b\n`);
-    const slow = t.call('search_files', { query: '(a+)+$', regex: true, mode: 'content' });
+    const slow = (await limited()).call('search_files', { query: '(a+)+$', regex: true, mode: 'content' });
     const quick = await t.call('read_file', { path: 'README.md' });
     expect(quick.status).toBe(200);
     expect((await slow).body.error?.code).toBe('TIMEOUT');

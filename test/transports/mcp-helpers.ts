@@ -6,6 +6,7 @@ import { StreamableHTTPClientTransport, type StreamableHTTPClientTransportOption
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance } from 'fastify';
 import type { Envelope } from '../../src/envelope.js';
+import { compiled } from '../compiled.js';
 import { listenOn } from '../helpers.js';
 
 export const REPO = path.resolve(import.meta.dirname, '../..');
@@ -38,7 +39,7 @@ export async function httpClient(
 export async function stdioClient(root: string, env: Record<string, string>, options?: ClientOptions, setup?: (c: Client) => void): Promise<{ client: Client; stderr: () => string }> {
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: ['--import', 'tsx', path.join(REPO, 'src/cli.ts'), 'mcp', '--root', root],
+    args: [compiled('src/cli.ts'), 'mcp', '--root', root],
     env: { ...(process.env as Record<string, string>), TOOLGATE_AUDIT_STDOUT: 'false', ...env },
     cwd: REPO,
     stderr: 'pipe',

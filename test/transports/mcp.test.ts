@@ -8,6 +8,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Envelope } from '../../src/envelope.js';
+import { compiled } from '../compiled.js';
 import { makeApp, makeTempDir, type TestApp } from '../helpers.js';
 import { captureStream, makeToken } from '../ops/ops-helpers.js';
 import { mcpUrl } from './mcp-helpers.js';
@@ -152,7 +153,7 @@ describe('MCP over stdio (toolgate mcp)', () => {
     const repo = path.resolve(import.meta.dirname, '../..');
     const transport = new StdioClientTransport({
       command: process.execPath,
-      args: ['--import', 'tsx', path.join(repo, 'src/cli.ts'), 'mcp', '--root', base],
+      args: [compiled('src/cli.ts'), 'mcp', '--root', base],
       env: { ...(process.env as Record<string, string>), TOOLGATE_AUDIT_STDOUT: 'true', TOOLGATE_LOG_LEVEL: 'info' },
       cwd: repo,
       stderr: 'pipe',

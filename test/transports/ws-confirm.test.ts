@@ -142,10 +142,11 @@ describe('confirmation_request / confirmation_response', () => {
 
   it('the wait for a person does not count against the call timeout_seconds', async () => {
     const c = await ideConnection(ide);
-    c.send(write('w1', { timeout_seconds: 0.2 }));
+    // 2 s: far more than the write needs on any busy machine, so only counting the wait could make it fire.
+    c.send(write('w1', { timeout_seconds: 2 }));
     expect((await c.one()).type).toBe('confirmation_request');
     // Longer than the tool's limit before the person answers: the tool's timer runs only around its runs.
-    await new Promise((r) => setTimeout(r, 400));
+    await new Promise((r) => setTimeout(r, 2500));
     c.send({ type: 'confirmation_response', call_id: 'w1', approved: true });
     expect(await c.one()).toMatchObject({ type: 'tool_result', call_id: 'w1', result: { status: 'success' } });
   });
