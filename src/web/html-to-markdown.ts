@@ -224,7 +224,7 @@ export async function htmlToMarkdown(html: string, pageUrl: string, timeoutMs: n
     }
     if (err instanceof WorkerFailure) {
       if (err.kind === 'timeout') {
-        throw new ToolError('TIMEOUT', `Converting ${pageUrl} to Markdown did not finish within the web call's ${timeoutMs} ms left and was stopped; fetch a smaller or plain-text version.`, { url: pageUrl });
+        throw new ToolError('TIMEOUT', `Converting ${pageUrl} to Markdown did not finish within the web call's ${Math.round(timeoutMs)} ms left and was stopped; fetch a smaller or plain-text version.`, { url: pageUrl });
       }
       if (err.kind === 'memory') {
         throw new ToolError('FILE_TOO_LARGE', `Converting ${pageUrl} to Markdown needs more than the converter's ${HTML_WORKER_HEAP_MB} MiB memory limit; fetch a smaller or plain-text version.`, { url: pageUrl });

@@ -116,7 +116,7 @@ beforeAll(async () => {
       res.end();
     }
   });
-  opts = { maxBytes: 100_000, timeoutMs: 3000, maxRedirects: 5, allow: parseAllowList('127.0.0.1') };
+  opts = { maxBytes: 100_000, timeoutMs: 60_000, maxRedirects: 5, allow: parseAllowList('127.0.0.1') };
 });
 afterAll(() => server.close());
 
