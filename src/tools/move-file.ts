@@ -12,7 +12,8 @@ import { isInside } from '../workspace/workspace.js';
 import { modeOf } from './change.js';
 import { defineTool } from './define.js';
 import { PathArg, VersionArgs, VersionSchema } from './args.js';
-import { enforceVersion, ensureParent, expectationsOf, readCurrent } from './file-access.js';
+import { enforceVersion, ensureParent, expectationsOf, readCurrent, type CurrentFile } from './file-access.js';
+import { announce, REMOVED_HEAD_BYTES } from './plan.js';
 
 const Input = z.strictObject({
   path: PathArg.describe('File or directory to move (relative to the workspace root).'),
@@ -88,7 +89,6 @@ export const moveFile = defineTool({
       const refusal = destinationRefusal(dst, dst.stat, isDir, input.overwrite);
       if (refusal) throw refusal;
     }
-    const createdDir = ensureParent(ctx, dst, true);
 
     // Both names are locked, always in the same order, so two opposite moves cannot deadlock.
     const [first, second] = src.real < dst.real ? [src, dst] : [dst, src];
@@ -106,14 +106,20 @@ export const moveFile = defineTool({
         }
         let backupId: string | null = null;
         const dstStat = await lstatOrNull(dst.at);
+        let old: CurrentFile | null = null;
         if (dstStat) {
           const refusal = destinationRefusal(dst, dstStat, isDir, input.overwrite);
           if (refusal) throw refusal;
-          const old = await readCurrent(dst, dst.ws.limits.maxEditBytes);
-          if (old) {
-            backupId = await createBackup(dst.ws, { rel: dst.realRel, operation: 'move_file', mode: modeOf(old), sha256: old.version.sha256 }, old.content);
-          }
+          old = await readCurrent(dst, dst.ws.limits.maxEditBytes);
         }
+        const sha = current?.version.sha256 ?? null;
+        await announce(ctx, () => [
+          ...(old ? [{ op: 'delete', kind: 'file', path: dst.rel, sha256Before: old.version.sha256, sha256After: null, removed: { head: old.content.subarray(0, REMOVED_HEAD_BYTES), size: old.content.length } } as const] : []),
+          { op: 'move', kind: isDir ? 'directory' : 'file', path: src.rel, to: dst.rel, sha256Before: sha, sha256After: sha },
+        ]);
+        // Made only now, under the locks and after the announcement: an approved repeat that is refused leaves no directory behind.
+        const createdDir = ensureParent(ctx, dst, true);
+        if (old) backupId = await createBackup(dst.ws, { rel: dst.realRel, operation: 'move_file', mode: modeOf(old), sha256: old.version.sha256 }, old.content);
         ctx.signal.throwIfAborted(); // stopped (time limit): refuse before the move, never after answering
         try {
           await fs.rename(src.at, dst.at);

@@ -1,0 +1,184 @@
+// The person deciding sees everything a call will do (issue 21 point 2): every path with its operation, the
+// diff of every content change and the content a delete removes, for every mutating tool, on the REST answer
+// and GET /v1/approvals/{id}; and the approval binds to exactly those changes.
+import { createHash } from 'node:crypto';
+import fs from 'node:fs/promises';
+import { afterEach, describe, expect, it } from 'vitest';
+import { agent, makePolicyApp, person, type PolicyApp } from './approval-helpers.js';
+
+let t: PolicyApp;
+afterEach(async () => t?.close());
+
+interface Change {
+  path: string;
+  op: string;
+  kind: string;
+  from?: string;
+  to?: string;
+  diff: string;
+  content: string | null;
+  truncated: boolean;
+  sha256_before: string | null;
+  sha256_after: string | null;
+}
+interface Approval {
+  id: string;
+  path: string;
+  summary: string;
+  diff_preview: string;
+  diff_truncated: boolean;
+  changes: Change[];
+  changes_hash: string | null;
+}
+
+async function arrange() {
+  t = await makePolicyApp('ide.yaml');
+  await fs.writeFile(t.file('notes.txt'), 'hello\n');
+  await fs.writeFile(t.file('SOUL.md'), 'I am kind.\nI help.\n');
+}
+
+/** Asks with `tool` and returns the 202's approval, checked against GET /v1/approvals/{id}. */
+async function ask(tool: string, body: Record<string, unknown>): Promise<Approval> {
+  const r = await t.as(agent, tool, body);
+  expect(r.status, JSON.stringify(r.body.error)).toBe(202);
+  const approval = (r.body.data as { approval: Approval }).approval;
+  const stored = (await t.get(person, `/v1/approvals/${approval.id}`)).json.approval as Approval;
+  expect(stored.changes).toEqual(approval.changes);
+  expect(stored.diff_preview).toBe(approval.diff_preview);
+  return stored;
+}
+
+const PATCH = '*** Begin Patch\n*** Update File: notes.txt\n@@\n-hello\n+hello, world\n*** Delete File: SOUL.md\n*** End Patch\n';
+
+describe('what the approval shows, over REST', () => {
+  it('apply_patch updating notes.txt and deleting SOUL.md shows both files, their ops and the content that goes', async () => {
+    await arrange();
+    const a = await ask('apply_patch', { patch: PATCH });
+    expect(a.changes.map((c) => [c.op, c.path])).toEqual([
+      ['update', 'notes.txt'],
+      ['delete', 'SOUL.md'],
+    ]);
+    const [update, del] = a.changes as [Change, Change];
+    expect(update.diff).toContain('-hello\n+hello, world');
+    expect(del.content).toBe('I am kind.\nI help.\n');
+    expect(del.truncated).toBe(false);
+    expect(del.sha256_after).toBeNull();
+    expect(a.diff_preview).toContain('+hello, world');
+    expect(a.diff_preview).toContain('-I am kind.');
+    expect(a.summary).toMatch(/notes\.txt.*SOUL\.md/);
+    expect(a.changes_hash).toMatch(/^[0-9a-f]{64}$/);
+    // Nothing changed while it waits.
+    expect(await fs.readFile(t.file('SOUL.md'), 'utf8')).toBe('I am kind.\nI help.\n');
+  });
+
+  it("the text editor's str_replace, insert and create show a diff (no dry run of their own)", async () => {
+    await arrange();
+    const sr = await ask('str_replace_based_edit_tool', { command: 'str_replace', path: 'SOUL.md', old_str: 'kind', new_str: 'very kind' });
+    expect(sr.changes).toHaveLength(1);
+    expect(sr.changes[0]).toMatchObject({ op: 'update', path: 'SOUL.md' });
+    expect(sr.diff_preview).toContain('-I am kind.\n+I am very kind.');
+    const ins = await ask('text_editor', { command: 'insert', path: 'SOUL.md', insert_line: 0, new_str: 'Hi.' });
+    expect(ins.changes[0]?.diff).toContain('+Hi.');
+    const cr = await ask('str_replace_based_edit_tool', { command: 'create', path: 'new/x.md', file_text: 'x\n' });
+    expect(cr.changes[0]).toMatchObject({ op: 'create', path: 'new/x.md', sha256_before: null });
+    expect(cr.changes[0]?.diff).toContain('+x');
+    // Planning made no directory.
+    await expect(fs.stat(t.file('new'))).rejects.toThrow(/ENOENT/);
+    expect(await fs.readFile(t.file('SOUL.md'), 'utf8')).toBe('I am kind.\nI help.\n');
+  });
+
+  it('move_file notes.txt -> SOUL.md shows source and destination, and the destination content it replaces', async () => {
+    await arrange();
+    const plain = await ask('move_file', { path: 'notes.txt', destination: 'archive/notes.txt' });
+    expect(plain.changes).toEqual([expect.objectContaining({ op: 'move', path: 'notes.txt', from: 'notes.txt', to: 'archive/notes.txt' })]);
+    expect(plain.diff_preview).toContain('rename from notes.txt\nrename to archive/notes.txt');
+    await expect(fs.stat(t.file('archive'))).rejects.toThrow(/ENOENT/);
+    const over = await ask('move_file', { path: 'notes.txt', destination: 'SOUL.md', overwrite: true });
+    expect(over.changes.map((c) => [c.op, c.path, c.to])).toEqual([
+      ['delete', 'SOUL.md', undefined],
+      ['move', 'notes.txt', 'SOUL.md'],
+    ]);
+    expect(over.changes[0]?.content).toBe('I am kind.\nI help.\n');
+    expect(await fs.readFile(t.file('notes.txt'), 'utf8')).toBe('hello\n');
+  });
+
+  it('the shell tools say what they do: rm shows the content that goes, mkdir the directory it makes', async () => {
+    await arrange();
+    const rm = await ask('shell_destructive', { command: 'rm SOUL.md' });
+    expect(rm.changes).toEqual([expect.objectContaining({ op: 'delete', path: 'SOUL.md', content: 'I am kind.\nI help.\n' })]);
+    expect(rm.diff_preview).toContain('-I am kind.');
+    const mkdir = await ask('shell_write', { command: 'mkdir -p build/out' });
+    expect(mkdir.changes).toEqual([expect.objectContaining({ op: 'create', kind: 'directory', path: 'build/out' })]);
+    await expect(fs.stat(t.file('build'))).rejects.toThrow(/ENOENT/);
+  });
+
+  it('every other mutating tool names its change', async () => {
+    await arrange();
+    const cases: [string, Record<string, unknown>, string, string][] = [
+      ['write_file', { path: 'notes.txt', content: 'bye\n', expected_sha256: createHash('sha256').update('hello\n').digest('hex') }, 'update', '+bye'],
+      ['write_file', { path: 'fresh.txt', content: 'new\n' }, 'create', '+new'],
+      ['edit_file', { path: 'SOUL.md', old_text: 'help', new_text: 'listen' }, 'update', '+I listen.'],
+      ['replace_in_file', { path: 'SOUL.md', old: 'kind', new: 'calm' }, 'update', '+I am calm.'],
+      ['append_to_file', { path: 'notes.txt', content: 'more\n' }, 'update', '+more'],
+      ['delete_file', { path: 'notes.txt' }, 'delete', '-hello'],
+      ['create_directory', { path: 'docs' }, 'create', 'new directory docs/'],
+    ];
+    for (const [tool, body, op, shown] of cases) {
+      const a = await ask(tool, body);
+      expect(a.changes.map((c) => c.op), tool).toEqual([op]);
+      expect(a.diff_preview, tool).toContain(shown);
+    }
+    const del = await ask('delete_file', { path: 'SOUL.md' });
+    expect(del.changes[0]?.content).toBe('I am kind.\nI help.\n');
+  });
+
+  it('a delete of a long file shows its beginning, marked truncated', async () => {
+    await arrange();
+    await fs.writeFile(t.file('long.txt'), Array.from({ length: 500 }, (_, i) => `line ${i}`).join('\n'));
+    const a = await ask('delete_file', { path: 'long.txt' });
+    expect(a.changes[0]?.truncated).toBe(true);
+    expect(a.changes[0]?.content).toMatch(/^line 0\nline 1\n/);
+    expect(a.changes[0]?.content?.split('\n').length).toBeLessThanOrEqual(101);
+    expect(a.diff_truncated).toBe(true);
+  });
+});
+
+describe('the approval binds to its changes', () => {
+  it('a repeat whose changes differ from the approved ones is refused and changes nothing', async () => {
+    await arrange();
+    // SOUL.md asks first, so the approval's file_version is SOUL.md's; notes.txt is bound by the changes alone.
+    const patch = '*** Begin Patch\n*** Delete File: SOUL.md\n*** Update File: notes.txt\n@@\n-hello\n+hello, world\n*** End Patch\n';
+    const a = await ask('apply_patch', { patch });
+    expect(a.path).toBe('SOUL.md');
+    expect((await t.decide(person, a.id, 'approve')).status).toBe(200);
+    // notes.txt changes after the approval: the patch still applies, but would now write other content.
+    await fs.writeFile(t.file('notes.txt'), 'hello\nsomething new\n');
+    const r = await t.as(agent, 'apply_patch', { patch, approval_id: a.id });
+    expect(r.status, JSON.stringify(r.body.error)).toBe(409);
+    expect(r.body.error).toMatchObject({ code: 'CONFLICT', details: { approval_id: a.id, mismatch: 'changes' } });
+    expect(await fs.readFile(t.file('SOUL.md'), 'utf8')).toBe('I am kind.\nI help.\n');
+    expect(await fs.readFile(t.file('notes.txt'), 'utf8')).toBe('hello\nsomething new\n');
+    expect(t.audit().some((l) => l.event === 'approval_refused' && l.mismatch === 'changes')).toBe(true);
+  });
+
+  it('a repeat that plans the same changes runs them', async () => {
+    await arrange();
+    const a = await ask('apply_patch', { patch: PATCH });
+    await t.decide(person, a.id, 'approve');
+    const r = await t.as(agent, 'apply_patch', { patch: PATCH, approval_id: a.id });
+    expect(r.status).toBe(200);
+    await expect(fs.stat(t.file('SOUL.md'))).rejects.toThrow(/ENOENT/);
+    expect(await fs.readFile(t.file('notes.txt'), 'utf8')).toBe('hello, world\n');
+  });
+
+  it('a move whose destination appeared after the approval is refused', async () => {
+    await arrange();
+    const a = await ask('move_file', { path: 'SOUL.md', destination: 'old/SOUL.md', overwrite: true });
+    await t.decide(person, a.id, 'approve');
+    await fs.mkdir(t.file('old'));
+    await fs.writeFile(t.file('old/SOUL.md'), 'an older soul\n');
+    const r = await t.as(agent, 'move_file', { path: 'SOUL.md', destination: 'old/SOUL.md', overwrite: true, approval_id: a.id });
+    expect(r.body.error?.code).toBe('CONFLICT');
+    expect(await fs.readFile(t.file('old/SOUL.md'), 'utf8')).toBe('an older soul\n');
+  });
+});
