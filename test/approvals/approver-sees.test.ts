@@ -3,11 +3,19 @@
 // and GET /v1/approvals/{id}; and the approval binds to exactly those changes.
 import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
+import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { ElicitRequestSchema, type ElicitRequest } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { agent, makePolicyApp, person, type PolicyApp } from './approval-helpers.js';
+import { envelopeOf, httpClient, mcpUrl } from '../transports/mcp-helpers.js';
+import { connect, wsUrl } from '../transports/ws-helpers.js';
+import { agent, ideAll, makePolicyApp, person, type PolicyApp } from './approval-helpers.js';
 
 let t: PolicyApp;
-afterEach(async () => t?.close());
+const closers: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const done of closers.splice(0).reverse()) await done();
+  await t?.close();
+});
 
 interface Change {
   path: string;
@@ -180,5 +188,58 @@ describe('the approval binds to its changes', () => {
     const r = await t.as(agent, 'move_file', { path: 'SOUL.md', destination: 'old/SOUL.md', overwrite: true, approval_id: a.id });
     expect(r.body.error?.code).toBe('CONFLICT');
     expect(await fs.readFile(t.file('old/SOUL.md'), 'utf8')).toBe('an older soul\n');
+  });
+});
+
+describe('what the person at the other end of a door sees', () => {
+  it('the WebSocket confirmation_request carries every change; approving runs exactly that', async () => {
+    await arrange();
+    const c = await connect(await wsUrl(t), { headers: ideAll.header });
+    c.send({ type: 'tool_call', call_id: 'p1', tool_name: 'apply_patch', arguments: { patch: PATCH } });
+    const ask = (await c.one()) as { type: string; approval?: { changes: Change[]; diff_preview: string } };
+    expect(ask.type).toBe('confirmation_request');
+    expect(ask.approval?.changes.map((x) => [x.op, x.path])).toEqual([
+      ['update', 'notes.txt'],
+      ['delete', 'SOUL.md'],
+    ]);
+    expect(ask.approval?.changes[1]?.content).toBe('I am kind.\nI help.\n');
+    expect(ask.approval?.diff_preview).toContain('-I am kind.');
+    c.send({ type: 'confirmation_response', call_id: 'p1', approved: true });
+    expect(await c.one()).toMatchObject({ type: 'tool_result', call_id: 'p1', result: { status: 'success' } });
+    await expect(fs.stat(t.file('SOUL.md'))).rejects.toThrow(/ENOENT/);
+
+    c.send({ type: 'tool_call', call_id: 'm1', tool_name: 'move_file', arguments: { path: 'notes.txt', destination: 'SOUL.md' } });
+    const move = (await c.one()) as { approval?: { changes: Change[] } };
+    expect(move.approval?.changes).toEqual([expect.objectContaining({ op: 'move', from: 'notes.txt', to: 'SOUL.md' })]);
+    c.send({ type: 'confirmation_response', call_id: 'm1', approved: false });
+    expect(await c.one()).toMatchObject({ result: { error: { code: 'USER_REJECTED' } } });
+  });
+
+  it('the MCP elicitation names every file with its operation, the diffs and the content that goes', async () => {
+    await arrange();
+    const asked: ElicitRequest['params'][] = [];
+    const client = await httpClient(await mcpUrl(t.app), ideAll.header, { capabilities: { elicitation: {} } }, {}, (c: McpClient) =>
+      c.setRequestHandler(ElicitRequestSchema, (req) => {
+        asked.push(req.params);
+        return { action: 'decline' };
+      }),
+    );
+    closers.push(() => client.close());
+    const refused = await client.callTool({ name: 'apply_patch', arguments: { patch: PATCH } });
+    expect(envelopeOf(refused).error?.code).toBe('USER_REJECTED');
+    const message = (asked[0] as { message: string }).message;
+    expect(message).toContain('- update notes.txt (+1/-1)');
+    expect(message).toContain('- delete SOUL.md');
+    expect(message).toContain('+hello, world');
+    expect(message).toContain('-I am kind.');
+
+    const editor = await client.callTool({ name: 'str_replace_based_edit_tool', arguments: { command: 'str_replace', path: 'SOUL.md', old_str: 'kind', new_str: 'very kind' } });
+    expect(envelopeOf(editor).error?.code).toBe('USER_REJECTED');
+    expect((asked[1] as { message: string }).message).toContain('+I am very kind.');
+    const rm = await client.callTool({ name: 'shell_destructive', arguments: { command: 'rm notes.txt' } });
+    expect(envelopeOf(rm).error?.code).toBe('USER_REJECTED');
+    expect((asked[2] as { message: string }).message).toMatch(/- delete notes\.txt[\s\S]*-hello/);
+    expect(await fs.readFile(t.file('SOUL.md'), 'utf8')).toBe('I am kind.\nI help.\n');
+    expect(await fs.readFile(t.file('notes.txt'), 'utf8')).toBe('hello\n');
   });
 });
