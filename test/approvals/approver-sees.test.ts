@@ -140,6 +140,22 @@ describe('what the approval shows, over REST', () => {
     expect(del.changes[0]?.content).toBe('I am kind.\nI help.\n');
   });
 
+  it('restore_backup and undo_edit show the content they bring back', async () => {
+    await arrange();
+    const edit = { command: 'str_replace', path: 'SOUL.md', old_str: 'kind', new_str: 'very kind' };
+    const a = await ask('str_replace_based_edit_tool', edit);
+    await t.decide(person, a.id, 'approve');
+    expect((await t.as(agent, 'str_replace_based_edit_tool', { ...edit, approval_id: a.id })).status).toBe(200);
+    const undo = await ask('str_replace_based_edit_tool', { command: 'undo_edit', path: 'SOUL.md' });
+    expect(undo.changes).toEqual([expect.objectContaining({ op: 'update', path: 'SOUL.md' })]);
+    expect(undo.changes[0]?.diff).toContain('-I am very kind.\n+I am kind.');
+    const backups = (await t.as(agent, 'list_backups', { path: 'SOUL.md' })).body.data as { backups: { backup_id: string }[] };
+    const restore = await ask('restore_backup', { backup_id: backups.backups[0]?.backup_id });
+    expect(restore.changes).toEqual([expect.objectContaining({ op: 'update', path: 'SOUL.md' })]);
+    expect(restore.diff_preview).toContain('+I am kind.');
+    expect(await fs.readFile(t.file('SOUL.md'), 'utf8')).toBe('I am very kind.\nI help.\n');
+  });
+
   it('a delete of a long file shows its beginning, marked truncated', async () => {
     await arrange();
     await fs.writeFile(t.file('long.txt'), Array.from({ length: 500 }, (_, i) => `line ${i}`).join('\n'));
