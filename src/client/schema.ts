@@ -982,7 +982,7 @@ export interface components {
             to?: string;
             /** @description Unified diff of the content change ('' when the content stays as it is), cut at 100 lines or 10 KiB. */
             diff: string;
-            /** @description A delete: the content that goes (cut like a diff); null otherwise. */
+            /** @description A delete: the content that goes (cut like a diff); a directory moved: the entries it holds, one per line; null otherwise. */
             content: string | null;
             /** @description diff or content was cut. */
             truncated: boolean;
@@ -1141,7 +1141,7 @@ export interface components {
             to?: string;
             /** @description Unified diff of the content change ('' when the content stays as it is), cut at 100 lines or 10 KiB. */
             diff: string;
-            /** @description A delete: the content that goes (cut like a diff); null otherwise. */
+            /** @description A delete: the content that goes (cut like a diff); a directory moved: the entries it holds, one per line; null otherwise. */
             content: string | null;
             /** @description diff or content was cut. */
             truncated: boolean;

@@ -76,6 +76,9 @@ function diffLines(diff) {
 /** What a change's box shows: its diff, the content a delete removes, or a sentence when the content stays. */
 function changeLines(c) {
   if (c.diff) return diffLines(c.diff);
+  if (c.kind === 'directory' && c.content) {
+    return [['note', `(the directory moves with everything in it${c.truncated ? '; the list is cut' : ''}:)`], ...c.content.replace(/\n$/, '').split('\n').map((line) => ['ctx', line])];
+  }
   if (c.content !== null && c.content !== undefined) {
     if (/^\[binary file, \d+ bytes\]$/.test(c.content)) return [['note', `(${c.content.slice(1, -1)} goes)`]];
     if (c.content === '') return [['note', '(an empty file goes)']];

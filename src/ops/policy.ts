@@ -462,8 +462,9 @@ function changesPreview(changes: readonly ChangeEntry[]): { text: string; trunca
     let part = '';
     if (c.to !== undefined) part += `rename from ${c.path}\nrename to ${c.to}\n`;
     if (c.kind === 'directory' && c.op === 'create') part += `new directory ${c.path}/\n`;
+    if (c.kind === 'directory' && c.op !== 'create' && c.content !== null) part += `${c.content.split('\n').filter((l) => l !== '').map((l) => `  ${l}`).join('\n')}\n`;
     if (c.diff !== '') part += c.diff.endsWith('\n') ? c.diff : `${c.diff}\n`;
-    else if (c.content !== null) part += `--- a/${c.path}\n+++ /dev/null\n${c.content.split('\n').filter((l, i, all) => i < all.length - 1 || l !== '').map((l) => `-${l}`).join('\n')}\n`;
+    else if (c.op === 'delete' && c.content !== null) part += `--- a/${c.path}\n+++ /dev/null\n${c.content.split('\n').filter((l, i, all) => i < all.length - 1 || l !== '').map((l) => `-${l}`).join('\n')}\n`;
     parts.push(part);
   }
   let text = parts.join('');

@@ -25,6 +25,8 @@ export interface PlannedChange {
   diff?: DiffPreview;
   /** Delete: the first bytes of what goes (at least DIFF_MAX_BYTES + 1 when there are that many), and its size. */
   removed?: { head: Buffer; size: number };
+  /** A directory moved: the entries it holds, one per line (files with their size), and whether the list was cut. */
+  listing?: { text: string; truncated: boolean };
 }
 
 /** A planned change as a person sees it (the approval record's `changes[]`). */
@@ -36,7 +38,7 @@ export interface ChangeEntry {
   to?: string;
   /** Unified diff of the content change ('' when the content does not change). */
   diff: string;
-  /** A delete: the content that goes (text; a binary file is named as such); null otherwise. */
+  /** A delete: the content that goes (text; a binary file is named as such); a directory moved: what it holds; null otherwise. */
   content: string | null;
   /** The diff or the content was cut (DIFF_MAX_LINES lines, DIFF_MAX_BYTES bytes). */
   truncated: boolean;
@@ -80,8 +82,8 @@ export function describeChange(c: PlannedChange): ChangeEntry {
     kind: c.kind,
     ...(c.to !== undefined && { from: c.path, to: c.to }),
     diff: c.diff?.diff_preview ?? '',
-    content: removed?.content ?? null,
-    truncated: (c.diff?.diff_truncated ?? false) || (removed?.truncated ?? false),
+    content: removed?.content ?? c.listing?.text ?? null,
+    truncated: (c.diff?.diff_truncated ?? false) || (removed?.truncated ?? false) || (c.listing?.truncated ?? false),
     lines_added: c.diff?.lines_added ?? 0,
     lines_removed: c.diff?.lines_removed ?? 0,
     sha256_before: c.sha256Before,

@@ -21,7 +21,7 @@ const ChangeSchema = z
     from: z.string().optional().describe('Move or copy: the source.'),
     to: z.string().optional().describe('Move or copy: the destination.'),
     diff: z.string().describe("Unified diff of the content change ('' when the content stays as it is), cut at 100 lines or 10 KiB."),
-    content: z.string().nullable().describe('A delete: the content that goes (cut like a diff); null otherwise.'),
+    content: z.string().nullable().describe('A delete: the content that goes (cut like a diff); a directory moved: the entries it holds, one per line; null otherwise.'),
     truncated: z.boolean().describe('diff or content was cut.'),
     lines_added: z.number(),
     lines_removed: z.number(),

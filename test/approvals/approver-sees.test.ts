@@ -195,6 +195,21 @@ describe('the approval binds to its changes', () => {
     expect(await fs.readFile(t.file('notes.txt'), 'utf8')).toBe('hello, world\n');
   });
 
+  it('a directory move shows what the directory holds, and binds to it', async () => {
+    await arrange();
+    await fs.mkdir(t.file('stage/sub'), { recursive: true });
+    await fs.writeFile(t.file('stage/a.env'), 'A=1\n');
+    const a = await ask('move_file', { path: 'stage', destination: 'deploy' });
+    expect(a.changes).toEqual([expect.objectContaining({ op: 'move', kind: 'directory', from: 'stage', to: 'deploy', content: 'a.env (4 bytes)\nsub/\n' })]);
+    expect(a.diff_preview).toContain('rename from stage\nrename to deploy\n  a.env (4 bytes)\n  sub/\n');
+    await t.decide(person, a.id, 'approve');
+    // A file put into the directory after the approval would move too: not what was approved.
+    await fs.writeFile(t.file('stage/sub/prod.env'), 'SECRET=1\n');
+    const r = await t.as(agent, 'move_file', { path: 'stage', destination: 'deploy', approval_id: a.id });
+    expect(r.body.error).toMatchObject({ code: 'CONFLICT', details: { mismatch: 'changes' } });
+    await expect(fs.stat(t.file('deploy'))).rejects.toThrow(/ENOENT/);
+  });
+
   it('a move whose destination appeared after the approval is refused', async () => {
     await arrange();
     const a = await ask('move_file', { path: 'SOUL.md', destination: 'old/SOUL.md', overwrite: true });
