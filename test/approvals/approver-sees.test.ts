@@ -6,6 +6,7 @@ import fs from 'node:fs/promises';
 import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { ElicitRequestSchema, type ElicitRequest } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
+import { TOOLS } from '../../src/tools/registry.js';
 import { envelopeOf, httpClient, mcpUrl } from '../transports/mcp-helpers.js';
 import { connect, wsUrl } from '../transports/ws-helpers.js';
 import { agent, ideAll, makePolicyApp, person, type PolicyApp } from './approval-helpers.js';
@@ -154,6 +155,11 @@ describe('what the approval shows, over REST', () => {
     expect(restore.changes).toEqual([expect.objectContaining({ op: 'update', path: 'SOUL.md' })]);
     expect(restore.diff_preview).toContain('+I am kind.');
     expect(await fs.readFile(t.file('SOUL.md'), 'utf8')).toBe('I am very kind.\nI help.\n');
+  });
+
+  it('every mutating tool is among those shown here (a new one needs its plan and a case above)', () => {
+    const shown = ['apply_patch', 'str_replace_based_edit_tool', 'move_file', 'shell_destructive', 'shell_write', 'write_file', 'edit_file', 'replace_in_file', 'append_to_file', 'delete_file', 'create_directory', 'restore_backup'];
+    expect(TOOLS.filter((tool) => tool.mutates).map((tool) => tool.name).sort()).toEqual([...shown].sort());
   });
 
   it('a delete of a long file shows its beginning, marked truncated', async () => {
