@@ -76,6 +76,7 @@ function diffLines(diff) {
 /** What a change's box shows: its diff, the content a delete removes, or a sentence when the content stays. */
 function changeLines(c) {
   if (c.diff) return diffLines(c.diff);
+  if (c.truncated && !c.content) return [['note', '(not shown: the request holds more than a record shows; the approval still binds this change)']];
   if (c.kind === 'directory' && c.content) {
     return [['note', `(the directory moves with everything in it${c.truncated ? '; the list is cut' : ''}:)`], ...c.content.replace(/\n$/, '').split('\n').map((line) => ['ctx', line])];
   }

@@ -270,7 +270,7 @@ export class PolicyService {
     const store = this.store as ApprovalStore;
     const { dry, planned } = await this.plan(tool, input, runTool, switches);
     const all = planned.map(describeChange);
-    const changes = all.slice(0, MAX_SHOWN_CHANGES);
+    const changes = withinRecordBudget(all.slice(0, MAX_SHOWN_CHANGES));
     const shown = changesPreview(changes);
     const data = (dry?.data ?? {}) as { diff_preview?: unknown; diff_truncated?: unknown };
     const record = await store.create({
@@ -448,6 +448,22 @@ function summaryOf(tool: ToolDefinition, rel: string, dry: ToolResult<unknown> |
 
 /** At most this many changes are shown in a record (the hash binds them all); each is bounded like a diff preview. */
 const MAX_SHOWN_CHANGES = 200;
+/** Diff and content bytes a record holds in all; changes past it keep their path and operation, marked truncated. */
+const MAX_RECORD_CHANGE_BYTES = 256 * 1024;
+
+function withinRecordBudget(changes: ChangeEntry[]): ChangeEntry[] {
+  let left = MAX_RECORD_CHANGE_BYTES;
+  return changes.map((c) => {
+    const size = Buffer.byteLength(c.diff) + Buffer.byteLength(c.content ?? '');
+    if (size <= left) {
+      left -= size;
+      return c;
+    }
+    left = 0;
+    return { ...c, diff: '', content: c.content === null ? null : '', truncated: true };
+  });
+}
+
 /** The combined `diff_preview` (every change, one after the other) is cut here. */
 const MAX_COMBINED_PREVIEW_BYTES = 64 * 1024;
 

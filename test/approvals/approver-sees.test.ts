@@ -162,6 +162,19 @@ describe('what the approval shows, over REST', () => {
     expect(TOOLS.filter((tool) => tool.mutates).map((tool) => tool.name).sort()).toEqual([...shown].sort());
   });
 
+  it('a patch too large to show whole keeps every path and operation, later contents marked cut', async () => {
+    await arrange();
+    const body = Array.from({ length: 120 }, (_, i) => `line ${i} ${'x'.repeat(80)}`).join('\n') + '\n';
+    const names = Array.from({ length: 30 }, (_, i) => `big${i}.txt`);
+    for (const n of names) await fs.writeFile(t.file(n), body);
+    const a = await ask('apply_patch', { patch: `*** Begin Patch\n${names.map((n) => `*** Delete File: ${n}\n`).join('')}*** End Patch\n` });
+    expect(a.changes.map((c) => [c.op, c.path])).toEqual(names.map((n) => ['delete', n]));
+    expect(a.changes.every((c) => c.truncated)).toBe(true);
+    expect(a.changes[0]?.content).toMatch(/^line 0 /);
+    expect(a.changes.at(-1)).toMatchObject({ diff: '', content: '' });
+    expect(JSON.stringify(a.changes).length).toBeLessThan(300 * 1024);
+  });
+
   it('a delete of a long file shows its beginning, marked truncated', async () => {
     await arrange();
     await fs.writeFile(t.file('long.txt'), Array.from({ length: 500 }, (_, i) => `line ${i}`).join('\n'));
