@@ -291,7 +291,8 @@ export class PolicyService {
       rule: need.decision.rule ? { index: need.decision.rule.index, ...(need.decision.rule.name !== undefined && { name: need.decision.rule.name }) } : null,
       ttlMs: (this.policy as Policy).approvalTtlMs,
     });
-    this.note('requested', record, { request_id: call.requestId });
+    // The audit names every path the request would change (never content).
+    this.note('requested', record, { request_id: call.requestId, changes: all.map(changeIdentity) });
     if (mayWait && (await this.confirmInBand(call, record))) return this.runGated(call, tool, input, record.id, runTool, switches, false);
     if (mayWait && (await this.waitFor(call, record.id))) return this.runGated(call, tool, input, record.id, runTool, switches, false);
     return pendingAnswer(record, dry);

@@ -76,6 +76,9 @@ describe('what the approval shows, over REST', () => {
     expect(a.diff_preview).toContain('-I am kind.');
     expect(a.summary).toMatch(/notes\.txt.*SOUL\.md/);
     expect(a.changes_hash).toMatch(/^[0-9a-f]{64}$/);
+    const requested = t.audit().find((l) => l.event === 'approval_requested' && l.approval_id === a.id);
+    expect(requested?.changes).toEqual([expect.objectContaining({ op: 'update', path: 'notes.txt' }), expect.objectContaining({ op: 'delete', path: 'SOUL.md' })]);
+    expect(JSON.stringify(requested)).not.toContain('I am kind');
     // Nothing changed while it waits.
     expect(await fs.readFile(t.file('SOUL.md'), 'utf8')).toBe('I am kind.\nI help.\n');
   });
