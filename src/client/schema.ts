@@ -969,6 +969,30 @@ export interface components {
                 };
             }[];
         };
+        ApprovalChangeInput: {
+            /** @description The path changed; for a move or copy its source. */
+            path: string;
+            /** @enum {string} */
+            op: "create" | "update" | "delete" | "move" | "copy";
+            /** @enum {string} */
+            kind: "file" | "directory";
+            /** @description Move or copy: the source. */
+            from?: string;
+            /** @description Move or copy: the destination. */
+            to?: string;
+            /** @description Unified diff of the content change ('' when the content stays as it is), cut at 100 lines or 10 KiB. */
+            diff: string;
+            /** @description A delete: the content that goes (cut like a diff); a directory moved: the entries it holds, one per line; null otherwise. */
+            content: string | null;
+            /** @description diff or content was cut. */
+            truncated: boolean;
+            lines_added: number;
+            lines_removed: number;
+            /** @description sha256 of the file before (null: new, or a directory). */
+            sha256_before: string | null;
+            /** @description sha256 of the file the change leaves (null: a delete, or a directory). */
+            sha256_after: string | null;
+        };
         ApprovalInput: {
             id: string;
             /** @enum {string} */
@@ -991,6 +1015,10 @@ export interface components {
             summary: string;
             diff_preview: string;
             diff_truncated: boolean;
+            /** @description Every change the call makes, each with its operation and diff (a delete: the content that goes); diff_preview is their concatenation. */
+            changes: components["schemas"]["ApprovalChangeInput"][];
+            /** @description What the approval binds to: the repeat must plan these very changes, else CONFLICT. null for a call that changes no file. */
+            changes_hash: string | null;
             rule: {
                 index: number;
                 name?: string;
@@ -1100,6 +1128,30 @@ export interface components {
                 };
             }[];
         };
+        ApprovalChange: {
+            /** @description The path changed; for a move or copy its source. */
+            path: string;
+            /** @enum {string} */
+            op: "create" | "update" | "delete" | "move" | "copy";
+            /** @enum {string} */
+            kind: "file" | "directory";
+            /** @description Move or copy: the source. */
+            from?: string;
+            /** @description Move or copy: the destination. */
+            to?: string;
+            /** @description Unified diff of the content change ('' when the content stays as it is), cut at 100 lines or 10 KiB. */
+            diff: string;
+            /** @description A delete: the content that goes (cut like a diff); a directory moved: the entries it holds, one per line; null otherwise. */
+            content: string | null;
+            /** @description diff or content was cut. */
+            truncated: boolean;
+            lines_added: number;
+            lines_removed: number;
+            /** @description sha256 of the file before (null: new, or a directory). */
+            sha256_before: string | null;
+            /** @description sha256 of the file the change leaves (null: a delete, or a directory). */
+            sha256_after: string | null;
+        };
         Approval: {
             id: string;
             /** @enum {string} */
@@ -1122,6 +1174,10 @@ export interface components {
             summary: string;
             diff_preview: string;
             diff_truncated: boolean;
+            /** @description Every change the call makes, each with its operation and diff (a delete: the content that goes); diff_preview is their concatenation. */
+            changes: components["schemas"]["ApprovalChange"][];
+            /** @description What the approval binds to: the repeat must plan these very changes, else CONFLICT. null for a call that changes no file. */
+            changes_hash: string | null;
             rule: {
                 index: number;
                 name?: string;

@@ -1,5 +1,6 @@
 // The approval console: polls /v1/approvals?status=pending with the approver's token (asked once, kept in
-// sessionStorage for this tab), shows each request with its diff, and approves or rejects with a reason.
+// sessionStorage for this tab), shows each request's changes (every path with its operation and diff, the
+// content a delete removes), approves or rejects with a reason, says so, and lists the decisions of this tab.
 // Plain browser JavaScript with no dependencies: it is served as is, also in clusters without internet.
 const POLL_MS = 2000;
 const TOKEN_KEY = 'toolgate.approver-token';
@@ -50,29 +51,84 @@ function age(iso) {
   return `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min ago`;
 }
 
-/** The diff as lines, each coloured by its first character (no HTML is built from the diff's text). */
-function renderDiff(pre, diff) {
+/** Lines into a <pre>, each a span of its class (no HTML is built from the request's text). */
+function renderLines(pre, lines) {
   pre.replaceChildren();
-  if (!diff) {
-    pre.textContent = '(no diff: this call does not change file content)';
-    return;
-  }
-  for (const line of diff.replace(/\n$/, '').split('\n')) {
+  for (const [cls, text] of lines) {
     const span = document.createElement('span');
-    span.className = line.startsWith('+++') || line.startsWith('---') ? 'file' : line.startsWith('@@') ? 'hunk' : line.startsWith('+') ? 'add' : line.startsWith('-') ? 'del' : 'ctx';
-    span.textContent = `${line}\n`;
+    span.className = cls;
+    span.textContent = `${text}\n`;
     pre.append(span);
   }
   const adds = pre.querySelectorAll('.add').length;
   const dels = pre.querySelectorAll('.del').length;
-  pre.setAttribute('aria-label', `Diff: ${adds} line(s) added, ${dels} removed`);
+  pre.setAttribute('aria-label', lines.length === 1 && lines[0][0] === 'note' ? lines[0][1] : `Diff: ${adds} line(s) added, ${dels} removed`);
+}
+
+/** A unified diff, each line coloured by its first character. */
+function diffLines(diff) {
+  return diff
+    .replace(/\n$/, '')
+    .split('\n')
+    .map((line) => [line.startsWith('+++') || line.startsWith('---') || line.startsWith('rename ') ? 'file' : line.startsWith('@@') ? 'hunk' : line.startsWith('+') ? 'add' : line.startsWith('-') ? 'del' : 'ctx', line]);
+}
+
+/** What a change's box shows: its diff, the content a delete removes, or a sentence when the content stays. */
+function changeLines(c) {
+  if (c.diff) return diffLines(c.diff);
+  if (c.truncated && !c.content) return [['note', '(not shown: the request holds more than a record shows; the approval still binds this change)']];
+  if (c.kind === 'directory' && c.content) {
+    return [['note', `(the directory moves with everything in it${c.truncated ? '; the list is cut' : ''}:)`], ...c.content.replace(/\n$/, '').split('\n').map((line) => ['ctx', line])];
+  }
+  if (c.content !== null && c.content !== undefined) {
+    if (/^\[binary file, \d+ bytes\]$/.test(c.content)) return [['note', `(${c.content.slice(1, -1)} goes)`]];
+    if (c.content === '') return [['note', '(an empty file goes)']];
+    return c.content.replace(/\n$/, '').split('\n').map((line) => ['del', `-${line}`]);
+  }
+  if (c.op === 'move' || c.op === 'copy') return [['note', `(${c.kind === 'directory' ? 'the directory and everything in it' : 'the content'} ${c.op === 'move' ? 'moves' : 'is copied'} as it is)`]];
+  if (c.kind === 'directory') return [['note', '(a new, empty directory)']];
+  return [['note', '(the content stays as it is)']];
+}
+
+function changeTitle(c) {
+  return c.to !== undefined ? `${c.from ?? c.path} → ${c.to}` : `${c.path}${c.kind === 'directory' ? '/' : ''}`;
+}
+
+/** One box per path the call changes, with its operation; a request without changes (a read) says so. */
+function renderChanges(ol, a) {
+  ol.replaceChildren();
+  const changes = a.changes ?? [];
+  const items = changes.length > 0
+    ? changes.map((c) => ({ op: c.op, title: changeTitle(c), lines: changeLines(c) }))
+    : [{
+        op: a.risk === 'read' ? 'read' : 'call',
+        title: a.path ?? '(no path)',
+        lines: a.diff_preview ? diffLines(a.diff_preview) : [['note', a.risk === 'read' ? '(this call reads; it changes no file)' : '(this call changes no file)']],
+      }];
+  for (const item of items) {
+    const li = $('change').content.firstElementChild.cloneNode(true);
+    const op = li.querySelector('.op');
+    op.textContent = item.op;
+    op.classList.add(`op-${item.op}`);
+    li.querySelector('.change-path').textContent = item.title;
+    renderLines(li.querySelector('.diff'), item.lines);
+    ol.append(li);
+  }
+}
+
+/** "update notes.txt, delete SOUL.md": the request in a few words, for the status line and the history. */
+function describe(a) {
+  const changes = a.changes ?? [];
+  if (changes.length === 0) return `${a.tool} ${a.path ?? ''}`.trim();
+  return `${a.tool}: ${changes.map((c) => `${c.op} ${changeTitle(c)}`).join(', ')}`;
 }
 
 function makeCard(a) {
   const li = $('item').content.firstElementChild.cloneNode(true);
   li.dataset.id = a.id;
   li.querySelector('.tool').textContent = a.tool;
-  li.querySelector('.path').textContent = a.path ?? '(no path)';
+  const more = (a.changes ?? []).length - 1;
+  li.querySelector('.path').textContent = `${a.path ?? '(no path)'}${more > 0 ? ` and ${more} more` : ''}`;
   const risk = li.querySelector('.risk');
   risk.textContent = `${a.risk} · ${a.risk_level}`;
   risk.classList.add(`risk-${a.risk_level}`);
@@ -80,8 +136,8 @@ function makeCard(a) {
   li.querySelector('.project').textContent = a.project ?? '—';
   li.querySelector('.expires').textContent = new Date(a.expires_at).toLocaleTimeString();
   li.querySelector('.summary').textContent = a.summary;
-  renderDiff(li.querySelector('.diff'), a.diff_preview);
-  li.querySelector('.truncated').hidden = !a.diff_truncated;
+  renderChanges(li.querySelector('.changes'), a);
+  li.querySelector('.truncated').hidden = !(a.diff_truncated || (a.changes ?? []).some((c) => c.truncated));
   const reasonId = `reason-${a.id}`;
   li.querySelector('.reason').id = reasonId;
   li.querySelector('.reason-label').htmlFor = reasonId;
@@ -93,21 +149,88 @@ function makeCard(a) {
   return li;
 }
 
+// --- Decisions made in this tab (kept for the tab, like the token) ------------------------------------------
+
+const HISTORY_KEY = 'toolgate.approval-history';
+const MAX_HISTORY = 100;
+
+function history() {
+  try {
+    return JSON.parse(sessionStorage.getItem(HISTORY_KEY) ?? '[]');
+  } catch {
+    return [];
+  }
+}
+
+function remember(entry) {
+  const all = [entry, ...history().filter((e) => e.id !== entry.id)].slice(0, MAX_HISTORY);
+  sessionStorage.setItem(HISTORY_KEY, JSON.stringify(all));
+  renderHistory();
+}
+
+const VERDICTS = { approved: 'Approved', rejected: 'Rejected', expired: 'Expired', used: 'Approved and used' };
+
+function renderHistory() {
+  const ol = $('history');
+  ol.replaceChildren();
+  for (const e of history()) {
+    const li = document.createElement('li');
+    li.dataset.decided = e.id;
+    const verdict = document.createElement('span');
+    verdict.className = `verdict verdict-${e.status}`;
+    verdict.textContent = VERDICTS[e.status] ?? e.status;
+    const where = e.here ? '' : ` elsewhere${e.by ? ` by ${e.by}` : ''}`;
+    li.append(verdict, `${where}: ${e.what}${e.reason ? ` (reason: ${e.reason})` : ''} · ${new Date(e.at).toLocaleTimeString()}`);
+    ol.append(li);
+  }
+  $('history-empty').hidden = ol.children.length > 0;
+}
+
+/** Takes a card off the list, keeping keyboard focus in the page (the next card, else the history). */
+function dropCard(li, id) {
+  const next = li.nextElementSibling ?? li.previousElementSibling;
+  const hadFocus = li.contains(document.activeElement);
+  li.remove();
+  cards.delete(id);
+  updateCount();
+  if (!hadFocus) return;
+  const target = next?.querySelector('.reason') ?? $('history-title');
+  if (target === $('history-title')) target.tabIndex = -1;
+  target.focus();
+}
+
 async function decide(li, a, decision) {
   const buttons = li.querySelectorAll('button');
   buttons.forEach((b) => (b.disabled = true));
+  li.deciding = true; // the poll leaves it to this answer
   const reason = li.querySelector('.reason').value.trim();
   const r = await api('POST', `/v1/approvals/${encodeURIComponent(a.id)}/${decision}`, reason ? { reason } : {});
   if (r.status === 200) {
-    say(`${decision === 'approve' ? 'Approved' : 'Rejected'}: ${a.tool} ${a.path ?? ''}.`);
-    li.remove();
-    cards.delete(a.id);
-    updateCount();
+    const status = decision === 'approve' ? 'approved' : 'rejected';
+    const next = decision === 'approve' ? 'The agent may now repeat the call.' : 'The agent learns it (with the reason) when it repeats the call.';
+    say(`${VERDICTS[status]}: ${describe(a)}. ${next}`);
+    remember({ id: a.id, status, here: true, what: describe(a), reason: reason || null, at: new Date().toISOString() });
+    dropCard(li, a.id);
     return;
   }
+  li.deciding = false;
   if (r.status === 401) return askForToken('The token was refused; paste it again.');
   buttons.forEach((b) => (b.disabled = false));
   say(`Could not ${decision}: ${r.json?.error?.message ?? `HTTP ${r.status}`}`);
+}
+
+/** A card whose request left the pending list without a decision here: what became of it goes into the history. */
+async function settledElsewhere(li, a) {
+  dropCard(li, a.id);
+  let record = null;
+  try {
+    const r = await api('GET', `/v1/approvals/${encodeURIComponent(a.id)}`);
+    if (r.status === 200) record = r.json.approval;
+  } catch {
+    // unknown: recorded as gone
+  }
+  const status = record?.status ?? 'expired';
+  remember({ id: a.id, status, here: false, by: record?.decided_by ?? null, what: describe(a), reason: record?.reason ?? null, at: record?.decided_at ?? new Date().toISOString() });
 }
 
 function updateCount() {
@@ -133,17 +256,15 @@ async function poll() {
     let li = cards.get(a.id);
     if (!li) {
       li = makeCard(a);
+      li.request = a;
       cards.set(a.id, li);
       list.append(li);
     }
     li.querySelector('.age').textContent = age(a.created_at);
   }
-  // Decided elsewhere (another approver, another replica) or expired: gone from the list.
+  // Decided elsewhere (another approver, another replica) or expired: gone from the list, named in the history.
   for (const [id, li] of cards) {
-    if (!seen.has(id) && !li.contains(document.activeElement)) {
-      li.remove();
-      cards.delete(id);
-    }
+    if (!seen.has(id) && !li.deciding && !li.contains(document.activeElement)) void settledElsewhere(li, li.request);
   }
   updateCount();
   say(`Updated ${new Date().toLocaleTimeString()}. ${cards.size} pending.`);
@@ -166,10 +287,13 @@ tokenForm.addEventListener('submit', (e) => {
 
 forget.addEventListener('click', () => {
   sessionStorage.removeItem(TOKEN_KEY);
+  sessionStorage.removeItem(HISTORY_KEY);
+  renderHistory();
   for (const li of cards.values()) li.remove();
   cards.clear();
   updateCount();
   askForToken('Token forgotten. Paste a token to continue.');
 });
 
+renderHistory();
 start();

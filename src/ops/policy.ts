@@ -10,8 +10,9 @@ import type { Config } from '../config.js';
 import { ToolError, type ErrorCode, type Risk } from '../envelope.js';
 import { CallStopped, type ToolDefinition, type ToolResult } from '../tools/define.js';
 import type { CallGate, CallInfo, GatedResult, ResolveHook, RunTool } from '../tools/execute.js';
+import { changeIdentity, describeChange, describeChangesBriefly, type ChangeEntry, type PlanHook, type PlannedChange } from '../tools/plan.js';
 import { TOOLS } from '../tools/registry.js';
-import { ApprovalError, argsHash, openApprovalStore, type ApprovalBinding, type ApprovalRecord, type ApprovalStatus, type ApprovalStore } from '../policy/approvals.js';
+import { ApprovalError, argsHash, changesHash, openApprovalStore, type ApprovalBinding, type ApprovalRecord, type ApprovalStatus, type ApprovalStore } from '../policy/approvals.js';
 import { denialError, evaluate, resolveSwitches, strictest, toolPolicyView, type PolicyDecision, type SwitchStates } from '../policy/evaluate.js';
 import { loadPolicy, type Policy } from '../policy/policy-file.js';
 import { walkTree } from '../search/walk.js';
@@ -40,11 +41,11 @@ export interface PolicyDeps {
 }
 
 /** An approval as the routes, the console and the 202 answer show it (the signed record minus its format version). */
-export type ApprovalView = Omit<ApprovalRecord, 'v'>;
+export type ApprovalView = Omit<ApprovalRecord, 'v' | 'changes' | 'changes_hash'> & { changes: ChangeEntry[]; changes_hash: string | null };
 
 export function approvalView(record: ApprovalRecord): ApprovalView {
   const { v: _v, ...view } = record;
-  return view;
+  return { ...view, changes: record.changes ?? [], changes_hash: record.changes_hash ?? null };
 }
 
 /** Thrown from the resolve hook: the call asks, nothing has been changed yet. */
@@ -61,6 +62,13 @@ class ApprovalNeeded extends CallStopped {
   ) {
     super('approval needed');
     this.project = p.ws.id;
+  }
+}
+
+/** Thrown from the plan hook when the call is only being planned: it stops before its first write. */
+class PlanTaken extends Error {
+  constructor() {
+    super('plan taken');
   }
 }
 
@@ -312,8 +320,10 @@ export class PolicyService {
       this.note('refused', out.record, { approval_id: approvalId, code: out.error.code, request_id: call.requestId });
       throw toToolErrorFromApproval(out.error);
     };
+    // The approved repeat must change exactly what the person saw: the tool tells its plan before its first write.
+    const onPlan = approvalId === undefined || dryRun ? undefined : this.checkPlan(call, approvalId, () => cleared);
     try {
-      return { result: await runTool(approvalId === undefined ? input : await this.pinVersion(tool, input, approvalId), onResolve), httpStatus: 200 };
+      return { result: await runTool(approvalId === undefined ? input : await this.pinVersion(tool, input, approvalId), onResolve, onPlan), httpStatus: 200 };
     } catch (err) {
       if (err instanceof ApprovalNeeded) {
         // The preview ask() runs resolves every path the call touches: each is observed on the way.
@@ -359,6 +369,27 @@ export class PolicyService {
   }
 
   /**
+   * The repeat's plan against the approved one (changes_hash): a file of the patch that changed since, another
+   * destination, other content are CONFLICT before anything is written. `used` says whether this call spent
+   * the approval (a call that met no `ask` rule runs as it would without one).
+   */
+  private checkPlan(call: CallInfo, approvalId: string, used: () => boolean): PlanHook {
+    return async (planned) => {
+      if (!used() || !this.store) return;
+      const record = await this.store.get(approvalId);
+      if (!record || record.changes_hash === undefined || record.changes_hash === null) return;
+      const now = planned.map(describeChange);
+      if (changesHash(now) === record.changes_hash) return;
+      this.note('refused', record, { approval_id: approvalId, code: 'CONFLICT', mismatch: 'changes', request_id: call.requestId });
+      throw new ToolError(
+        'CONFLICT',
+        `This call would now change something other than what was approved under ${approvalId} (approved: ${describeChangesBriefly(record.changes ?? [])}; now: ${describeChangesBriefly(now)}, or a file's content differs); nothing was changed. Call again without approval_id to ask for this change.`,
+        { approval_id: approvalId, mismatch: 'changes', approved: (record.changes ?? []).map(changeIdentity), now: now.map(changeIdentity) },
+      );
+    };
+  }
+
+  /**
    * The door asks its person (MCP elicitation, WebSocket confirmation_request); true when they decided. The
    * decision is the caller's own (the pipeline offers `confirm` only to a token that may decide its own calls).
    */
@@ -387,14 +418,10 @@ export class PolicyService {
 
   private async ask(call: CallInfo, tool: ToolDefinition, input: Record<string, unknown>, runTool: RunTool, switches: SwitchStates, need: ApprovalNeeded, mayWait: boolean): Promise<GatedResult> {
     const store = this.store as ApprovalStore;
-    let dry: ToolResult<unknown> | null = null;
-    if ('dry_run' in tool.input.shape) {
-      // The person sees what would happen; a dry run that fails (NO_MATCH, VERSION_REQUIRED) answers the caller now.
-      dry = await runTool({ ...input, dry_run: true }, (p) => {
-        const denied = denialError(this.decide(tool, p, switches));
-        if (denied) throw denied;
-      });
-    }
+    const { dry, planned } = await this.plan(tool, input, runTool, switches);
+    const all = planned.map(describeChange);
+    const changes = withinRecordBudget(all.slice(0, MAX_SHOWN_CHANGES));
+    const shown = changesPreview(changes);
     const data = (dry?.data ?? {}) as { diff_preview?: unknown; diff_truncated?: unknown };
     const record = await store.create({
       caller: call.actor ?? null,
@@ -405,16 +432,48 @@ export class PolicyService {
       risk_level: dry?.riskLevel ?? tool.riskLevel,
       args_hash: argsHash(input),
       file_version: need.version,
-      summary: dry ? (dry.text.replace(/^\[Dry Run\] /, '').split('\n')[0] ?? '') : `${tool.name} on '${need.p.rel}'.`,
-      diff_preview: typeof data.diff_preview === 'string' ? data.diff_preview : '',
-      diff_truncated: data.diff_truncated === true,
+      summary: summaryOf(tool, need.p.rel, dry, all),
+      // Every change (the old field held the dry run's diff of one file only).
+      diff_preview: all.length > 0 ? shown.text : typeof data.diff_preview === 'string' ? data.diff_preview : '',
+      diff_truncated: all.length > 0 ? shown.truncated || all.length > changes.length : data.diff_truncated === true,
+      changes,
+      changes_hash: tool.mutates ? changesHash(all) : null,
       rule: need.decision.rule ? { index: need.decision.rule.index, ...(need.decision.rule.name !== undefined && { name: need.decision.rule.name }) } : null,
       ttlMs: (this.policy as Policy).approvalTtlMs,
     });
-    this.note('requested', record, { request_id: call.requestId });
+    // The audit names every path the request would change (never content).
+    this.note('requested', record, { request_id: call.requestId, changes: all.map(changeIdentity) });
     if (mayWait && (await this.confirmInBand(call, record))) return this.runGated(call, tool, input, record.id, runTool, switches, false);
     if (mayWait && (await this.waitFor(call, record.id))) return this.runGated(call, tool, input, record.id, runTool, switches, false);
     return pendingAnswer(record, dry);
+  }
+
+  /**
+   * What the call would do, from the tool's own code: a dry run where the tool has one, else the call itself
+   * stopped where it announces its changes (before its first write). A read tool is not run (its answer is
+   * what the person decides on).
+   */
+  private async plan(tool: ToolDefinition, input: Record<string, unknown>, runTool: RunTool, switches: SwitchStates): Promise<{ dry: ToolResult<unknown> | null; planned: PlannedChange[] }> {
+    const hasDryRun = 'dry_run' in tool.input.shape;
+    if (!hasDryRun && !tool.mutates) return { dry: null, planned: [] };
+    let planned: PlannedChange[] = [];
+    const denyOnly = (p: ResolvedPath) => {
+      const denied = denialError(this.decide(tool, p, switches));
+      if (denied) throw denied;
+    };
+    const capture: PlanHook = async (changes) => {
+      planned = changes;
+      if (!hasDryRun) throw new PlanTaken();
+    };
+    try {
+      // A plan that fails (NO_MATCH, VERSION_REQUIRED) answers the caller now. A run that ends without announcing
+      // a change changed nothing (an existing directory); its answer is not shown before the person decides.
+      const result = await runTool(hasDryRun ? { ...input, dry_run: true } : input, denyOnly, capture);
+      return { dry: hasDryRun ? result : null, planned };
+    } catch (err) {
+      if (err instanceof PlanTaken) return { dry: null, planned };
+      throw err;
+    }
   }
 
   // --- Deciding (the routes and the console) --------------------------------------------------------------
@@ -508,7 +567,12 @@ export class PolicyService {
  */
 function previewFor(r: ApprovalRecord, principal: Principal | null): ApprovalRecord {
   if (PolicyService.mayDecide(principal)) return r;
-  return { ...r, diff_preview: '', diff_truncated: false };
+  return { ...r, diff_preview: '', diff_truncated: false, ...(r.changes && { changes: withoutContent(r.changes) }) };
+}
+
+/** The changes with their paths and operations but none of the content (diffs, deleted text). */
+function withoutContent(changes: readonly ChangeEntry[]): ChangeEntry[] {
+  return changes.map((c) => ({ ...c, diff: '', content: c.content === null ? null : '' }));
 }
 
 function visibleTo(r: ApprovalRecord, principal: Principal | null): boolean {
@@ -528,7 +592,10 @@ function withheldIf(concealed: boolean, out: GatedResult): GatedResult {
     ...out,
     result: {
       ...out.result,
-      data: { applied: false, ...(approval && { approval: { ...approval, diff_preview: '', diff_truncated: false } }) },
+      data: {
+        applied: false,
+        ...(approval && { approval: { ...approval, diff_preview: '', diff_truncated: false, ...(Array.isArray(approval.changes) && { changes: withoutContent(approval.changes as ChangeEntry[]) }) } }),
+      },
       text: `${out.result.text} The preview is shown only to the person deciding: the policy does not let this caller read what the call touches.`,
     },
   };
@@ -553,7 +620,60 @@ function approvalRequestView(record: ApprovalRecord) {
     summary: record.summary,
     diff_preview: record.diff_preview,
     diff_truncated: record.diff_truncated,
+    changes: record.changes ?? [],
   };
+}
+
+/** One line for the person: the dry run's own sentence for one change, else every change named. */
+function summaryOf(tool: ToolDefinition, rel: string, dry: ToolResult<unknown> | null, changes: readonly ChangeEntry[]): string {
+  if (dry && changes.length <= 1) return dry.text.replace(/^\[Dry Run\] /, '').split('\n')[0] ?? '';
+  if (changes.length > 0) return `${tool.name} would ${describeChangesBriefly(changes)}.`;
+  return tool.mutates ? `${tool.name} on '${rel}' (no file changes).` : `${tool.name} on '${rel}'.`;
+}
+
+/** At most this many changes are shown in a record (the hash binds them all); each is bounded like a diff preview. */
+const MAX_SHOWN_CHANGES = 200;
+/** Diff and content bytes a record holds in all; changes past it keep their path and operation, marked truncated. */
+const MAX_RECORD_CHANGE_BYTES = 256 * 1024;
+
+function withinRecordBudget(changes: ChangeEntry[]): ChangeEntry[] {
+  let left = MAX_RECORD_CHANGE_BYTES;
+  return changes.map((c) => {
+    const size = Buffer.byteLength(c.diff) + Buffer.byteLength(c.content ?? '');
+    if (size <= left) {
+      left -= size;
+      return c;
+    }
+    left = 0;
+    return { ...c, diff: '', content: c.content === null ? null : '', truncated: true };
+  });
+}
+
+/** The combined `diff_preview` (every change, one after the other) is cut here. */
+const MAX_COMBINED_PREVIEW_BYTES = 64 * 1024;
+
+/**
+ * `diff_preview` for clients that read only it: each change's diff in order, git's `rename from/to` for a move,
+ * a delete without a diff as the removal of its content, a new directory as one line.
+ */
+function changesPreview(changes: readonly ChangeEntry[]): { text: string; truncated: boolean } {
+  const parts: string[] = [];
+  let truncated = changes.some((c) => c.truncated);
+  for (const c of changes) {
+    let part = '';
+    if (c.to !== undefined) part += `rename from ${c.path}\nrename to ${c.to}\n`;
+    if (c.kind === 'directory' && c.op === 'create') part += `new directory ${c.path}/\n`;
+    if (c.kind === 'directory' && c.op !== 'create' && c.content !== null) part += `${c.content.split('\n').filter((l) => l !== '').map((l) => `  ${l}`).join('\n')}\n`;
+    if (c.diff !== '') part += c.diff.endsWith('\n') ? c.diff : `${c.diff}\n`;
+    else if (c.op === 'delete' && c.content !== null) part += `--- a/${c.path}\n+++ /dev/null\n${c.content.split('\n').filter((l, i, all) => i < all.length - 1 || l !== '').map((l) => `-${l}`).join('\n')}\n`;
+    parts.push(part);
+  }
+  let text = parts.join('');
+  if (Buffer.byteLength(text) > MAX_COMBINED_PREVIEW_BYTES) {
+    text = `${Buffer.from(text).subarray(0, MAX_COMBINED_PREVIEW_BYTES).toString('utf8').replace(/\uFFFD$/, '')}\n... (truncated)`;
+    truncated = true;
+  }
+  return { text, truncated };
 }
 
 /** The 202 answer: nothing changed, the request and what the dry run showed. */

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import type { Risk, RiskLevel, VersionStamp } from '../envelope.js';
+import { CHANGE_OPS, changeIdentity, type ChangeEntry } from '../tools/plan.js';
 
 /**
  * The codes the approval flow answers with and their HTTP statuses (SPEC §1). APPROVAL_EXPIRED (410) is not
@@ -58,6 +59,22 @@ const VersionSchema = z.strictObject({
   sha256: z.string().regex(/^[0-9a-f]{64}$/).nullable(),
 });
 
+/** One change of `changes[]` (src/tools/plan.ts, ChangeEntry). */
+export const ChangeEntrySchema = z.strictObject({
+  path: z.string(),
+  op: z.enum(CHANGE_OPS),
+  kind: z.enum(['file', 'directory']),
+  from: z.string().optional(),
+  to: z.string().optional(),
+  diff: z.string(),
+  content: z.string().nullable(),
+  truncated: z.boolean(),
+  lines_added: z.number().int().nonnegative(),
+  lines_removed: z.number().int().nonnegative(),
+  sha256_before: z.string().regex(/^[0-9a-f]{64}$/).nullable(),
+  sha256_after: z.string().regex(/^[0-9a-f]{64}$/).nullable(),
+});
+
 const Iso = z.string().refine((s) => !Number.isNaN(Date.parse(s)), 'an ISO time');
 
 export const ApprovalRecordSchema = z.strictObject({
@@ -79,6 +96,13 @@ export const ApprovalRecordSchema = z.strictObject({
   summary: z.string(),
   diff_preview: z.string(),
   diff_truncated: z.boolean(),
+  /**
+   * Every change the call makes, as the tool planned it when it asked (absent only in records written before
+   * changes were recorded; they read as none).
+   */
+  changes: z.array(ChangeEntrySchema).optional(),
+  /** sha256 of the changes' identities (changesHash): the approved repeat must plan the same; null for a call that changes no file. */
+  changes_hash: z.string().regex(/^[0-9a-f]{64}$/).nullable().optional(),
   /** The policy rule that asked. */
   rule: z.strictObject({ index: z.number().int().nonnegative(), name: z.string().optional() }).nullable(),
   ttl_ms: z.number().int().positive(),
@@ -106,6 +130,9 @@ export interface NewApproval {
   summary: string;
   diff_preview: string;
   diff_truncated: boolean;
+  /** What the call changes (none for a read that asks). */
+  changes?: ChangeEntry[];
+  changes_hash?: string | null;
   rule?: { index: number; name?: string } | null;
   /** From the policy (`approvals.ttl`). */
   ttlMs: number;
@@ -206,6 +233,11 @@ export function canonicalJson(value: unknown): string {
   };
   walk(value, 0);
   return out.join('');
+}
+
+/** sha256 (hex) of what an approval binds to of its changes: operations, paths, content before and after. */
+export function changesHash(changes: readonly ChangeEntry[]): string {
+  return createHash('sha256').update(canonicalJson(changes.map(changeIdentity)), 'utf8').digest('hex');
 }
 
 /** sha256 (hex) of the canonical arguments, `approval_id` left out (it is what differs between the two calls). */
@@ -416,6 +448,8 @@ export class ApprovalStoreImpl implements ApprovalStore {
       summary: input.summary,
       diff_preview: input.diff_preview,
       diff_truncated: input.diff_truncated,
+      changes: (input.changes ?? []).map((c) => ({ ...c })),
+      changes_hash: input.changes_hash ?? null,
       rule: input.rule ? { index: input.rule.index, ...(input.rule.name !== undefined && { name: input.rule.name }) } : null,
       ttl_ms: input.ttlMs,
       created_at: iso(now),

@@ -4,7 +4,7 @@ import { diffSpans } from '../edit/diff.js';
 import { withFileLock } from '../workspace/locks.js';
 import { countLines, looksBinary } from '../workspace/encoding.js';
 import { defineTool } from './define.js';
-import { changeAnswer, commitChange } from './change.js';
+import { changeAnswer, commitUnlessDryRun } from './change.js';
 import { DiffFields, DryRunArg, PathArg, VersionArgs, VersionSchema } from './args.js';
 import { enforceVersion, readCurrent } from './file-access.js';
 
@@ -68,7 +68,7 @@ export const appendToFile = defineTool({
       const newText = oldText + added;
       const diff = diffSpans(p.rel, oldText, newText, [{ oldStart: oldText.length, oldEnd: oldText.length, newStart: oldText.length, newEnd: newText.length }]);
       const next = Buffer.concat([current.content, addedBytes]);
-      const committed = input.dry_run ? null : await commitChange(ctx, p, { current, next, operation: 'append_to_file' });
+      const committed = await commitUnlessDryRun(ctx, p, { current, next, operation: 'append_to_file' }, diff, input.dry_run);
       const addedLines = countLines(added);
       return changeAnswer(p, {
         diff,

@@ -17,6 +17,8 @@ import { withFileLock } from '../workspace/locks.js';
 import { createMissingParents, entryOf, type DirHandle, type ResolvedPath } from '../workspace/sandbox.js';
 import { defineTool, type ToolContext } from './define.js';
 import { backupRecord, commitChange, modeOf } from './change.js';
+import { announce, REMOVED_HEAD_BYTES, type PlannedChange } from './plan.js';
+import { sha256Hex } from '../workspace/versions.js';
 import { DiffFields, DryRunArg, VersionArgs, VersionSchema } from './args.js';
 import { enforceVersion, readCurrent, type CurrentFile } from './file-access.js';
 
@@ -206,6 +208,7 @@ async function applyLocked(ctx: ToolContext, ops: PatchOp[], targets: Map<string
   } catch (err) {
     throw err instanceof PatchError ? err.toToolError() : err;
   }
+  await announce(ctx, () => plan.map((f) => plannedChange(f, targets)));
   const results: FileOut[] = [];
   const undo: Undo = [];
   try {
@@ -216,6 +219,24 @@ async function applyLocked(ctx: ToolContext, ops: PatchOp[], targets: Map<string
     throw err;
   }
   return answer(results, !dryRun);
+}
+
+/** One file of the plan as the approval shows it, with the diff and the bytes applyFile writes. */
+function plannedChange(f: PlannedFile, targets: Map<string, Target>): PlannedChange {
+  const src = target(targets, f.path);
+  const before = src.current?.version.sha256 ?? null;
+  if (f.kind === 'create') return { op: 'create', kind: 'file', path: src.p.rel, sha256Before: null, sha256After: sha256Hex(bytesOf(null, f.newContent as string)), diff: diffWhole(src.p.rel, null, f.newContent as string) };
+  const current = src.current as CurrentFile;
+  if (f.kind === 'delete') return { op: 'delete', kind: 'file', path: src.p.rel, sha256Before: before, sha256After: null, diff: diffWhole(src.p.rel, shownOld(src, f), ''), removed: { head: current.content.subarray(0, REMOVED_HEAD_BYTES), size: current.content.length } };
+  const after = sha256Hex(bytesOf(src, f.newContent as string));
+  if (f.moveTo === undefined) return { op: 'update', kind: 'file', path: src.p.rel, sha256Before: before, sha256After: after, diff: diffWhole(src.p.rel, f.oldContent, f.newContent as string) };
+  const dst = target(targets, f.moveTo);
+  return { op: 'move', kind: 'file', path: src.p.rel, to: dst.p.rel, sha256Before: before, sha256After: after, diff: diffWhole(dst.p.rel, f.oldContent, f.newContent as string) };
+}
+
+/** What a diff shows of a file's old content: its text, or a marker for a binary file (only ever deleted). */
+function shownOld(t: Target, f: PlannedFile): string {
+  return t.current && looksBinary(t.current.content) ? '[binary]\n' : (f.oldContent ?? '');
 }
 
 /** The file's text for the plan: UTF-8 without its BOM (added back when written), lossy for a binary file (only deleted). */
@@ -231,7 +252,6 @@ function bytesOf(t: Target | null, text: string): Buffer {
 
 async function applyFile(ctx: ToolContext, f: PlannedFile, targets: Map<string, Target>, dryRun: boolean, undo: Undo): Promise<FileOut> {
   const src = target(targets, f.path);
-  const shownOld = (t: Target) => (t.current && looksBinary(t.current.content) ? '[binary]\n' : (f.oldContent ?? ''));
   if (f.kind === 'create') {
     const next = bytesOf(null, f.newContent as string);
     const diff = diffWhole(src.p.rel, null, f.newContent as string);
@@ -244,7 +264,7 @@ async function applyFile(ctx: ToolContext, f: PlannedFile, targets: Map<string, 
   }
   const current = src.current as CurrentFile;
   if (f.kind === 'delete') {
-    const diff = diffWhole(src.p.rel, shownOld(src), '');
+    const diff = diffWhole(src.p.rel, shownOld(src, f), '');
     if (dryRun) return { path: src.p.rel, operation: 'delete', move_to: null, ...diff, backup_id: null, version: null };
     const backupId = await removeFile(ctx, src.p, current);
     undo.push(() => putBack(src.p, current));

@@ -8,6 +8,7 @@ import type { ResolvedPath } from '../workspace/sandbox.js';
 import { sha256Hex, versionOf } from '../workspace/versions.js';
 import type { ToolContext, ToolResult } from './define.js';
 import { writeUnlessStopped, type CurrentFile } from './file-access.js';
+import { announce, type PlannedChange } from './plan.js';
 
 /** Permission bits of a file, as kept by its backup and its replacement. */
 export function modeOf(file: { stat: { mode: number } }): number {
@@ -38,6 +39,20 @@ export interface Committed {
  */
 export function backupRecord(ctx: ToolContext, p: ResolvedPath, operation: string, old: { stat: { mode: number }; version: VersionStamp }): BackupInput {
   return { rel: p.realRel, operation, mode: modeOf(old), sha256: old.version.sha256, actor: ctx.caller.actor };
+}
+
+/**
+ * The planned change of a tool that replaces one file's content (write, append, replace, edit, restore, the text
+ * editor): `next` is the new content, or its sha256 when the tool has it already.
+ */
+export function contentChange(p: ResolvedPath, current: { version: VersionStamp } | null, next: Buffer | string, diff: DiffPreview): PlannedChange {
+  return { op: current ? 'update' : 'create', kind: 'file', path: p.rel, sha256Before: current?.version.sha256 ?? null, sha256After: typeof next === 'string' ? next : sha256Hex(next), diff };
+}
+
+/** Announces the content change (src/tools/plan.ts), then commits it, or on a dry run only announces it. */
+export async function commitUnlessDryRun(ctx: ToolContext, p: ResolvedPath, change: NewContent, diff: DiffPreview, dryRun: boolean): Promise<Committed | null> {
+  await announce(ctx, () => [contentChange(p, change.current, change.next, diff)]);
+  return dryRun ? null : commitChange(ctx, p, change);
 }
 
 /** Backs up the old content and replaces the file durably; the caller has checked versions under the lock. */

@@ -6,6 +6,7 @@ import { fsyncDirectory } from '../workspace/atomic.js';
 import { createMissingParents, describeKind, entryOf } from '../workspace/sandbox.js';
 import { defineTool } from './define.js';
 import { PathArg } from './args.js';
+import { announce } from './plan.js';
 
 const Input = z.strictObject({
   path: PathArg,
@@ -39,6 +40,7 @@ export const createDirectory = defineTool({
     };
     if (p.stat) return exists(p.stat);
     if (p.missing.length > 0 && !input.parents) throw errors.parentNotFound(path.posix.dirname(p.realRel));
+    await announce(ctx, () => [{ op: 'create', kind: 'directory', path: p.rel, sha256Before: null, sha256After: null }]);
     // Each directory is made through its verified parent's handle (createMissingParents checks every one it makes).
     const firstParent = createMissingParents(p, ctx.handles);
     try {

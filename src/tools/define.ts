@@ -1,6 +1,7 @@
 // The shape of a tool: defined once (schemas, description, risk) and run by executeTool for every transport.
 import type { z } from 'zod';
 import type { Risk, RiskLevel, VersionStamp } from '../envelope.js';
+import type { PlanHook } from './plan.js';
 import type { HandleScope, ResolvedPath, ResolveOptions } from '../workspace/sandbox.js';
 import type { VersionMatch } from '../workspace/versions.js';
 import type { Workspace } from '../workspace/workspace.js';
@@ -21,6 +22,8 @@ export interface ToolContext {
   resolve(input: string, opts?: ResolveOptions): Promise<ResolvedPath>;
   /** A path resolved by other means than resolve (a backup's stored path) passes the policy here before use. */
   admit?(p: ResolvedPath): Promise<void>;
+  /** Told what a mutating call is about to change, before its first write (src/tools/plan.ts, `announce`). */
+  readonly planned?: PlanHook | undefined;
 }
 
 /**

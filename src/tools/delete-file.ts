@@ -10,7 +10,8 @@ import { formatBytes } from '../workspace/encoding.js';
 import { backupRecord } from './change.js';
 import { defineTool } from './define.js';
 import { DryRunArg, PathArg, VersionArgs, VersionSchema } from './args.js';
-import { enforceVersion } from './file-access.js';
+import { enforceVersion, readHead } from './file-access.js';
+import { announce, REMOVED_HEAD_BYTES } from './plan.js';
 
 const Input = z.strictObject({
   path: PathArg,
@@ -50,6 +51,9 @@ export const deleteFile = defineTool({
       if (!current) throw errors.notFound(p.rel);
       enforceVersion(ctx, p, { content: Buffer.alloc(0), ...current }, input, 'mutation');
       const size = current.stat.size;
+      await announce(ctx, () => [
+        { op: 'delete', kind: 'file', path: p.rel, sha256Before: current.version.sha256, sha256After: null, removed: readHead(p, REMOVED_HEAD_BYTES) ?? { head: Buffer.alloc(0), size } },
+      ]);
       if (input.dry_run) {
         return {
           data: { deleted: false, backup_id: null, version: current.version },

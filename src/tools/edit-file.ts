@@ -14,7 +14,8 @@ import type { ResolvedPath } from '../workspace/sandbox.js';
 import { checkEncoding, countLines, decodeText, encodeText, looksBinary } from '../workspace/encoding.js';
 import { Sha256Snapshots, sha256Hex, versionOf } from '../workspace/versions.js';
 import { defineTool, type ToolContext, type ToolResult } from './define.js';
-import { backupRecord, changeAnswer, commitChange, modeOf, type Committed } from './change.js';
+import { backupRecord, changeAnswer, commitUnlessDryRun, contentChange, modeOf, type Committed } from './change.js';
+import { announce } from './plan.js';
 import { insertAfterLine, lineCount } from '../edit/insert-lines.js';
 import { DiffFields, DryRunArg, PathArg, VersionArgs, VersionSchema } from './args.js';
 import { enforceVersion, readCurrent, readCurrentBytes, type CurrentFile } from './file-access.js';
@@ -128,7 +129,7 @@ async function insertLines(ctx: ToolContext, input: EditInput, after: number, en
     const out = insertAfterLine(text, after, newText);
     const diff = diffSpans(p.rel, text, out.text, [{ oldStart: out.at, oldEnd: out.at, newStart: out.at, newEnd: out.at + out.inserted.length }]);
     const bytes = encodeText(out.text, encoding);
-    const committed = input.dry_run ? null : await commitChange(ctx, p, { current: file, next: bytes, operation: 'edit_file' });
+    const committed = await commitUnlessDryRun(ctx, p, { current: file, next: bytes, operation: 'edit_file' }, diff, input.dry_run);
     const added = countLines(out.inserted);
     const startLine = after + 1;
     const endLine = after + added;
@@ -170,15 +171,18 @@ async function editBytes(ctx: ToolContext, p: ResolvedPath, input: EditInput, fi
   return settled(temp, async (track) => {
     const before = file.version;
     enforceVersion(ctx, p, file, input, 'mutation');
-    // Accepted: the backup copy is written (thread pool) beside the temp file while this thread works on.
-    const backup = temp && track(startBackup(ctx, p, file));
     const { outcome, lineBase } = describeUtf8Edit(content, plan);
     const diff = diffSpans(p.rel, plan.windowText, outcome.text, outcome.spans, lineBase);
     const size = chunks.reduce((n, c) => n + c.length, 0);
     const change = { outcome, diff, originalSize: content.length, newSize: size, before };
+    let sha: string | null = null;
+    const newSha = () => (sha ??= file.hash.hashOfHead(content, plan.head).update(plan.middle).update(chunks[2] as Buffer).digest('hex'));
+    // Told before the backup: an approved repeat that would change something else is refused with nothing written.
+    await announce(ctx, () => [contentChange(p, file, newSha(), diff)]);
+    // Accepted: the backup copy is written (thread pool) beside the temp file while this thread hashes the new version.
+    const backup = temp && track(startBackup(ctx, p, file));
     if (!temp || !backup) return dryRun(p, change);
-    const sha = file.hash.hashOfHead(content, plan.head).update(plan.middle).update(chunks[2] as Buffer).digest('hex');
-    return commit(ctx, p, await backup, await temp, sha, change);
+    return commit(ctx, p, await backup, await temp, newSha(), change);
   });
 }
 
@@ -192,6 +196,7 @@ async function editText(ctx: ToolContext, p: ResolvedPath, input: EditInput, fil
   const diff = diffSpans(p.rel, oldText, outcome.text, outcome.spans);
   const bytes = encodeText(outcome.text, encoding);
   const change = { outcome, diff, originalSize: file.content.length, newSize: bytes.length, before };
+  await announce(ctx, () => [contentChange(p, file, bytes, diff)]);
   if (input.dry_run) return dryRun(p, change);
   // The new hash is computed while the temp file and the backup are written.
   const temp = writeTempFile(p.ws, bytes, { mode: modeOf(file) });

@@ -8,6 +8,7 @@ import { HandleScope, resolveInWorkspace, type ResolvedPath, type ResolveOptions
 import type { VersionMatch } from '../workspace/versions.js';
 import type { Workspace } from '../workspace/workspace.js';
 import type { ToolContext, ToolDefinition, ToolResult } from './define.js';
+import type { ChangeEntry, PlanHook } from './plan.js';
 import { findTool, TOOLS } from './registry.js';
 
 /** Who is calling and where, once authenticated and resolved to a workspace (built by the pipeline). */
@@ -49,6 +50,8 @@ export interface ConfirmRequest {
   summary: string;
   diff_preview: string;
   diff_truncated: boolean;
+  /** Every path the call changes, with its operation, diff and (for a delete) the content that goes. */
+  changes: ChangeEntry[];
   expires_at: string;
 }
 /** The person's decision, or null when none came (no capability, dismissed, connection gone): the call stays pending. */
@@ -75,8 +78,11 @@ export type AfterHook = (call: CallInfo, toolName: string, outcome: CallOutcome)
 
 /** Told of every path a tool resolves, before the tool uses it (the policy); throw to stop the call. */
 export type ResolveHook = (p: ResolvedPath, opts: ResolveOptions | undefined) => Promise<void> | void;
-/** Runs the tool (with `input`, e.g. as a dry run), each resolved path shown to `onResolve`. */
-export type RunTool = (input: Record<string, unknown>, onResolve?: ResolveHook) => Promise<ToolResult<unknown>>;
+/**
+ * Runs the tool (with `input`, e.g. as a dry run), each resolved path shown to `onResolve`, and what it is about
+ * to change to `onPlan` (src/tools/plan.ts).
+ */
+export type RunTool = (input: Record<string, unknown>, onResolve?: ResolveHook, onPlan?: PlanHook) => Promise<ToolResult<unknown>>;
 /**
  * Wraps the run of a validated call (the policy and approvals, src/ops/policy.ts): it may run the tool, run it
  * as a dry run and answer with a pending approval (HTTP 202), or refuse. `approvalId` was taken off the body.
@@ -223,7 +229,7 @@ export function createExecutor(opts: ExecutorOptions) {
       const input = parsed.data as Record<string, unknown>;
       if (typeof input.path === 'string') pathResolved = safeRel(input.path);
       for (const hook of before) await hook(call, tool, input);
-      const runTool: RunTool = (i, onResolve) => runWithTimeout(tool, call, i, Math.min(opts.toolTimeoutMs, call.timeoutMs ?? Infinity), onResolve);
+      const runTool: RunTool = (i, onResolve, onPlan) => runWithTimeout(tool, call, i, Math.min(opts.toolTimeoutMs, call.timeoutMs ?? Infinity), onResolve, onPlan);
       const { result, httpStatus } = opts.gate ? await opts.gate(call, tool, input, approvalId ?? undefined, runTool) : { result: await runTool(input), httpStatus: 200 };
       risk = tool.risk;
       riskLevel = result.riskLevel ?? tool.riskLevel;
@@ -276,7 +282,7 @@ function safeRel(input: string): string | null {
   return n.length === 0 ? '.' : n.join('/');
 }
 
-export async function runWithTimeout(tool: ToolDefinition, call: CallInfo, input: Record<string, unknown>, timeoutMs: number, onResolve?: ResolveHook): Promise<ToolResult<unknown>> {
+export async function runWithTimeout(tool: ToolDefinition, call: CallInfo, input: Record<string, unknown>, timeoutMs: number, onResolve?: ResolveHook, onPlan?: PlanHook): Promise<ToolResult<unknown>> {
   // The tool's signal is made when the tool first asks for it: most calls (a small read) never do, and an
   // AbortController per call shows in a small read's profile. Aborts that come before are remembered.
   let controller: AbortController | null = null;
@@ -311,6 +317,7 @@ export async function runWithTimeout(tool: ToolDefinition, call: CallInfo, input
         }
       : (p: string, o?: ResolveOptions) => resolveToolPath(call, p, o, scope),
     admit: async (p: ResolvedPath) => onResolve?.(p, undefined),
+    planned: onPlan,
   };
   const timedOut = new ToolError('TIMEOUT', `Tool '${tool.name}' ran longer than ${timeoutMs} ms; narrow the request (path, line range, limit) and retry.`);
   let timer: NodeJS.Timeout | undefined;

@@ -1,6 +1,6 @@
 // Reading a file's current state under its lock, the version rules (docs/api.md, "Versions"), and creating
 // a new file's missing parents: the file-access steps several tools share.
-import { closeSync, type Stats } from 'node:fs';
+import { closeSync, readSync, type Stats } from 'node:fs';
 import path from 'node:path';
 import { errors, ToolError, type VersionStamp } from '../envelope.js';
 import { commitTempFile, discardTempFile, writeTempFile, type AtomicWriteOptions, type FileContent } from '../workspace/atomic.js';
@@ -51,6 +51,24 @@ export async function readCurrentBytes(p: ResolvedPath, maxBytes: number, opts: 
       throw new ToolError('FILE_TOO_LARGE', `File '${p.rel}' is ${file.stat.size} bytes, over ${limitName} (${maxBytes}); change it with a smaller tool call or raise the limit.`);
     }
     return { content: await readAll(file.fd, file.stat.size, opts.onChunk, opts.alloc), stat: file.stat };
+  } finally {
+    closeSync(file.fd);
+  }
+}
+
+/** The first `maxBytes` bytes of a file (what a delete shows of the content that goes) and its size; null when absent. */
+export function readHead(p: ResolvedPath, maxBytes: number): { head: Buffer; size: number } | null {
+  const file = openRegular(p);
+  if (!file) return null;
+  try {
+    const buf = Buffer.alloc(Math.min(maxBytes, file.stat.size));
+    let n = 0;
+    while (n < buf.length) {
+      const got = readSync(file.fd, buf, n, buf.length - n, n);
+      if (got === 0) break;
+      n += got;
+    }
+    return { head: buf.subarray(0, n), size: file.stat.size };
   } finally {
     closeSync(file.fd);
   }

@@ -7,12 +7,15 @@ import { createBackup } from '../workspace/backups.js';
 import { fileState, type FileState } from '../workspace/file-state.js';
 import { withFileLock } from '../workspace/locks.js';
 import { describeKind, entryOf, type ResolvedPath } from '../workspace/sandbox.js';
-import { hasExpectation, versionOf } from '../workspace/versions.js';
+import { hasExpectation, sha256Hex, versionOf } from '../workspace/versions.js';
 import { isInside } from '../workspace/workspace.js';
 import { backupRecord, modeOf } from './change.js';
-import { defineTool } from './define.js';
+import { defineTool, type ToolContext } from './define.js';
+import { walkTree } from '../search/walk.js';
+import { formatBytes } from '../workspace/encoding.js';
 import { PathArg, VersionArgs, VersionSchema } from './args.js';
-import { enforceVersion, ensureParent, expectationsOf, readCurrent } from './file-access.js';
+import { enforceVersion, ensureParent, expectationsOf, readCurrent, type CurrentFile } from './file-access.js';
+import { announce, REMOVED_HEAD_BYTES } from './plan.js';
 
 const Input = z.strictObject({
   path: PathArg.describe('File or directory to move (relative to the workspace root).'),
@@ -88,7 +91,6 @@ export const moveFile = defineTool({
       const refusal = destinationRefusal(dst, dst.stat, isDir, input.overwrite);
       if (refusal) throw refusal;
     }
-    const createdDir = ensureParent(ctx, dst, true);
 
     // Both names are locked, always in the same order, so two opposite moves cannot deadlock.
     const [first, second] = src.real < dst.real ? [src, dst] : [dst, src];
@@ -106,14 +108,22 @@ export const moveFile = defineTool({
         }
         let backupId: string | null = null;
         const dstStat = await lstatOrNull(dst.at);
+        let old: CurrentFile | null = null;
         if (dstStat) {
           const refusal = destinationRefusal(dst, dstStat, isDir, input.overwrite);
           if (refusal) throw refusal;
-          const old = await readCurrent(dst, dst.ws.limits.maxEditBytes);
-          if (old) {
-            backupId = await createBackup(dst.ws, backupRecord(ctx, dst, 'move_file', old), old.content);
-          }
+          old = await readCurrent(dst, dst.ws.limits.maxEditBytes);
         }
+        // A directory's "version" for the approval: what it holds (names, sizes, times), so a file put there after the approval is a different move.
+        const tree = isDir && ctx.planned ? await treeOf(ctx, src) : null;
+        const sha = current?.version.sha256 ?? (tree ? sha256Hex(tree.identity) : null);
+        await announce(ctx, () => [
+          ...(old ? [{ op: 'delete', kind: 'file', path: dst.rel, sha256Before: old.version.sha256, sha256After: null, removed: { head: old.content.subarray(0, REMOVED_HEAD_BYTES), size: old.content.length } } as const] : []),
+          { op: 'move', kind: isDir ? 'directory' : 'file', path: src.rel, to: dst.rel, sha256Before: sha, sha256After: sha, ...(tree && { listing: tree.listing }) },
+        ]);
+        // Made only now, under the locks and after the announcement: an approved repeat that is refused leaves no directory behind.
+        const createdDir = ensureParent(ctx, dst, true);
+        if (old) backupId = await createBackup(dst.ws, backupRecord(ctx, dst, 'move_file', old), old.content);
         ctx.signal.throwIfAborted(); // stopped (time limit): refuse before the move, never after answering
         try {
           await fs.rename(src.at, dst.at);
@@ -149,6 +159,31 @@ export const moveFile = defineTool({
     );
   },
 });
+
+/** Entries a moved directory's listing shows (and binds); past it the listing says it was cut. */
+const TREE_MAX_ENTRIES = 1000;
+
+/** What a directory holds, for the approval of its move: one line per entry (files with their size), breadth-first. */
+async function treeOf(ctx: ToolContext, dir: ResolvedPath): Promise<{ listing: { text: string; truncated: boolean }; identity: string }> {
+  const lines: string[] = [];
+  const identity: string[] = [];
+  const walk = await walkTree(dir.ws, dir, {
+    maxDepth: 64,
+    maxEntries: TREE_MAX_ENTRIES,
+    deadline: Date.now() + dir.ws.limits.searchTimeoutMs,
+    signal: ctx.signal,
+    includeHidden: true,
+    reportSkipped: true,
+    stats: true,
+    onEntry: (e) => {
+      const isDir = e.kind === 'directory';
+      lines.push(isDir ? `${e.relFromStart}/` : e.kind === 'file' ? `${e.relFromStart} (${formatBytes(e.stat?.size ?? 0)})` : `${e.relFromStart} (${e.kind})`);
+      identity.push(`${e.kind}\0${e.relFromStart}\0${e.stat?.size ?? ''}\0${e.stat?.mtimeMs ?? ''}`);
+    },
+  });
+  if (lines.length === 0) lines.push('(empty)');
+  return { listing: { text: `${lines.join('\n')}\n`, truncated: walk.truncated }, identity: identity.join('\n') };
+}
 
 /** rename(2) cannot cross file systems (nested mounts, other projects): copy durably, then unlink the source. */
 async function moveAcrossVolumes(src: ResolvedPath, dst: ResolvedPath, isDir: boolean, current: FileState | null): Promise<void> {

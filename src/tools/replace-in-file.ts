@@ -6,7 +6,7 @@ import { withMemory } from '../workspace/memory-budget.js';
 import { checkUserRegex, regexReplaceMatches } from '../search/regex.js';
 import { decodeText, looksBinary } from '../workspace/encoding.js';
 import { defineTool } from './define.js';
-import { changeAnswer, commitChange } from './change.js';
+import { changeAnswer, commitUnlessDryRun } from './change.js';
 import { DiffFields, DryRunArg, PathArg, VersionArgs, VersionSchema } from './args.js';
 import { enforceVersion, readCurrent } from './file-access.js';
 
@@ -150,7 +150,7 @@ export const replaceInFile = defineTool({
         throw new ToolError('FILE_TOO_LARGE', `The result would be ${bytes.length} bytes, over TOOLGATE_MAX_WRITE_BYTES (${maxWriteBytes}); replace fewer matches (count).`);
       }
       const diff = diffSpans(p.rel, oldText, newText, spans);
-      const committed = input.dry_run ? null : await commitChange(ctx, p, { current, next: bytes, operation: 'replace_in_file' });
+      const committed = await commitUnlessDryRun(ctx, p, { current, next: bytes, operation: 'replace_in_file' }, diff, input.dry_run);
       return changeAnswer(p, {
         diff,
         before: current.version,

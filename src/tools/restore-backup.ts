@@ -5,7 +5,7 @@ import { withFileLock } from '../workspace/locks.js';
 import { asLocalToolPath } from '../workspace/path-syntax.js';
 import { resolveInWorkspace } from '../workspace/sandbox.js';
 import { defineTool, type ToolContext } from './define.js';
-import { changeAnswer, commitChange } from './change.js';
+import { changeAnswer, commitUnlessDryRun } from './change.js';
 import { DiffFields, DryRunArg, PathArg, VersionArgs, VersionSchema } from './args.js';
 import { enforceVersion, ensureParent, readCurrent } from './file-access.js';
 import { ToolError } from '../envelope.js';
@@ -62,7 +62,7 @@ export const restoreBackup = defineTool({
       const current = await readCurrent(p, Math.max(p.ws.limits.maxEditBytes, content.length));
       enforceVersion(ctx, p, current, input, 'mutation');
       const diff = diffWhole(p.rel, current ? asText(current.content) : null, asText(content));
-      const committed = input.dry_run ? null : await commitChange(ctx, p, { current, next: content, operation: 'restore_backup', mode: meta.mode });
+      const committed = await commitUnlessDryRun(ctx, p, { current, next: content, operation: 'restore_backup', mode: meta.mode }, diff, input.dry_run);
       return changeAnswer(p, {
         diff,
         before: current?.version ?? null,

@@ -27,7 +27,8 @@ import { looksBinary } from '../workspace/encoding.js';
 import { withFileLock } from '../workspace/locks.js';
 import type { ResolvedPath } from '../workspace/sandbox.js';
 import { defineTool, type ToolContext, type ToolResult } from './define.js';
-import { commitChange, modeOf, type Committed } from './change.js';
+import { commitChange, commitUnlessDryRun, contentChange, modeOf, type Committed } from './change.js';
+import { announce } from './plan.js';
 import { PathArg, VersionArgs, VersionSchema } from './args.js';
 import { enforceVersion, ensureParent, readCurrent, type CurrentFile } from './file-access.js';
 
@@ -173,12 +174,15 @@ async function create(ctx: ToolContext, p: ResolvedPath, input: Args): Promise<T
   const { maxWriteBytes } = p.ws.limits;
   if (bytes.length > maxWriteBytes) throw new ToolError('FILE_TOO_LARGE', `file_text is ${bytes.length} bytes, over TOOLGATE_MAX_WRITE_BYTES (${maxWriteBytes}); create the file in parts (create, then insert).`);
   if (p.stat) throw new ToolError('ALREADY_EXISTS', fileExistsText(p.rel));
+  const diff = diffWhole(p.rel, null, fileText);
+  // Told before the parents are made: a new file has no old content to change under the lock.
+  await announce(ctx, () => [contentChange(p, null, bytes, diff)]);
   ensureParent(ctx, p, true);
   return withFileLock(p.ws, p.real, p.rel, async () => {
     const current = await readCurrent(p, p.ws.limits.maxEditBytes);
     if (current) throw new ToolError('ALREADY_EXISTS', fileExistsText(p.rel));
     const committed = await commitChange(ctx, p, { current: null, next: bytes, operation: NAME });
-    return { ...result(p, 'create', createdText(p.rel), { diff: diffWhole(p.rel, null, fileText), committed }), riskLevel: 'medium' as const };
+    return { ...result(p, 'create', createdText(p.rel), { diff, committed }), riskLevel: 'medium' as const };
   }, ctx.signal);
 }
 
@@ -200,7 +204,7 @@ async function strReplace(ctx: ToolContext, p: ResolvedPath, input: Args, curren
   }
   const next = Buffer.from(outcome.text, 'utf8');
   const diff = diffSpans(p.rel, text, outcome.text, outcome.spans);
-  const committed = await commitChange(ctx, p, { current, next, operation: NAME });
+  const committed = await commitUnlessDryRun(ctx, p, { current, next, operation: NAME }, diff, false);
   const newText = shown(outcome.text);
   const startLine = outcome.edits[0]?.start_line ?? 1;
   return result(p, 'str_replace', strReplaceText(p.rel, newText, offsetOfLine(newText, startLine), newStr), { diff, committed });
@@ -213,7 +217,7 @@ async function insert(ctx: ToolContext, p: ResolvedPath, input: Args, current: C
   if (insertLine < 0 || insertLine > lines) throw new ToolError('INVALID_PARAM', invalidInsertLineText(insertLine, lines));
   const out = insertAfterLine(text, insertLine, newStr);
   const diff = diffSpans(p.rel, text, out.text, [{ oldStart: out.at, oldEnd: out.at, newStart: out.at, newEnd: out.at + out.inserted.length }]);
-  const committed = await commitChange(ctx, p, { current, next: Buffer.from(out.text, 'utf8'), operation: NAME });
+  const committed = await commitUnlessDryRun(ctx, p, { current, next: Buffer.from(out.text, 'utf8'), operation: NAME }, diff, false);
   return result(p, 'insert', insertText(p.rel, shown(text), insertLine, newStr), { diff, committed });
 }
 
@@ -251,7 +255,7 @@ async function undo(ctx: ToolContext, p: ResolvedPath, current: CurrentFile): Pr
   const old = current.content.toString('utf8');
   const restored = content.toString('utf8');
   const diff = diffWhole(p.rel, old, restored);
-  const committed = await commitChange(ctx, p, { current, next: content, operation: UNDO_OPERATION, mode: meta.mode ?? modeOf(current) });
+  const committed = await commitUnlessDryRun(ctx, p, { current, next: content, operation: UNDO_OPERATION, mode: meta.mode ?? modeOf(current) }, diff, false);
   return result(p, 'undo_edit', undoneText(p.rel, shown(restored)), { diff, committed });
 }
 

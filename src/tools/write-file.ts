@@ -5,7 +5,7 @@ import { withFileLock } from '../workspace/locks.js';
 import { checkEncoding, countLines, decodeText, encodeText } from '../workspace/encoding.js';
 import { defineTool } from './define.js';
 import { EXAMPLE_DOCX_BASE64, EXAMPLE_XLSX_BASE64 } from './documents/examples.js';
-import { changeAnswer, commitChange } from './change.js';
+import { changeAnswer, commitUnlessDryRun } from './change.js';
 import { DiffFields, DryRunArg, PathArg, VersionArgs, VersionSchema } from './args.js';
 import { enforceVersion, ensureParent, readCurrent, type CurrentFile } from './file-access.js';
 
@@ -73,7 +73,7 @@ export const writeFile = defineTool({
       const oldText = current ? (textual ? safeDecode(current.content, encoding) : null) : null;
       const diff = diffWhole(p.rel, current ? (oldText ?? '[binary]\n') : null, textual ? input.content : '[binary]\n');
       const operation = current ? 'update' : 'create';
-      const committed = input.dry_run ? null : await commitChange(ctx, p, { current, next: bytes, operation: 'write_file', backup: input.backup });
+      const committed = await commitUnlessDryRun(ctx, p, { current, next: bytes, operation: 'write_file', backup: input.backup }, diff, input.dry_run);
       const lines = textual ? countLines(input.content) : 0;
       const text = !committed
         ? `Would ${operation} '${p.rel}' (+${diff.lines_added}${current ? `/-${diff.lines_removed}` : ''} lines).`

@@ -6,11 +6,29 @@ import { ErrorEnvelopeSchema, ToolError } from '../envelope.js';
 import { isLoopbackHost } from '../ops/auth.js';
 import { approvalView, type PolicyService } from '../ops/policy.js';
 import { APPROVAL_ID, APPROVAL_STATUSES } from '../policy/approvals.js';
+import { CHANGE_OPS } from '../tools/plan.js';
 
 export interface ApprovalsOptions {
   policy: PolicyService;
   authEnabled: boolean;
 }
+
+const ChangeSchema = z
+  .object({
+    path: z.string().describe('The path changed; for a move or copy its source.'),
+    op: z.enum(CHANGE_OPS),
+    kind: z.enum(['file', 'directory']),
+    from: z.string().optional().describe('Move or copy: the source.'),
+    to: z.string().optional().describe('Move or copy: the destination.'),
+    diff: z.string().describe("Unified diff of the content change ('' when the content stays as it is), cut at 100 lines or 10 KiB."),
+    content: z.string().nullable().describe('A delete: the content that goes (cut like a diff); a directory moved: the entries it holds, one per line; null otherwise.'),
+    truncated: z.boolean().describe('diff or content was cut.'),
+    lines_added: z.number(),
+    lines_removed: z.number(),
+    sha256_before: z.string().nullable().describe('sha256 of the file before (null: new, or a directory).'),
+    sha256_after: z.string().nullable().describe('sha256 of the file the change leaves (null: a delete, or a directory).'),
+  })
+  .meta({ id: 'ApprovalChange' });
 
 const ApprovalSchema = z
   .object({
@@ -27,6 +45,8 @@ const ApprovalSchema = z
     summary: z.string(),
     diff_preview: z.string(),
     diff_truncated: z.boolean(),
+    changes: z.array(ChangeSchema).describe('Every change the call makes, each with its operation and diff (a delete: the content that goes); diff_preview is their concatenation.'),
+    changes_hash: z.string().nullable().describe('What the approval binds to: the repeat must plan these very changes, else CONFLICT. null for a call that changes no file.'),
     rule: z.object({ index: z.number(), name: z.string().optional() }).nullable(),
     ttl_ms: z.number(),
     created_at: z.string(),

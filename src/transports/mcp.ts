@@ -24,6 +24,7 @@ import type { PolicyService } from '../ops/policy.js';
 import type { CallerInfo, Pipeline, ToolCallOutcome } from '../pipeline/execute-tool.js';
 import { toolAnnotations, type ToolDefinition } from '../tools/define.js';
 import type { ConfirmFn, ConfirmRequest } from '../tools/execute.js';
+import type { ChangeEntry } from '../tools/plan.js';
 import { TOOLS } from '../tools/registry.js';
 import { loadAttachment, ownerOf } from '../workspace/attachments.js';
 import { httpCaller } from './caller.js';
@@ -176,6 +177,17 @@ export async function mcpResult(outcome: ToolCallOutcome, loadAttachment?: Attac
 /** Diff characters an elicitation shows: enough to judge a change, short enough for a client's dialog. */
 const MAX_ELICIT_DIFF = 8_000;
 
+/** Every path the call changes, one line each with its operation, before the diffs. */
+function changeList(changes: readonly ChangeEntry[]): string {
+  if (changes.length === 0) return '';
+  const line = (c: ChangeEntry) => {
+    const what = c.to !== undefined ? `${c.path} -> ${c.to}` : `${c.path}${c.kind === 'directory' ? '/' : ''}`;
+    const counts = c.diff !== '' ? ` (+${c.lines_added}/-${c.lines_removed})` : '';
+    return `- ${c.op} ${what}${counts}${c.truncated ? ' (shown cut short)' : ''}`;
+  };
+  return `\nChanges:\n${changes.map(line).join('\n')}`;
+}
+
 /** The form a person answers (stdio and HTTP alike): what would change, and approve or reject with a reason. */
 export function approvalElicitation(request: ConfirmRequest): ElicitRequestFormParams {
   const where = request.path === null ? '' : ` on ${request.path}`;
@@ -183,7 +195,7 @@ export function approvalElicitation(request: ConfirmRequest): ElicitRequestFormP
   const diff = request.diff_preview === '' ? '' : `\n\n${request.diff_preview.slice(0, MAX_ELICIT_DIFF)}${request.diff_truncated || cut ? '\n(diff cut short)' : ''}`;
   return {
     mode: 'form',
-    message: `Approve this change? ${request.summary}\n${request.tool}${where}, risk ${request.risk} (${request.risk_level}); request ${request.id}.${diff}`,
+    message: `Approve this change? ${request.summary}\n${request.tool}${where}, risk ${request.risk} (${request.risk_level}); request ${request.id}.${changeList(request.changes)}${diff}`,
     requestedSchema: {
       type: 'object',
       properties: {

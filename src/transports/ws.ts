@@ -204,5 +204,5 @@ function handleConnection(socket: WebSocket, req: FastifyRequest, opts: WsOption
 
 /** What the person is shown: the request as the 202 answer's `approval` has it. */
 function confirmationView(r: ConfirmRequest): ConfirmRequest {
-  return { id: r.id, tool: r.tool, path: r.path, summary: r.summary, diff_preview: r.diff_preview, diff_truncated: r.diff_truncated, risk: r.risk, risk_level: r.risk_level, expires_at: r.expires_at };
+  return { id: r.id, tool: r.tool, path: r.path, summary: r.summary, diff_preview: r.diff_preview, diff_truncated: r.diff_truncated, changes: r.changes, risk: r.risk, risk_level: r.risk_level, expires_at: r.expires_at };
 }

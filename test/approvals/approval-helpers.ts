@@ -22,6 +22,9 @@ export const person = makeToken('person', { risks: ['read', 'approve'] });
 export const ide = { ...makeToken('ide', { risks: ['read', 'write', 'approve'] }) };
 ide.entry = { ...ide.entry, self_approve: true };
 export const reader = makeToken('reader', { risks: ['read', 'write'] });
+/** An IDE that also deletes (apply_patch, delete_file) and shows its own dialog. */
+export const ideAll = { ...makeToken('ide-all', { risks: ['read', 'write', 'destructive', 'approve'] }) };
+ideAll.entry = { ...ideAll.entry, self_approve: true };
 
 /** An app with `policy` (YAML text, or the name of an example in examples/policies) and the tokens above. */
 export async function makePolicyApp(policy: string, env: Record<string, string> = {}, withTokens = true): Promise<PolicyApp> {
@@ -35,7 +38,7 @@ export async function makePolicyApp(policy: string, env: Record<string, string> 
       done();
     },
   });
-  const t = await makeApp({ TOOLGATE_POLICY: file, TOOLGATE_STATE_DIR: path.join(dir, 'state'), ...env }, { auditStream: stream, ...(withTokens && { tokens: [agent, person, ide, reader].map((x) => x.entry) }) });
+  const t = await makeApp({ TOOLGATE_POLICY: file, TOOLGATE_STATE_DIR: path.join(dir, 'state'), ...env }, { auditStream: stream, ...(withTokens && { tokens: [agent, person, ide, reader, ideAll].map((x) => x.entry) }) });
   const auth = (token: TestToken | null): Record<string, string> => (token ? token.header : {});
   return {
     ...t,

@@ -129,4 +129,67 @@ describe('the approval console', () => {
     await page.screenshot({ path: '/tmp/toolgate-console-narrow.png', fullPage: true });
     await page.close();
   }, 60_000);
+
+  it('shows every file of a patch with its operation and the content a delete removes; says what was decided and keeps a history', async () => {
+    await fs.writeFile(t.file('notes/plan.md'), 'step one\n');
+    await fs.writeFile(t.file('notes/old.md'), 'forget me\nand me\n');
+    const patch = '*** Begin Patch\n*** Update File: notes/plan.md\n@@\n-step one\n+step one, done\n*** Delete File: notes/old.md\n*** End Patch\n';
+    const a = await ask({ patch }, 'apply_patch');
+    const move = await ask({ path: 'notes/plan.md', destination: 'notes/archive/plan.md' }, 'move_file');
+    const page = await browser.newPage();
+    await page.setViewport({ width: 1100, height: 900 });
+    await page.goto(`${base}/console`);
+    await page.waitForSelector('#token-form:not([hidden])');
+    await page.type('#token', person.secret);
+    await page.click('#token-form button[type=submit]');
+    const card = `li[data-id="${a.id}"]`;
+    await page.waitForSelector(card);
+
+    const changes = await page.$$eval(`${card} .change`, (els) =>
+      els.map((el) => ({
+        op: el.querySelector('.op')?.textContent,
+        path: el.querySelector('.change-path')?.textContent,
+        added: [...el.querySelectorAll('.diff .add')].map((s) => s.textContent),
+        removed: [...el.querySelectorAll('.diff .del')].map((s) => s.textContent),
+      })),
+    );
+    expect(changes).toEqual([
+      { op: 'update', path: 'notes/plan.md', added: ['+step one, done\n'], removed: ['-step one\n'] },
+      { op: 'delete', path: 'notes/old.md', added: [], removed: ['-forget me\n', '-and me\n'] },
+    ]);
+    expect(await page.$eval(`li[data-id="${move.id}"] .change-path`, (e) => e.textContent)).toBe('notes/plan.md → notes/archive/plan.md');
+    expect(await page.$eval(`li[data-id="${move.id}"] .op`, (e) => e.textContent)).toBe('move');
+    expect(await page.$eval('body', (b) => b.textContent)).not.toContain('no diff: this call does not change file content');
+    await page.screenshot({ path: '/tmp/toolgate-console-changes.png', fullPage: true });
+
+    // Approving says so and puts the decision in the history; the card does not just vanish.
+    await page.click(`${card} .approve`);
+    await page.waitForSelector(card, { hidden: true });
+    expect(await page.$eval('#status', (e) => e.textContent)).toMatch(/^Approved: apply_patch: update notes\/plan\.md, delete notes\/old\.md\. The agent may now repeat the call\.$/);
+    await page.type(`li[data-id="${move.id}"] .reason`, 'keep it where it is');
+    await page.click(`li[data-id="${move.id}"] .reject`);
+    await page.waitForSelector(`li[data-id="${move.id}"]`, { hidden: true });
+    expect(await page.$eval('#status', (e) => e.textContent)).toMatch(/^Rejected: move_file: move notes\/plan\.md → notes\/archive\/plan\.md\./);
+    const entries = async () => page.$$eval('#history > li', (els) => els.map((el) => el.textContent ?? ''));
+    let history = await entries();
+    expect(history).toHaveLength(2);
+    expect(history[0]).toMatch(/^Rejected: move_file: move notes\/plan\.md → notes\/archive\/plan\.md \(reason: keep it where it is\)/);
+    expect(history[1]).toMatch(/^Approved: apply_patch: update notes\/plan\.md, delete notes\/old\.md/);
+
+    // A request another approver decides shows up in the history as decided elsewhere.
+    const other = await ask({ path: 'notes/plan.md', content: 'step two\n' }, 'append_to_file');
+    await page.waitForSelector(`li[data-id="${other.id}"]`);
+    await t.decide(person, other.id, 'reject', 'not now');
+    await page.waitForSelector(`#history > li[data-decided="${other.id}"]`);
+    history = await entries();
+    expect(history[0]).toMatch(/^Rejected elsewhere by person: append_to_file: update notes\/plan\.md \(reason: not now\)/);
+
+    // The history is kept for the tab.
+    await page.reload();
+    await page.waitForFunction(() => document.querySelectorAll('#history > li').length === 3);
+    const ran = await t.as(agent, 'apply_patch', { patch, approval_id: a.id });
+    expect(ran.status).toBe(200);
+    expect(await fs.readFile(t.file('notes/plan.md'), 'utf8')).toBe('step one, done\n');
+    await page.close();
+  }, 60_000);
 });
