@@ -148,7 +148,7 @@ export class PolicyService {
   // --- The executor's gate ------------------------------------------------------------------------------
 
   readonly gate: CallGate = async (call, tool, input, approvalId, runTool) => {
-    if (!this.policy) return { result: await runTool(input), httpStatus: 200 };
+    if (!this.policy) return { result: await runTool(input, undefined, undefined), httpStatus: 200 };
     const switches = resolveSwitches(this.policy, call.switches);
     return this.runGated(call, tool, input, approvalId, runTool, switches, true);
   };
@@ -327,11 +327,16 @@ export class PolicyService {
     } catch (err) {
       if (err instanceof ApprovalNeeded) {
         // The preview ask() runs resolves every path the call touches: each is observed on the way.
-        const observing: RunTool = (i, hook) =>
-          runTool(i, async (p, o) => {
-            observe(p);
-            await hook?.(p, o);
-          });
+        // The plan hook passes through: without it a tool with no dry run would run for real instead of stopping.
+        const observing: RunTool = (i, hook, onPlanned) =>
+          runTool(
+            i,
+            async (p, o) => {
+              observe(p);
+              await hook?.(p, o);
+            },
+            onPlanned,
+          );
         const out = await this.ask(call, tool, input, observing, switches, err, mayWait);
         return withheldIf(concealed, out);
       }
@@ -345,7 +350,7 @@ export class PolicyService {
             const denied = denialError(this.decide(tool, p, switches));
             if (denied) throw denied;
           };
-          await runTool({ ...input, dry_run: true }, look).catch(() => {
+          await runTool({ ...input, dry_run: true }, look, undefined).catch(() => {
             concealed = true;
           });
         }

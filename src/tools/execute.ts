@@ -80,9 +80,10 @@ export type AfterHook = (call: CallInfo, toolName: string, outcome: CallOutcome)
 export type ResolveHook = (p: ResolvedPath, opts: ResolveOptions | undefined) => Promise<void> | void;
 /**
  * Runs the tool (with `input`, e.g. as a dry run), each resolved path shown to `onResolve`, and what it is about
- * to change to `onPlan` (src/tools/plan.ts).
+ * to change to `onPlan` (src/tools/plan.ts). Both hooks are required arguments (undefined when unused): a
+ * wrapper that dropped the plan hook would run a tool without a dry run for real where the gate meant to plan it.
  */
-export type RunTool = (input: Record<string, unknown>, onResolve?: ResolveHook, onPlan?: PlanHook) => Promise<ToolResult<unknown>>;
+export type RunTool = (input: Record<string, unknown>, onResolve: ResolveHook | undefined, onPlan: PlanHook | undefined) => Promise<ToolResult<unknown>>;
 /**
  * Wraps the run of a validated call (the policy and approvals, src/ops/policy.ts): it may run the tool, run it
  * as a dry run and answer with a pending approval (HTTP 202), or refuse. `approvalId` was taken off the body.
@@ -230,7 +231,7 @@ export function createExecutor(opts: ExecutorOptions) {
       if (typeof input.path === 'string') pathResolved = safeRel(input.path);
       for (const hook of before) await hook(call, tool, input);
       const runTool: RunTool = (i, onResolve, onPlan) => runWithTimeout(tool, call, i, Math.min(opts.toolTimeoutMs, call.timeoutMs ?? Infinity), onResolve, onPlan);
-      const { result, httpStatus } = opts.gate ? await opts.gate(call, tool, input, approvalId ?? undefined, runTool) : { result: await runTool(input), httpStatus: 200 };
+      const { result, httpStatus } = opts.gate ? await opts.gate(call, tool, input, approvalId ?? undefined, runTool) : { result: await runTool(input, undefined, undefined), httpStatus: 200 };
       risk = tool.risk;
       riskLevel = result.riskLevel ?? tool.riskLevel;
       if (result.pathResolved !== undefined) pathResolved = result.pathResolved;
