@@ -121,11 +121,6 @@ export class BoundedPool {
     this.#source = workerSource(options.handler);
   }
 
-  /** Jobs running and waiting. */
-  get busy(): number {
-    return this.#slots.filter((s) => s.job !== null).length + this.#queue.length;
-  }
-
   run<R>(message: unknown, options: RunOptions): Promise<R> {
     const { signal } = options;
     if (signal?.aborted) return Promise.reject(new WorkerFailure('aborted', 'The call was aborted.', signal.reason));
