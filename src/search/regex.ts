@@ -1,9 +1,10 @@
 // User regular expressions under a hard time limit (replace_in_file; search_files uses the same
 // approach in pool.ts). JavaScript's engine backtracks, so a pattern such as (a+)+$ can run for hours
-// on a short input; every user regex therefore runs in a worker thread that is terminated when it passes the
-// limit, and recreated for the next job. The event loop never executes a user pattern.
-import { Worker } from 'node:worker_threads';
+// on a short input; every user regex therefore runs in a worker thread (the shared bounded pool,
+// src/workers/bounded-pool.ts) that is terminated when it passes the limit, and recreated for the next job.
+// The event loop never executes a user pattern.
 import { ToolError } from '../envelope.js';
+import { BoundedPool, WorkerFailure, WorkerJobError } from '../workers/bounded-pool.js';
 
 /** Compiles a pattern in the main thread only to validate it (compiling never backtracks). */
 export function checkUserRegex(source: string, flags: string): void {
@@ -32,10 +33,10 @@ export interface ReplaceMatches {
   tooLarge?: boolean;
 }
 
-// Plain JavaScript run with `eval: true`, so it needs no build step and loads the same way from src/ (tests)
-// and dist/. Kept small: match positions and expanded replacements only.
-const WORKER_SOURCE = String.raw`
-const { parentPort } = require('node:worker_threads');
+// Plain JavaScript, the handler of a worker of the shared bounded pool (src/workers/bounded-pool.ts), so it
+// needs no build step and loads the same way from src/ (tests), dist/ and the bundle. Kept small: match
+// positions and expanded replacements only.
+const HANDLER = String.raw`(() => {
 
 // The replacement parsed once into literal text and references ($&, $1, $<name>, the text before or after
 // the match), read the way String.prototype.replace reads it for a regex with that many numbered groups.
@@ -115,96 +116,8 @@ function replace(msg) {
   return { starts, ends, replacements: reps, capped };
 }
 
-parentPort.on('message', (msg) => {
-  try {
-    const result = replace(msg);
-    parentPort.postMessage({ id: msg.id, ok: true, result });
-  } catch (err) {
-    parentPort.postMessage({ id: msg.id, ok: false, error: String((err && err.message) || err) });
-  }
-});
-`;
-
-interface Job {
-  id: number;
-  message: Record<string, unknown>;
-  transfer: ArrayBuffer[];
-  timeoutMs: number;
-  resolve(value: unknown): void;
-  reject(err: unknown): void;
-}
-
-type Reply = { id: number; ok: true; result: unknown } | { id: number; ok: false; error: string };
-
-/** One worker, one job at a time; a job past its limit kills the worker (the next job gets a fresh one). */
-class RegexRunner {
-  private worker: Worker | null = null;
-  private queue: Job[] = [];
-  private running: { job: Job; timer: NodeJS.Timeout } | null = null;
-  private nextId = 1;
-
-  run<T>(message: Record<string, unknown>, timeoutMs: number, transfer: ArrayBuffer[] = []): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      this.queue.push({ id: this.nextId++, message, transfer, timeoutMs, resolve: resolve as (v: unknown) => void, reject });
-      this.pump();
-    });
-  }
-
-  private spawn(): Worker {
-    const w = new Worker(WORKER_SOURCE, { eval: true });
-    w.unref();
-    w.on('message', (reply: Reply) => this.settle(reply));
-    w.on('error', (err) => this.fail(w, err));
-    w.on('exit', () => this.fail(w, new Error('regex worker exited')));
-    return w;
-  }
-
-  private pump(): void {
-    if (this.running || this.queue.length === 0) return;
-    const job = this.queue.shift() as Job;
-    this.worker ??= this.spawn();
-    const worker = this.worker;
-    const timer = setTimeout(() => {
-      // Terminate first: a stuck regex never yields, so the worker cannot answer anyway.
-      this.worker = null;
-      this.running = null;
-      void worker.terminate();
-      job.reject(new RegexTimeout(job.timeoutMs));
-      this.pump();
-    }, job.timeoutMs);
-    this.running = { job, timer };
-    try {
-      worker.postMessage({ ...job.message, id: job.id }, job.transfer);
-    } catch (err) {
-      clearTimeout(timer);
-      this.running = null;
-      job.reject(err);
-      this.pump();
-    }
-  }
-
-  private settle(reply: Reply): void {
-    const cur = this.running;
-    if (!cur || cur.job.id !== reply.id) return;
-    clearTimeout(cur.timer);
-    this.running = null;
-    if (reply.ok) cur.job.resolve(reply.result);
-    else cur.job.reject(new ToolError('INVALID_REGEX', `Invalid regex pattern: ${reply.error}`));
-    this.pump();
-  }
-
-  private fail(w: Worker, err: unknown): void {
-    if (this.worker !== w) return; // an old, terminated worker
-    this.worker = null;
-    const cur = this.running;
-    if (cur) {
-      clearTimeout(cur.timer);
-      this.running = null;
-      cur.job.reject(new ToolError('EXECUTION_ERROR', `Regex evaluation failed: ${(err as Error)?.message ?? String(err)}`));
-    }
-    this.pump();
-  }
-}
+return (msg) => ({ result: replace(msg) });
+})()`;
 
 /** Raised when a user regex passes its time limit; tools turn it into TIMEOUT with their own wording. */
 export class RegexTimeout extends ToolError {
@@ -216,14 +129,38 @@ export class RegexTimeout extends ToolError {
   }
 }
 
-const runner = new RegexRunner();
+/** The worker's heap: a 64 MiB file (TOOLGATE_MAX_EDIT_BYTES) and its matches fit; more is FILE_TOO_LARGE. */
+const REGEX_WORKER_HEAP_MB = 384;
+
+// One worker, one job at a time, kept between jobs; one past its limit is terminated (a stuck regex never
+// yields) and the next job gets a fresh one.
+const pool = new BoundedPool({
+  handler: HANDLER,
+  size: 1,
+  reuse: true,
+  timeFrom: 'dispatch',
+  resourceLimits: { maxOldGenerationSizeMb: REGEX_WORKER_HEAP_MB, maxYoungGenerationSizeMb: 32, stackSizeMb: 4 },
+});
+
+async function run<T>(message: Record<string, unknown>, timeoutMs: number): Promise<T> {
+  try {
+    return await pool.run<T>(message, { timeoutMs });
+  } catch (err) {
+    if (err instanceof WorkerJobError) throw new ToolError('INVALID_REGEX', `Invalid regex pattern: ${err.message}`);
+    if (err instanceof WorkerFailure && err.kind === 'timeout') throw new RegexTimeout(timeoutMs);
+    if (err instanceof WorkerFailure && err.kind === 'memory') {
+      throw new ToolError('FILE_TOO_LARGE', `The regex's matches need more than the ${REGEX_WORKER_HEAP_MB} MiB its worker may use; replace in smaller steps or with a narrower pattern.`);
+    }
+    throw new ToolError('EXECUTION_ERROR', `Regex evaluation failed: ${(err as Error)?.message ?? String(err)}`);
+  }
+}
 
 /**
  * All matches of a user regex in `text` (at most `limit`), with the replacements expanded the way
  * String.prototype.replace does; `tooLarge` instead when the expansions alone pass `maxLength` characters.
  */
 export function regexReplaceMatches(text: string, source: string, flags: string, replacement: string, limit: number, timeoutMs: number, maxLength: number): Promise<ReplaceMatches> {
-  return runner.run<ReplaceMatches>(
+  return run<ReplaceMatches>(
     { op: 'replace', text, source, flags: flags.includes('g') ? flags : `${flags}g`, replacement, expand: replacement.includes('$'), limit, maxLength },
     timeoutMs,
   );

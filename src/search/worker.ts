@@ -2,8 +2,8 @@
 // stopped by terminating the thread, and so that file reads are plain synchronous syscalls on another core
 // instead of thread-pool round trips on the event loop.
 //
-// searchWorkerMain is shipped to the worker as source text (Function#toString), so it must be
-// self-contained: no imports and no references to anything outside its own body except globals.
+// searchWorkerMain is shipped to the worker as source text (Function#toString) and called there once, so it
+// must be self-contained: no imports and no references to anything outside its own body except globals.
 
 /** What to look for; the same for every batch of one search. */
 export interface SearchSpec {
@@ -55,11 +55,9 @@ export interface BatchRequest {
 
 export type BatchReply = { id: number; ok: true; files: BatchFiles; nameHits: number[] } | { id: number; ok: false; error: string };
 
-export function searchWorkerMain(): void {
-  const wt = process.getBuiltinModule('node:worker_threads');
+/** Builds the handler of a search worker (src/workers/bounded-pool.ts): one batch in, its answer out. */
+export function searchWorkerMain(): (req: Omit<BatchRequest, 'id'>) => { result: Omit<Extract<BatchReply, { ok: true }>, 'id' | 'ok'> } {
   const fs = process.getBuiltinModule('node:fs');
-  const port = wt.parentPort;
-  if (!port) return;
   const OPEN_FLAGS = fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK;
   const CHUNK = 64 * 1024;
   const SNIFF = 8192;
@@ -295,32 +293,27 @@ export function searchWorkerMain(): void {
 
   let lastKey = '';
   let matcher: Matcher | null = null;
-  port.on('message', (req: BatchRequest) => {
-    let reply: BatchReply;
-    try {
-      const key = JSON.stringify(req.spec);
-      if (key !== lastKey || !matcher) {
-        matcher = makeMatcher(req.spec);
-        lastKey = key;
-      }
-      const m = matcher;
-      const nameHits: number[] = [];
-      req.names.forEach((n, i) => {
-        if (m.name(n)) nameHits.push(i);
-      });
-      const files: BatchFiles = { status: new Uint8Array(req.spec.content ? req.paths.length : 0), bytes: 0, hits: [] };
-      if (req.spec.content) {
-        req.paths.forEach((p, i) => {
-          const o = searchFile(p, req.spec, m);
-          files.status[i] = o.status;
-          files.bytes += o.bytes;
-          for (const [line, column, preview] of o.hits) files.hits.push([i, line, column, preview]);
-        });
-      }
-      reply = { id: req.id, ok: true, files, nameHits };
-    } catch (err) {
-      reply = { id: req.id, ok: false, error: String((err as Error)?.message ?? err) };
+  // A throw (an invalid regex) is answered by the pool as the job's error.
+  return (req) => {
+    const key = JSON.stringify(req.spec);
+    if (key !== lastKey || !matcher) {
+      matcher = makeMatcher(req.spec);
+      lastKey = key;
     }
-    port.postMessage(reply);
-  });
+    const m = matcher;
+    const nameHits: number[] = [];
+    req.names.forEach((n, i) => {
+      if (m.name(n)) nameHits.push(i);
+    });
+    const files: BatchFiles = { status: new Uint8Array(req.spec.content ? req.paths.length : 0), bytes: 0, hits: [] };
+    if (req.spec.content) {
+      req.paths.forEach((p, i) => {
+        const o = searchFile(p, req.spec, m);
+        files.status[i] = o.status;
+        files.bytes += o.bytes;
+        for (const [line, column, preview] of o.hits) files.hits.push([i, line, column, preview]);
+      });
+    }
+    return { result: { files, nameHits } };
+  };
 }

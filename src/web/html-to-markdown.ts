@@ -98,6 +98,30 @@ function convertInWorker(job: ConvertJob): { result: PageMarkdown } {
     }
   };
 
+  /**
+   * Before parsing (linkedom needs minutes for 200,000 levels): tags counted in the raw text. Loose on
+   * purpose, so that no real page is refused here: end tags a page may leave out (<p>, <li>, <td>…) and void
+   * elements do not nest, and the bounds are several times the ones checkShape applies to the parsed tree.
+   */
+  const prescan = (html: string) => {
+    const OPTIONAL_END = /^(p|li|dt|dd|option|optgroup|tr|td|th|thead|tbody|tfoot|colgroup|caption|rp|rt|html|head|body|area|base|br|col|embed|hr|img|input|link|meta|source|track|wbr)$/i;
+    // [^<>] keeps the scan linear: a '<' without its '>' ends the attempt at the next '<'.
+    const TAG = /<(\/?)([a-zA-Z][a-zA-Z0-9-]*)[^<>]*?(\/?)>/g;
+    let depth = 0;
+    let tags = 0;
+    for (const m of html.matchAll(TAG)) {
+      tags++;
+      if (tags > job.maxElements * 4) {
+        throw refuse(`The page has more than ${job.maxElements} HTML elements, more than web_fetch converts to Markdown; fetch a smaller page or a plain-text version.`, { max_elements: job.maxElements });
+      }
+      if (OPTIONAL_END.test(m[2] as string) || m[3] === '/') continue;
+      depth = m[1] === '/' ? Math.max(0, depth - 1) : depth + 1;
+      if (depth > job.maxDepth * 4) {
+        throw refuse(`The page nests HTML elements more than ${job.maxDepth} deep, more than web_fetch converts to Markdown; fetch a plain-text version.`, { max_depth: job.maxDepth });
+      }
+    }
+  };
+
   /** `href` resolved against `base`; null for schemes a reader cannot follow (javascript:, data:, …). */
   const absolute = (href: string, base: string, schemes: readonly string[]): string | null => {
     try {
@@ -169,6 +193,7 @@ function convertInWorker(job: ConvertJob): { result: PageMarkdown } {
     return service;
   };
 
+  prescan(job.html);
   const { document } = parseHTML(job.html);
   checkShape(document);
   for (const el of [...document.querySelectorAll(DROPPED)]) el.remove();

@@ -49,6 +49,11 @@ export interface BoundedPoolOptions {
   resourceLimits: ResourceLimits;
   /** Keep a worker for the next job (false: a fresh worker per job, nothing of one input meets the next). */
   reuse: boolean;
+  /**
+   * When a job's time starts: at run() (default; the wait for a worker counts, as for a call's own limit), or
+   * when a worker takes it (a limit on the work alone, such as TOOLGATE_REGEX_TIMEOUT_MS).
+   */
+  timeFrom?: 'call' | 'dispatch';
 }
 
 export interface RunOptions {
@@ -116,11 +121,6 @@ export class BoundedPool {
     this.#source = workerSource(options.handler);
   }
 
-  /** Jobs running and waiting. */
-  get busy(): number {
-    return this.#slots.filter((s) => s.job !== null).length + this.#queue.length;
-  }
-
   run<R>(message: unknown, options: RunOptions): Promise<R> {
     const { signal } = options;
     if (signal?.aborted) return Promise.reject(new WorkerFailure('aborted', 'The call was aborted.', signal.reason));
@@ -165,7 +165,7 @@ export class BoundedPool {
       const slot = this.#slots.find((s) => s.job === null) ?? (this.#slots.length < this.#options.size ? this.#spawn() : null);
       if (!slot) return;
       const job = this.#queue.shift() as Job;
-      const left = job.deadline - performance.now();
+      const left = this.#options.timeFrom === 'dispatch' ? job.timeoutMs : job.deadline - performance.now();
       if (left <= 0) {
         this.#finish(job);
         job.reject(this.#timeout(job));

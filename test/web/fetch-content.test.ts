@@ -94,6 +94,14 @@ const routes: Record<string, http.RequestListener> = {
     res.setHeader('content-type', 'text/html');
     res.end(`<html><body>${'<div>'.repeat(10_000)}bottom${'</div>'.repeat(10_000)}</body></html>`);
   },
+  '/nested-2000.html': (_req, res) => {
+    res.setHeader('content-type', 'text/html');
+    res.end(`<html><body>${'<div>'.repeat(2000)}bottom${'</div>'.repeat(2000)}</body></html>`);
+  },
+  '/nested-200000.html': (_req, res) => {
+    res.setHeader('content-type', 'text/html');
+    res.end(`<html><body>${'<div>'.repeat(200_000)}bottom${'</div>'.repeat(200_000)}</body></html>`);
+  },
   '/wide.html': (_req, res) => {
     res.setHeader('content-type', 'text/html');
     res.end(`<html><body>${'<p>line</p>'.repeat(70_000)}</body></html>`);
@@ -163,6 +171,14 @@ describe('HTML as Markdown', () => {
     expect(err.code).toBe('FILE_TOO_LARGE');
     expect(err.message).toContain('512 deep');
     expect(err.details).toMatchObject({ max_depth: 512 });
+  });
+
+  it('refuses a page nested 2,000 deep (checked on the parsed tree) and 200,000 deep (2.2 MB, before parsing)', async () => {
+    for (const route of ['/nested-2000.html', '/nested-200000.html']) {
+      const err = await failure(webFetch(`${server.origin}${route}`, { ...opts, maxBytes: 3_000_000, timeoutMs: 60_000 }));
+      expect(err.code, route).toBe('FILE_TOO_LARGE');
+      expect(err.details, route).toMatchObject({ max_depth: 512 });
+    }
   });
 
   it('refuses a page of 70,000 elements as FILE_TOO_LARGE', async () => {
