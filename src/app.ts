@@ -26,6 +26,8 @@ import { restOpenApiObjectTransform } from './transports/rest-openapi.js';
 import { registerWebSocket } from './transports/ws.js';
 import type { Workspace, WorkspaceLimits } from './workspace/workspace.js';
 import { webSettingsOf } from './web/settings.js';
+import { execSettingsOf, killAllRuns } from './exec/settings.js';
+import { probeSandbox } from './exec/sandbox.js';
 
 export const VERSION = '0.1.0';
 
@@ -85,6 +87,7 @@ export function limitsOf(config: Config): WorkspaceLimits {
     officeMaxBytes: config.officeMaxBytes,
     attachmentRetentionMs: config.attachmentRetentionS * 1000,
     web: webSettingsOf(config),
+    exec: execSettingsOf(config),
   };
 }
 
@@ -175,7 +178,14 @@ const zodCompilers = { buildValidator: () => validatorCompiler, buildSerializer:
 export async function buildApp(config: Config, opts: BuildOptions = {}): Promise<FastifyInstance> {
   const weakSandbox = chooseSandbox(config, opts.fdDir ?? '/proc/self/fd');
   const instanceId = config.instanceId ?? defaultInstanceId();
-  const ops = await prepareOperations(config, { version: VERSION, instanceId, limits: limitsOf(config), auditStream: opts.auditStream, tokens: opts.tokens });
+  const limits = limitsOf(config);
+  const exec = limits.exec;
+  if (exec && exec.mode === 'sandboxed') {
+    // Never a command without its isolation: a sandbox that cannot be made here stops the start.
+    const cause = probeSandbox(exec);
+    if (cause) throw new ConfigError(`TOOLGATE_EXEC=sandboxed: ${cause}. Fix that, or set TOOLGATE_EXEC=off.`);
+  }
+  const ops = await prepareOperations(config, { version: VERSION, instanceId, limits, auditStream: opts.auditStream, tokens: opts.tokens });
 
   const app = Fastify({
     logger: loggerOptions(opts.logger),
@@ -191,6 +201,12 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
+  });
+
+  // Commands die with the service: before Fastify waits for the calls in flight, so theirs answer at once.
+  if (exec) app.addHook('preClose', (done) => {
+    killAllRuns(exec);
+    done();
   });
 
   if (weakSandbox) app.log.warn('/proc/self/fd is missing: TOOLGATE_ALLOW_WEAK_SANDBOX accepts the weaker path-string check (a directory swapped for a symlink during a call can redirect it)');

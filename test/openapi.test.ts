@@ -91,8 +91,9 @@ describe('OpenAPI examples', () => {
   it('every request example runs against a fresh workspace without a 400', async () => {
     const doc = YAML.parse(await generateOpenApi()) as Doc;
     const writeExample = doc.paths['/v1/tools/write_file']!.post!.requestBody!.content['application/json']!.example;
-    // Refusals that are not about the example: the web is offline here, and a backup id names no backup yet.
-    const expected: Record<string, number> = { web_fetch: 403, web_search: 403, restore_backup: 404 };
+    // Refusals that are not about the example: the web is offline here, a backup id names no backup yet, and
+    // run_command is off by default (TOOLGATE_EXEC).
+    const expected: Record<string, number> = { web_fetch: 403, web_search: 403, restore_backup: 404, run_command: 404 };
     for (const { tool, op } of toolOperations(doc)) {
       const t = await seeded();
       try {

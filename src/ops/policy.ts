@@ -129,9 +129,10 @@ export class PolicyService {
     return this.runGated(call, tool, input, approvalId, runTool, switches, true);
   };
 
-  private decide(tool: ToolDefinition, p: ResolvedPath, switches: SwitchStates): PolicyDecision {
+  private decide(tool: ToolDefinition, p: ResolvedPath, switches: SwitchStates, input: Record<string, unknown>): PolicyDecision {
     const st = p.stat;
     return evaluate(this.policy, {
+      ...(tool.commandWords && { command: tool.commandWords(input) }),
       tool: tool.name,
       risk: tool.risk,
       realRel: p.realRel,
@@ -165,7 +166,7 @@ export class PolicyService {
     const binding: ApprovalBinding = { caller: call.actor ?? null, project: call.ws.id, tool: tool.name, args_hash: argsHash(input) };
     let cleared = false;
     const onResolve: ResolveHook = async (p) => {
-      const d = this.decide(tool, p, switches);
+      const d = this.decide(tool, p, switches, input);
       const denied = denialError(d);
       if (denied) throw denied;
       this.filterWalk(tool, p, switches);
@@ -241,11 +242,13 @@ export class PolicyService {
     if ('dry_run' in tool.input.shape) {
       // The person sees what would happen; a dry run that fails (NO_MATCH, VERSION_REQUIRED) answers the caller now.
       dry = await runTool({ ...input, dry_run: true }, (p) => {
-        const denied = denialError(this.decide(tool, p, switches));
+        const denied = denialError(this.decide(tool, p, switches, input));
         if (denied) throw denied;
       });
     }
     const data = (dry?.data ?? {}) as { diff_preview?: unknown; diff_truncated?: unknown };
+    // A tool without a dry run says what it will do (run_command: the command, its cwd and env).
+    const shown = !dry && tool.approvalPreview ? tool.approvalPreview(input) : null;
     const record = await store.create({
       caller: call.actor ?? null,
       project: call.ws.id,
@@ -255,8 +258,8 @@ export class PolicyService {
       risk_level: dry?.riskLevel ?? tool.riskLevel,
       args_hash: argsHash(input),
       file_version: need.version,
-      summary: dry ? (dry.text.replace(/^\[Dry Run\] /, '').split('\n')[0] ?? '') : `${tool.name} on '${need.p.rel}'.`,
-      diff_preview: typeof data.diff_preview === 'string' ? data.diff_preview : '',
+      summary: dry ? (dry.text.replace(/^\[Dry Run\] /, '').split('\n')[0] ?? '') : (shown?.summary ?? `${tool.name} on '${need.p.rel}'.`),
+      diff_preview: typeof data.diff_preview === 'string' ? data.diff_preview : (shown?.preview ?? ''),
       diff_truncated: data.diff_truncated === true,
       rule: need.decision.rule ? { index: need.decision.rule.index, ...(need.decision.rule.name !== undefined && { name: need.decision.rule.name }) } : null,
       ttlMs: (this.policy as Policy).approvalTtlMs,
@@ -309,6 +312,7 @@ export class PolicyService {
     const switches = this.policy ? resolveSwitches(this.policy, switchesHeader) : {};
     const out: ToolDefinition[] = [];
     for (const tool of TOOLS) {
+      if (tool.offered && !tool.offered(this.deps.config)) continue;
       if (!allowsRisk(principal, tool.risk)) continue;
       const view = toolPolicyView(this.policy, tool, switches);
       if (view.hidden) continue;

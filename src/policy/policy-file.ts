@@ -16,6 +16,8 @@
 //       tools: [write_file]        # optional: only these tools
 //       risks: [write, destructive] # optional: only these risk classes
 //       when: { memory: off }      # optional: only while every named switch is in that state
+//       commands: ['npm test', 'pytest -q *'] # optional: only run_command calls running one of these
+//                                  # (words; a last word * stands for any further words; docs/run-command.md)
 //       executable: true           # optional: only files with an execute bit
 //       action: ask                # allow | ask | deny
 //
@@ -28,7 +30,7 @@ import { z } from 'zod';
 
 export type PolicyAction = 'allow' | 'ask' | 'deny';
 export const POLICY_ACTIONS = ['allow', 'ask', 'deny'] as const;
-export const POLICY_RISKS = ['read', 'write', 'destructive'] as const;
+export const POLICY_RISKS = ['read', 'write', 'destructive', 'execute'] as const;
 
 /** Default time an approval request stays open (SPEC §6). */
 export const DEFAULT_APPROVAL_TTL_MS = 15 * 60 * 1000;
@@ -101,6 +103,7 @@ const RuleSchema = z.strictObject({
   tools: z.array(z.string().regex(TOOL_NAME, 'a tool name is snake_case')).min(1).optional(),
   risks: z.array(z.enum(POLICY_RISKS)).min(1).optional(),
   when: z.record(SwitchName, SwitchState).optional(),
+  commands: z.array(z.string().trim().min(1, 'a command pattern is words, like npm test').max(1000)).min(1).optional(),
   executable: z.literal(true, { error: 'executable can only be true (leave it out otherwise)' }).optional(),
   action: z.enum(POLICY_ACTIONS, { error: 'action must be allow, ask or deny' }),
 });
@@ -138,7 +141,9 @@ export interface PolicyRule {
   /** null: the rule matches every call, including calls that name no path. */
   paths: readonly string[] | null;
   tools: readonly string[] | null;
-  risks: readonly ('read' | 'write' | 'destructive')[] | null;
+  risks: readonly (typeof POLICY_RISKS)[number][] | null;
+  /** run_command lines this rule is about (`commands:`), each a list of words; null: any call. */
+  commands: readonly (readonly string[])[] | null;
   /** Switch name -> state (true = on) that must hold for the rule to apply. */
   when: Readonly<Record<string, boolean>> | null;
   executable: boolean;
@@ -229,6 +234,7 @@ export function parsePolicy(text: string, file: string, opts: LoadPolicyOptions 
       paths: r.paths ?? null,
       tools: r.tools ?? null,
       risks: r.risks ?? null,
+      commands: r.commands ? r.commands.map((c) => c.split(/\s+/)) : null,
       when: r.when ?? null,
       executable: r.executable === true,
       action: r.action,

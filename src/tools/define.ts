@@ -1,5 +1,6 @@
 // The shape of a tool: defined once (schemas, description, risk) and run by executeTool for every transport.
 import type { z } from 'zod';
+import type { Config } from '../config.js';
 import type { Risk, RiskLevel, VersionStamp } from '../envelope.js';
 import type { HandleScope, ResolvedPath, ResolveOptions } from '../workspace/sandbox.js';
 import type { VersionMatch } from '../workspace/versions.js';
@@ -37,7 +38,7 @@ export interface ToolResult<D> {
   /** Version of the file after the call; becomes the REST ETag. */
   version?: VersionStamp | null;
   /** Facts for the audit line (never file contents). */
-  audit?: { sha256_before?: string | null; sha256_after?: string | null; bytes_read?: number; bytes_written?: number };
+  audit?: { sha256_before?: string | null; sha256_after?: string | null; bytes_read?: number; bytes_written?: number; exec?: Record<string, unknown> };
 }
 
 export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, O extends z.ZodType = z.ZodType> {
@@ -67,6 +68,15 @@ export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, O extends z
   /** Reaches outside the workspace (the web; MCP `openWorldHint`); default false. */
   openWorld?: boolean;
   input: I;
+  /** Whether this service offers the tool (run_command needs TOOLGATE_EXEC); default always. Listings leave it out, calls answer NOT_FOUND. */
+  offered?: (config: Config) => boolean;
+  /**
+   * The words of the command a call runs (run_command), for policy `commands:` rules; null when the command
+   * cannot be read as plain words (shell syntax), which then matches no such rule.
+   */
+  commandWords?: (input: z.output<I>) => readonly string[] | null;
+  /** What the person deciding an approval sees when the tool has no dry run (the command, its cwd and env). */
+  approvalPreview?: (input: z.output<I>) => { summary: string; preview: string };
   /**
    * One call that succeeds in a workspace where write_file's example ran (notes.txt holds "hello\n"): the
    * OpenAPI request example, so that Swagger's "Try it out" runs a real call instead of `"path": "string"`.

@@ -26,6 +26,7 @@ import { timeNow } from './time-now.js';
 import { applyPatch } from './apply-patch.js';
 import { textEditor } from './text-editor.js';
 import { readMultipleFiles } from './read-multiple-files.js';
+import { runCommand } from './run-command.js';
 
 // One entry per line, in the order tools are listed (GET /v1/tools, OpenAPI).
 const ALL = [
@@ -55,6 +56,7 @@ const ALL = [
   applyPatch,
   textEditor,
   readMultipleFiles,
+  runCommand,
 ];
 
 export const TOOLS: readonly ToolDefinition[] = ALL as unknown as ToolDefinition[];
