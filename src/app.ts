@@ -26,7 +26,7 @@ import { restOpenApiObjectTransform } from './transports/rest-openapi.js';
 import { registerWebSocket } from './transports/ws.js';
 import type { Workspace, WorkspaceLimits } from './workspace/workspace.js';
 import { webSettingsOf } from './web/settings.js';
-import { execSettingsOf, killAllRuns } from './exec/settings.js';
+import { execSettingsOf, killAllRuns, releaseExec } from './exec/settings.js';
 import { probeSandbox } from './exec/sandbox.js';
 
 export const VERSION = '0.1.0';
@@ -204,10 +204,13 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   });
 
   // Commands die with the service: before Fastify waits for the calls in flight, so theirs answer at once.
-  if (exec) app.addHook('preClose', (done) => {
-    killAllRuns(exec);
-    done();
-  });
+  if (exec) {
+    app.addHook('preClose', (done) => {
+      killAllRuns(exec);
+      done();
+    });
+    app.addHook('onClose', async () => releaseExec(exec));
+  }
 
   if (weakSandbox) app.log.warn('/proc/self/fd is missing: TOOLGATE_ALLOW_WEAK_SANDBOX accepts the weaker path-string check (a directory swapped for a symlink during a call can redirect it)');
 

@@ -2,6 +2,8 @@
 // src/app.ts limitsOf; the contract is docs/run-command.md.
 import type { Config } from '../config.js';
 import type { ChildProcess } from 'node:child_process';
+import { readdirSync, rmdirSync } from 'node:fs';
+import path from 'node:path';
 
 export interface ExecLimits {
   timeoutS: number;
@@ -49,6 +51,24 @@ export function execSettingsOf(config: Config): ExecSettings {
     pidsCgroup: null,
     closing: false,
   };
+}
+
+/**
+ * Removes the pids cgroup the probe made (app close), once the runs' own cgroups are gone: the kernel
+ * refuses to remove a cgroup that still has processes or children, so it is tried a few times.
+ */
+export async function releaseExec(exec: ExecSettings): Promise<void> {
+  const base = exec.pidsCgroup;
+  if (!base) return;
+  for (let i = 0; i < 50; i++) {
+    try {
+      for (const e of readdirSync(base, { withFileTypes: true })) if (e.isDirectory()) rmdirSync(path.join(base, e.name));
+      rmdirSync(base);
+      return;
+    } catch {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
 }
 
 /** Kills every sandbox still running (service shutdown): --die-with-parent takes their process trees along. */
