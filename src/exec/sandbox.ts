@@ -181,6 +181,8 @@ export interface RunOptions {
   timeoutMs: number;
   stdin: string | undefined;
   signal: AbortSignal;
+  /** Output as it comes (streaming doors), at most STREAM_BUDGET_BYTES per run. */
+  onOutput?: ((stream: 'stdout' | 'stderr', text: string) => void) | undefined;
   /** Polled about every second while the command runs: a reason to stop it, or null. */
   check?: () => Promise<StopReason | null>;
 }
@@ -195,6 +197,9 @@ export interface RunOutcome {
 }
 
 let runSeq = 0;
+
+/** Output one run streams to its caller; past it only the answer's head and tail tell the rest. */
+export const STREAM_BUDGET_BYTES = 1024 * 1024;
 
 /** Runs one command in the sandbox to its end (or until it is stopped); never throws for the command's own failure. */
 export async function runSandboxed(exec: ExecSettings, spec: SandboxSpec, opts: RunOptions): Promise<RunOutcome> {
@@ -215,8 +220,25 @@ export async function runSandboxed(exec: ExecSettings, spec: SandboxSpec, opts: 
   exec.running.add(child);
   const out = new HeadTail(exec.limits.outputMaxBytes);
   const err = new HeadTail(exec.limits.outputMaxBytes);
-  child.stdout.on('data', (c: Buffer) => out.push(c));
-  child.stderr.on('data', (c: Buffer) => err.push(c));
+  let streamed = 0;
+  const forward = (stream: 'stdout' | 'stderr', c: Buffer) => {
+    if (!opts.onOutput || streamed >= STREAM_BUDGET_BYTES) return;
+    const piece = c.subarray(0, STREAM_BUDGET_BYTES - streamed);
+    streamed += piece.length;
+    try {
+      opts.onOutput(stream, piece.toString('utf8'));
+    } catch {
+      // A door that cannot send any more must not stop the run.
+    }
+  };
+  child.stdout.on('data', (c: Buffer) => {
+    out.push(c);
+    forward('stdout', c);
+  });
+  child.stderr.on('data', (c: Buffer) => {
+    err.push(c);
+    forward('stderr', c);
+  });
   child.stdin.on('error', () => undefined);
   child.stdin.end(opts.stdin ?? '');
 

@@ -20,9 +20,14 @@ export interface ToolContext {
   readonly handles: HandleScope;
   /** Resolves a tool path in the sandbox, including `[otherId]/path` (multi-project mode, when the caller may use that project; `./[x]/path` is local). */
   resolve(input: string, opts?: ResolveOptions): Promise<ResolvedPath>;
+  /** Output as it comes, for doors that stream it (WebSocket tool_progress, MCP progress); absent elsewhere. */
+  readonly progress?: ProgressFn | undefined;
   /** A path resolved by other means than resolve (a backup's stored path) passes the policy here before use. */
   admit?(p: ResolvedPath): Promise<void>;
 }
+
+/** One piece of a running command's output (docs/run-command.md, "Streaming"). */
+export type ProgressFn = (stream: 'stdout' | 'stderr', text: string) => void;
 
 /** What a run hands back; executeTool wraps it in the envelope. */
 export interface ToolResult<D> {

@@ -155,6 +155,7 @@ export const runCommand = defineTool({
         timeoutMs,
         stdin: input.stdin,
         signal: ctx.signal,
+        onOutput: ctx.progress,
         ...(quota > 0 && { check: async (): Promise<StopReason | null> => ((await projectBytes(ws, root, walkSignal)) - before.bytes > quota ? 'quota_exceeded' : null) }),
       },
     );
