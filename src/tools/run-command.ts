@@ -159,10 +159,12 @@ export const runCommand = defineTool({
         ...(quota > 0 && { check: async (): Promise<StopReason | null> => ((await projectBytes(ws, root, walkSignal)) - before.bytes > quota ? 'quota_exceeded' : null) }),
       },
     );
-    const after = await snapshot(ws, root, walkSignal);
-    const changes = compare(before, after);
+    // The command ran: its answer stands even when the project cannot be walked again (the service is
+    // closing its workspace at shutdown); files_changed is then empty and marked incomplete.
+    const after = await snapshot(ws, root, walkSignal).catch(() => null);
+    const changes = after ? compare(before, after) : [];
     const listed: FileChange[] = changes.slice(0, MAX_CHANGES_LISTED);
-    const truncated = before.truncated || after.truncated || changes.length > listed.length;
+    const truncated = before.truncated || !after || after.truncated || changes.length > listed.length;
     const text = commandText(input);
     const data: Out = {
       command: text,

@@ -1,6 +1,7 @@
 // run_command through the real HTTP door (docs/run-command.md): off by default, the risk class `execute`,
 // the answer (exit code, output head and tail, files_changed), the checks on env and cwd, the audit line,
 // the start-up probe, and the example policies' `commands:` rules.
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { Writable } from 'node:stream';
@@ -127,6 +128,24 @@ describe('run_command sandboxed', () => {
     expect(r.data.stopped_by).toBe('timeout');
     expect(r.data.signal).toBe('SIGKILL');
     expect(r.body.status).toBe('partial');
+  });
+});
+
+describe('run_command at shutdown', () => {
+  it('the service kills a running command when it closes; the call says shutdown', async () => {
+    const t = await makeApp({ TOOLGATE_EXEC: 'sandboxed' });
+    const marker = `shutdown${Date.now()}`;
+    await fs.writeFile(t.file(`${marker}.sh`), 'echo started > started.txt\nsleep 600\n');
+    const call = t.call('run_command', { command: `sh ${marker}.sh` });
+    for (let i = 0; i < 200 && !(await fs.stat(t.file('started.txt')).catch(() => null)); i++) await new Promise((r) => setTimeout(r, 50));
+    await t.app.close();
+    const r = await call;
+    expect((r.body.data as RunData).stopped_by).toBe('shutdown');
+    const left = execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' })
+      .split('\n')
+      .filter((l) => l.includes(marker));
+    expect(left).toEqual([]);
+    await fs.rm(path.dirname(t.root), { recursive: true, force: true });
   });
 });
 
