@@ -221,6 +221,8 @@ export function parsePolicy(text: string, file: string, opts: LoadPolicyOptions 
         if (!known.has(t)) throw where(['tools', String(i)], `unknown tool '${t}'`);
       });
     }
+    // `commands:` is about run_command calls only: with a tool list that leaves it out the rule could never match.
+    if (r.commands && r.tools && !r.tools.includes('run_command')) throw where(['commands'], "commands: only matches run_command calls; add run_command to tools or leave tools out");
     if (r.name !== undefined) {
       if (names.has(r.name)) throw where(['name'], `rule name '${r.name}' is used twice; names must be unique`);
       names.add(r.name);
