@@ -1,6 +1,8 @@
 // What a command did to the project: a bounded walk (the size tools' walk: .git and node_modules included,
 // the state directory and entries the policy hides left out) before and after, compared by kind, size,
 // mtime and inode. docs/run-command.md, "files_changed".
+import { constants as fsConstants } from 'node:fs';
+import fs from 'node:fs/promises';
 import type { WalkEntry, WalkStart } from '../search/walk.js';
 import { walkSizes } from '../search/walk.js';
 import type { Workspace } from '../workspace/workspace.js';
@@ -10,6 +12,9 @@ interface EntryState {
   size: number;
   mtimeMs: number;
   ino: number;
+  mode: number;
+  /** Host path, for clearing set-ID bits; never shown. */
+  abs: string;
 }
 
 export interface Snapshot {
@@ -37,7 +42,7 @@ export async function snapshot(ws: Workspace, root: WalkStart, signal: AbortSign
     const st = e.stat;
     if (!st) return;
     if (e.kind === 'file') bytes += st.size;
-    entries.set(e.relFromStart, { kind: e.kind, size: st.size, mtimeMs: st.mtimeMs, ino: st.ino });
+    entries.set(e.relFromStart, { kind: e.kind, size: st.size, mtimeMs: st.mtimeMs, ino: st.ino, mode: st.mode, abs: e.abs });
   });
   return { entries, bytes, truncated: walk.truncated };
 }
@@ -49,6 +54,35 @@ export async function projectBytes(ws: Workspace, root: WalkStart, signal: Abort
     if (e.kind === 'file' && e.stat) bytes += e.stat.size;
   });
   return bytes;
+}
+
+const SET_ID = 0o6000;
+
+/**
+ * Clears the set-user-ID and set-group-ID bits of the files a command created or changed: inside its user
+ * namespace the command owns the project's files, and a set-ID file it leaves would run with the owner's
+ * rights (root, where the service runs as root) for whoever executes it outside. Returns their paths.
+ */
+export async function clearSetIdBits(before: Snapshot, after: Snapshot): Promise<string[]> {
+  const cleared: string[] = [];
+  for (const [p, a] of after.entries) {
+    if (a.kind !== 'file' || (a.mode & SET_ID) === 0) continue;
+    const b = before.entries.get(p);
+    if (b && b.ino === a.ino && b.mode === a.mode && b.mtimeMs === a.mtimeMs) continue;
+    try {
+      const fd = await fs.open(a.abs, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW);
+      try {
+        const st = await fd.stat();
+        if (st.isFile() && st.ino === a.ino) await fd.chmod(st.mode & 0o777 & ~SET_ID);
+      } finally {
+        await fd.close();
+      }
+      cleared.push(p);
+    } catch {
+      // Gone or replaced meanwhile.
+    }
+  }
+  return cleared;
 }
 
 export function compare(before: Snapshot, after: Snapshot): FileChange[] {

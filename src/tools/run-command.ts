@@ -4,7 +4,7 @@
 import fs from 'node:fs/promises';
 import { z } from 'zod';
 import { ToolError } from '../envelope.js';
-import { compare, MAX_CHANGES_LISTED, projectBytes, snapshot, type FileChange } from '../exec/changes.js';
+import { clearSetIdBits, compare, MAX_CHANGES_LISTED, projectBytes, snapshot, type FileChange } from '../exec/changes.js';
 import { inRoot, runSandboxed, WORKSPACE_MOUNT, type StopReason } from '../exec/sandbox.js';
 import type { ExecSettings } from '../exec/settings.js';
 import { entryOf } from '../workspace/sandbox.js';
@@ -163,6 +163,7 @@ export const runCommand = defineTool({
     // closing its workspace at shutdown); files_changed is then empty and marked incomplete.
     const after = await snapshot(ws, root, walkSignal).catch(() => null);
     const changes = after ? compare(before, after) : [];
+    const setIdCleared = after ? await clearSetIdBits(before, after) : [];
     const listed: FileChange[] = changes.slice(0, MAX_CHANGES_LISTED);
     const truncated = before.truncated || !after || after.truncated || changes.length > listed.length;
     const text = commandText(input);
@@ -185,7 +186,9 @@ export const runCommand = defineTool({
     };
     const how = outcome.stoppedBy ? `was stopped (${outcome.stoppedBy})` : outcome.signal ? `died of ${outcome.signal}` : `exited ${String(outcome.exitCode)}`;
     const cut = outcome.stdout.omitted + outcome.stderr.omitted > 0 ? ` Output cut: ${outcome.stdout.omitted + outcome.stderr.omitted} bytes left out between head and tail.` : '';
-    const walkNote = truncated ? ' files_changed is incomplete (the walk reached its limit).' : '';
+    const walkNote =
+      (truncated ? ' files_changed is incomplete (the walk reached its limit).' : '') +
+      (setIdCleared.length > 0 ? ` Set-user/group-ID bits cleared on: ${setIdCleared.slice(0, 10).join(', ')}.` : '');
     return {
       data,
       text: `'${text.slice(0, 200)}' ${how} after ${data.duration_ms} ms; ${changes.length} project entr${changes.length === 1 ? 'y' : 'ies'} changed.${cut}${walkNote}`,
@@ -202,6 +205,7 @@ export const runCommand = defineTool({
           duration_ms: data.duration_ms,
           files_changed: listed.slice(0, 100).map((c) => `${c.change[0]} ${c.path}`),
           files_changed_count: changes.length,
+          ...(setIdCleared.length > 0 && { set_id_cleared: setIdCleared.slice(0, 100) }),
         },
       },
     };

@@ -242,9 +242,10 @@ describe('run_command against hostile commands', () => {
     expect(await answersRead()).toBe(true);
   });
 
-  it('a set-user-ID binary gains nothing', async () => {
-    const r = await run({ command: './suid-id -u; mount -t tmpfs none /tmp; grep NoNewPrivs /proc/self/status; unshare -U true && echo NESTED' });
-    const leaked = /^0$/m.test(r.data.stdout) || r.data.stdout.includes('NESTED');
+  it('a set-user-ID binary gains nothing, and one the command makes loses its bit', async () => {
+    const r = await run({ command: './suid-id -u; mount -t tmpfs none /tmp; grep NoNewPrivs /proc/self/status; unshare -U true && echo NESTED; cp /usr/bin/id made-suid; chmod 6755 made-suid' });
+    const made = await fs.stat(path.join(p1, 'made-suid'));
+    const leaked = /^0$/m.test(r.data.stdout) || r.data.stdout.includes('NESTED') || (made.mode & 0o6000) !== 0;
     record('set-user-ID binary, mount, nested namespace', leaked, r.data.stdout.trim().replace(/\n/g, ' | '));
     expect(leaked).toBe(false);
     expect(await answersRead()).toBe(true);
