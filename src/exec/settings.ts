@@ -6,6 +6,7 @@ import { readdirSync, rmdirSync } from 'node:fs';
 import path from 'node:path';
 
 export interface ExecLimits {
+  concurrency: number;
   timeoutS: number;
   cpuS: number;
   memoryBytes: number;
@@ -27,6 +28,8 @@ export interface ExecSettings {
   readonly running: Set<ChildProcess>;
   /** Set by the start-up probe: how the process count is bounded (a pids cgroup directory as root, else rlimit). */
   pidsCgroup: string | null;
+  /** Calls between their start and their answer (TOOLGATE_EXEC_CONCURRENCY). */
+  active: number;
   /** Set at shutdown: runs killed then say so. */
   closing: boolean;
 }
@@ -35,6 +38,7 @@ export function execSettingsOf(config: Config): ExecSettings {
   return {
     mode: config.exec,
     limits: {
+      concurrency: config.execConcurrency,
       timeoutS: config.execTimeoutS,
       cpuS: config.execCpuS,
       memoryBytes: config.execMemoryBytes,
@@ -50,6 +54,7 @@ export function execSettingsOf(config: Config): ExecSettings {
     running: new Set(),
     pidsCgroup: null,
     closing: false,
+    active: 0,
   };
 }
 

@@ -8,7 +8,7 @@ import { clearSetIdBits, compare, MAX_CHANGES_LISTED, projectBytes, snapshot, ty
 import { inRoot, runSandboxed, WORKSPACE_MOUNT, type StopReason } from '../exec/sandbox.js';
 import type { ExecSettings } from '../exec/settings.js';
 import { entryOf } from '../workspace/sandbox.js';
-import { defineTool } from './define.js';
+import { defineTool, type ToolContext, type ToolResult } from './define.js';
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /**
@@ -127,87 +127,99 @@ export const runCommand = defineTool({
   }),
   async run(ctx, input) {
     const exec = execOf(ctx.ws.limits);
-    const env = checkEnv(input.env);
-    if (input.stdin !== undefined && Buffer.byteLength(input.stdin) > MAX_STDIN_BYTES) throw new ToolError('FILE_TOO_LARGE', `stdin is over ${MAX_STDIN_BYTES} bytes.`);
-    if (input.argv?.some((a) => a.includes('\0')) || input.command?.includes('\0')) throw new ToolError('INVALID_PARAM', 'The command holds a NUL byte.');
-    const root = await ctx.resolve('.', { allowRoot: true });
-    const dir = await ctx.resolve(input.cwd, { allowRoot: true });
-    if (dir.ws !== ctx.ws) throw new ToolError('ACCESS_DENIED', 'A command runs in its own project only; cwd cannot name another project.');
-    if (!dir.stat) throw new ToolError('NOT_FOUND', `Directory not found: ${dir.rel}`);
-    if (!dir.stat.isDirectory()) throw new ToolError('NOT_A_DIRECTORY', `cwd is not a directory: ${dir.rel}`);
-    const ws = ctx.ws;
-    const limits = exec.limits;
-    const fsStat = await fs.statfs(entryOf(root.dir, '.'));
-    const free = fsStat.bavail * fsStat.bsize;
-    if (free < limits.minFreeBytes) throw new ToolError('DISK_FULL', `The project's volume has ${free} bytes free, under the ${limits.minFreeBytes} a command needs (TOOLGATE_EXEC_MIN_FREE_BYTES).`);
-
-    const timeoutMs = Math.min(input.timeout_s ?? limits.timeoutS, limits.timeoutS) * 1000;
-    // The walks must finish even when the call's own signal has fired (the answer says what the command did).
-    const walkSignal = new AbortController().signal;
-    const before = await snapshot(ws, root, walkSignal);
-    const cwd = dir.realRel === '.' ? WORKSPACE_MOUNT : `${WORKSPACE_MOUNT}/${dir.realRel}`;
-    const argv = input.command !== undefined ? ['/bin/sh', '-c', input.command] : (input.argv as string[]);
-    const quota = limits.quotaBytes;
-    const outcome = await runSandboxed(
-      exec,
-      { root: ws.root, maskDirs: inRoot(ws.root, [ws.stateDir]), maskFiles: inRoot(ws.root, exec.hiddenFiles), cwd, env, argv },
-      {
-        timeoutMs,
-        stdin: input.stdin,
-        signal: ctx.signal,
-        onOutput: ctx.progress,
-        ...(quota > 0 && { check: async (): Promise<StopReason | null> => ((await projectBytes(ws, root, walkSignal)) - before.bytes > quota ? 'quota_exceeded' : null) }),
-      },
-    );
-    // The command ran: its answer stands even when the project cannot be walked again (the service is
-    // closing its workspace at shutdown); files_changed is then empty and marked incomplete.
-    const after = await snapshot(ws, root, walkSignal).catch(() => null);
-    const changes = after ? compare(before, after) : [];
-    const setIdCleared = after ? await clearSetIdBits(before, after) : [];
-    const listed: FileChange[] = changes.slice(0, MAX_CHANGES_LISTED);
-    const truncated = before.truncated || !after || after.truncated || changes.length > listed.length;
-    const text = commandText(input);
-    const data: Out = {
-      command: text,
-      cwd: dir.realRel,
-      exit_code: outcome.exitCode,
-      signal: outcome.signal,
-      timed_out: outcome.stoppedBy === 'timeout',
-      stopped_by: outcome.stoppedBy,
-      stdout: outcome.stdout.text,
-      stderr: outcome.stderr.text,
-      stdout_bytes: outcome.stdout.bytes,
-      stderr_bytes: outcome.stderr.bytes,
-      stdout_omitted_bytes: outcome.stdout.omitted,
-      stderr_omitted_bytes: outcome.stderr.omitted,
-      duration_ms: Math.round(outcome.durationMs),
-      files_changed: listed,
-      files_changed_truncated: truncated,
-    };
-    const how = outcome.stoppedBy ? `was stopped (${outcome.stoppedBy})` : outcome.signal ? `died of ${outcome.signal}` : `exited ${String(outcome.exitCode)}`;
-    const cut = outcome.stdout.omitted + outcome.stderr.omitted > 0 ? ` Output cut: ${outcome.stdout.omitted + outcome.stderr.omitted} bytes left out between head and tail.` : '';
-    const walkNote =
-      (truncated ? ' files_changed is incomplete (the walk reached its limit).' : '') +
-      (setIdCleared.length > 0 ? ` Set-user/group-ID bits cleared on: ${setIdCleared.slice(0, 10).join(', ')}.` : '');
-    return {
-      data,
-      text: `'${text.slice(0, 200)}' ${how} after ${data.duration_ms} ms; ${changes.length} project entr${changes.length === 1 ? 'y' : 'ies'} changed.${cut}${walkNote}`,
-      stats: { duration_ms: data.duration_ms, files_changed: changes.length },
-      partial: outcome.stoppedBy !== null || cut !== '' || truncated,
-      pathResolved: dir.realRel,
-      audit: {
-        exec: {
-          command: text.slice(0, 1000),
-          cwd: dir.realRel,
-          exit_code: outcome.exitCode,
-          signal: outcome.signal,
-          stopped_by: outcome.stoppedBy,
-          duration_ms: data.duration_ms,
-          files_changed: listed.slice(0, 100).map((c) => `${c.change[0]} ${c.path}`),
-          files_changed_count: changes.length,
-          ...(setIdCleared.length > 0 && { set_id_cleared: setIdCleared.slice(0, 100) }),
-        },
-      },
-    };
+    if (exec.active >= exec.limits.concurrency) {
+      throw new ToolError('RATE_LIMITED', `${exec.active} commands are running already (TOOLGATE_EXEC_CONCURRENCY=${exec.limits.concurrency}); retry when one has answered.`);
+    }
+    exec.active++;
+    try {
+      return await runOne(ctx, input, exec);
+    } finally {
+      exec.active--;
+    }
   },
 });
+
+async function runOne(ctx: ToolContext, input: z.output<typeof Input>, exec: ExecSettings): Promise<ToolResult<Out>> {
+  const env = checkEnv(input.env);
+  if (input.stdin !== undefined && Buffer.byteLength(input.stdin) > MAX_STDIN_BYTES) throw new ToolError('FILE_TOO_LARGE', `stdin is over ${MAX_STDIN_BYTES} bytes.`);
+  if (input.argv?.some((a) => a.includes('\0')) || input.command?.includes('\0')) throw new ToolError('INVALID_PARAM', 'The command holds a NUL byte.');
+  const root = await ctx.resolve('.', { allowRoot: true });
+  const dir = await ctx.resolve(input.cwd, { allowRoot: true });
+  if (dir.ws !== ctx.ws) throw new ToolError('ACCESS_DENIED', 'A command runs in its own project only; cwd cannot name another project.');
+  if (!dir.stat) throw new ToolError('NOT_FOUND', `Directory not found: ${dir.rel}`);
+  if (!dir.stat.isDirectory()) throw new ToolError('NOT_A_DIRECTORY', `cwd is not a directory: ${dir.rel}`);
+  const ws = ctx.ws;
+  const limits = exec.limits;
+  const fsStat = await fs.statfs(entryOf(root.dir, '.'));
+  const free = fsStat.bavail * fsStat.bsize;
+  if (free < limits.minFreeBytes) throw new ToolError('DISK_FULL', `The project's volume has ${free} bytes free, under the ${limits.minFreeBytes} a command needs (TOOLGATE_EXEC_MIN_FREE_BYTES).`);
+
+  const timeoutMs = Math.min(input.timeout_s ?? limits.timeoutS, limits.timeoutS) * 1000;
+  // The walks must finish even when the call's own signal has fired (the answer says what the command did).
+  const walkSignal = new AbortController().signal;
+  const before = await snapshot(ws, root, walkSignal);
+  const cwd = dir.realRel === '.' ? WORKSPACE_MOUNT : `${WORKSPACE_MOUNT}/${dir.realRel}`;
+  const argv = input.command !== undefined ? ['/bin/sh', '-c', input.command] : (input.argv as string[]);
+  const quota = limits.quotaBytes;
+  const outcome = await runSandboxed(
+    exec,
+    { root: ws.root, maskDirs: inRoot(ws.root, [ws.stateDir]), maskFiles: inRoot(ws.root, exec.hiddenFiles), cwd, env, argv },
+    {
+      timeoutMs,
+      stdin: input.stdin,
+      signal: ctx.signal,
+      onOutput: ctx.progress,
+      ...(quota > 0 && { check: async (): Promise<StopReason | null> => ((await projectBytes(ws, root, walkSignal)) - before.bytes > quota ? 'quota_exceeded' : null) }),
+    },
+  );
+  // The command ran: its answer stands even when the project cannot be walked again (the service is
+  // closing its workspace at shutdown); files_changed is then empty and marked incomplete.
+  const after = await snapshot(ws, root, walkSignal).catch(() => null);
+  const changes = after ? compare(before, after) : [];
+  const setIdCleared = after ? await clearSetIdBits(before, after) : [];
+  const listed: FileChange[] = changes.slice(0, MAX_CHANGES_LISTED);
+  const truncated = before.truncated || !after || after.truncated || changes.length > listed.length;
+  const text = commandText(input);
+  const data: Out = {
+    command: text,
+    cwd: dir.realRel,
+    exit_code: outcome.exitCode,
+    signal: outcome.signal,
+    timed_out: outcome.stoppedBy === 'timeout',
+    stopped_by: outcome.stoppedBy,
+    stdout: outcome.stdout.text,
+    stderr: outcome.stderr.text,
+    stdout_bytes: outcome.stdout.bytes,
+    stderr_bytes: outcome.stderr.bytes,
+    stdout_omitted_bytes: outcome.stdout.omitted,
+    stderr_omitted_bytes: outcome.stderr.omitted,
+    duration_ms: Math.round(outcome.durationMs),
+    files_changed: listed,
+    files_changed_truncated: truncated,
+  };
+  const how = outcome.stoppedBy ? `was stopped (${outcome.stoppedBy})` : outcome.signal ? `died of ${outcome.signal}` : `exited ${String(outcome.exitCode)}`;
+  const cut = outcome.stdout.omitted + outcome.stderr.omitted > 0 ? ` Output cut: ${outcome.stdout.omitted + outcome.stderr.omitted} bytes left out between head and tail.` : '';
+  const walkNote =
+    (truncated ? ' files_changed is incomplete (the walk reached its limit).' : '') +
+    (setIdCleared.length > 0 ? ` Set-user/group-ID bits cleared on: ${setIdCleared.slice(0, 10).join(', ')}.` : '');
+  return {
+    data,
+    text: `'${text.slice(0, 200)}' ${how} after ${data.duration_ms} ms; ${changes.length} project entr${changes.length === 1 ? 'y' : 'ies'} changed.${cut}${walkNote}`,
+    stats: { duration_ms: data.duration_ms, files_changed: changes.length },
+    partial: outcome.stoppedBy !== null || cut !== '' || truncated,
+    pathResolved: dir.realRel,
+    audit: {
+      exec: {
+        command: text.slice(0, 1000),
+        cwd: dir.realRel,
+        exit_code: outcome.exitCode,
+        signal: outcome.signal,
+        stopped_by: outcome.stoppedBy,
+        duration_ms: data.duration_ms,
+        files_changed: listed.slice(0, 100).map((c) => `${c.change[0]} ${c.path}`),
+        files_changed_count: changes.length,
+        ...(setIdCleared.length > 0 && { set_id_cleared: setIdCleared.slice(0, 100) }),
+      },
+    },
+  };
+}

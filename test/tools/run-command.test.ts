@@ -131,6 +131,24 @@ describe('run_command sandboxed', () => {
   });
 });
 
+describe('run_command concurrency', () => {
+  it('one command more than TOOLGATE_EXEC_CONCURRENCY is refused with RATE_LIMITED', async () => {
+    const t = await makeApp({ TOOLGATE_EXEC: 'sandboxed', TOOLGATE_EXEC_CONCURRENCY: '1' });
+    try {
+      await fs.writeFile(t.file('wait.sh'), 'echo started > started.txt\nwhile [ ! -e go.txt ]; do sleep 0.05; done\n');
+      const first = t.call('run_command', { command: 'sh wait.sh' });
+      for (let i = 0; i < 200 && !(await fs.stat(t.file('started.txt')).catch(() => null)); i++) await new Promise((r) => setTimeout(r, 50));
+      const second = await t.call('run_command', { command: 'true' });
+      expect(second.body.error?.code).toBe('RATE_LIMITED');
+      await fs.writeFile(t.file('go.txt'), '');
+      expect((await first).body.status).toBe('success');
+      expect((await t.call('run_command', { command: 'true' })).body.status).toBe('success');
+    } finally {
+      await t.close();
+    }
+  });
+});
+
 describe('run_command at shutdown', () => {
   it('the service kills a running command when it closes; the call says shutdown', async () => {
     const t = await makeApp({ TOOLGATE_EXEC: 'sandboxed' });
