@@ -223,3 +223,20 @@ describe('run_command under the example policy', () => {
     expect(r.status).toBe(202);
   });
 });
+
+describe('run_command under the assistant example policy', () => {
+  let t: PolicyApp;
+  beforeAll(async () => {
+    t = await makePolicyApp('assistant.yaml', { TOOLGATE_EXEC: 'sandboxed' }, false);
+    await fs.writeFile(path.join(t.root, 'USER.md'), 'private\n');
+  });
+  afterAll(async () => t.close());
+
+  it('denies commands while the memory switch is off (a command could read USER.md)', async () => {
+    const off = await t.as(null, 'run_command', { command: 'cat USER.md' });
+    expect(off.body.error?.code).toBe('ACCESS_DENIED');
+    expect(JSON.stringify(off.body)).not.toContain('private');
+    const on = await t.as(null, 'run_command', { command: 'cat USER.md' }, { 'x-toolgate-switches': 'memory=on' });
+    expect(on.status).toBe(202);
+  });
+});
