@@ -205,16 +205,17 @@ export const STREAM_BUDGET_BYTES = 1024 * 1024;
 export async function runSandboxed(exec: ExecSettings, spec: SandboxSpec, opts: RunOptions): Promise<RunOutcome> {
   const args = bwrapArgs(exec, spec);
   let cgroup: string | null = null;
-  let command = 'bwrap';
-  let argv = args;
   if (exec.pidsCgroup) {
     cgroup = path.join(exec.pidsCgroup, `run-${++runSeq}-${randomBytes(3).toString('hex')}`);
     mkdirSync(cgroup);
     writeFileSync(path.join(cgroup, 'pids.max'), String(exec.limits.maxProcesses + 2));
-    // The shell joins the cgroup, then becomes bwrap: every process of the run is born inside it.
-    command = '/bin/sh';
-    argv = ['-c', 'echo $$ > "$0/cgroup.procs" && exec bwrap "$@"', cgroup, ...args];
   }
+  // A small shell becomes bwrap after it made the run the out-of-memory killer's first choice (the limits
+  // bound each process, not their sum: under memory pressure a command dies before the service) and, as
+  // root, joined the run's pids cgroup, so that every process of the run is born inside it.
+  const join = cgroup ? 'echo $$ > "$0/cgroup.procs" && ' : '';
+  const command = '/bin/sh';
+  const argv = ['-c', `echo 1000 > /proc/self/oom_score_adj && ${join}exec bwrap "$@"`, cgroup ?? 'sh', ...args];
   const started = performance.now();
   const child = spawn(command, argv, { stdio: ['pipe', 'pipe', 'pipe'], env: { PATH: SANDBOX_PATH } });
   exec.running.add(child);

@@ -100,6 +100,8 @@ describe('run_command sandboxed', () => {
     await fs.mkdir(t.file('sub'), { recursive: true });
     const r = await run({ argv: ['/bin/sh', '-c', 'pwd; cat; echo "$GREETING"; env | sort | cut -d= -f1 | tr "\\n" " "', 'x;y'], cwd: 'sub', stdin: 'in\n', env: ['GREETING=hello'] });
     expect(r.data.exit_code).toBe(0);
+    // Under memory pressure the command is the first the kernel kills, never the service.
+    expect((await run({ command: 'cat /proc/self/oom_score_adj' })).data.stdout).toBe('1000\n');
     expect(r.data.stdout).toBe('/workspace/sub\nin\nhello\nGREETING HOME LANG PATH PWD ');
   });
 
