@@ -6,7 +6,7 @@
 // on cancel and at shutdown.
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, lstatSync, mkdirSync, readlinkSync, rmdirSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readlinkSync, realpathSync, rmdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { isInside } from '../workspace/workspace.js';
@@ -81,9 +81,19 @@ function statOrNull(p: string) {
   }
 }
 
-/** The paths among `candidates` that lie inside the root (and so must be masked there). */
+/** The real paths of `candidates` that lie inside the root (and so must be masked there), symlinks resolved. */
 export function inRoot(root: string, candidates: readonly string[]): string[] {
-  return candidates.filter((c) => c !== root && isInside(root, c) && existsSync(c));
+  const out: string[] = [];
+  for (const c of candidates) {
+    let real: string;
+    try {
+      real = realpathSync(c);
+    } catch {
+      continue;
+    }
+    if (real !== root && isInside(root, real)) out.push(real);
+  }
+  return out;
 }
 
 /**
