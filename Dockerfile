@@ -40,9 +40,10 @@ RUN npm ci --omit=dev --no-audit --no-fund \
 FROM node:${NODE_MAJOR}-bookworm-slim AS runtime
 
 # tini as PID 1: forwards SIGTERM/SIGINT to node (graceful shutdown) and reaps
-# zombies.
+# zombies. bubblewrap (and util-linux's prlimit) run run_command's sandbox when
+# TOOLGATE_EXEC=sandboxed (docs/run-command.md); off, they are never started.
 RUN apt-get update \
- && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends tini \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends tini bubblewrap util-linux \
  && apt-get clean \
  && rm -rf /var/lib/apt/lists/*
 

@@ -27,6 +27,8 @@ import { registerWebSocket } from './transports/ws.js';
 import type { Workspace, WorkspaceLimits } from './workspace/workspace.js';
 import type { Resolver } from './web/fetch.js';
 import { webSettingsOf } from './web/settings.js';
+import { execSettingsOf, killAllRuns, releaseExec } from './exec/settings.js';
+import { probeSandbox } from './exec/sandbox.js';
 
 export const VERSION = '0.1.0';
 
@@ -88,6 +90,7 @@ export function limitsOf(config: Config): WorkspaceLimits {
     officeMaxBytes: config.officeMaxBytes,
     attachmentRetentionMs: config.attachmentRetentionS * 1000,
     web: webSettingsOf(config),
+    exec: execSettingsOf(config),
   };
 }
 
@@ -180,6 +183,12 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   const instanceId = config.instanceId ?? defaultInstanceId();
   const limits = limitsOf(config);
   if (opts.resolver && limits.web) limits.web = { ...limits.web, lookup: opts.resolver };
+  const exec = limits.exec;
+  if (exec && exec.mode === 'sandboxed') {
+    // Never a command without its isolation: a sandbox that cannot be made here stops the start.
+    const cause = probeSandbox(exec);
+    if (cause) throw new ConfigError(`TOOLGATE_EXEC=sandboxed: ${cause}. Fix that, or set TOOLGATE_EXEC=off.`);
+  }
   const ops = await prepareOperations(config, { version: VERSION, instanceId, limits, auditStream: opts.auditStream, tokens: opts.tokens });
 
   const app = Fastify({
@@ -197,6 +206,15 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
   });
+
+  // Commands die with the service: before Fastify waits for the calls in flight, so theirs answer at once.
+  if (exec) {
+    app.addHook('preClose', (done) => {
+      killAllRuns(exec);
+      done();
+    });
+    app.addHook('onClose', async () => releaseExec(exec));
+  }
 
   if (weakSandbox) app.log.warn('/proc/self/fd is missing: TOOLGATE_ALLOW_WEAK_SANDBOX accepts the weaker path-string check (a directory swapped for a symlink during a call can redirect it)');
 

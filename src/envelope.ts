@@ -37,7 +37,7 @@ export const ERROR_STATUS = {
 export type ErrorCode = keyof typeof ERROR_STATUS;
 export const ERROR_CODES = Object.keys(ERROR_STATUS) as ErrorCode[];
 
-export const RISKS = ['read', 'write', 'destructive'] as const;
+export const RISKS = ['read', 'write', 'destructive', 'execute'] as const;
 export const RISK_LEVELS = ['low', 'medium', 'high'] as const;
 export type Risk = (typeof RISKS)[number];
 export type RiskLevel = (typeof RISK_LEVELS)[number];

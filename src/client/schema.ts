@@ -573,6 +573,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tools/run_command": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run a command
+         * @description Run a command (tests, a linter, a build, a script) in a sandbox: the project is at /workspace (read-write, nothing else is writable but a fresh /tmp), no network, an empty environment plus PATH, HOME=/tmp, LANG and your env, limited time, CPU, memory, processes and file size. Answers exit_code, stdout and stderr (head and tail kept when long), and files_changed: what the command created, changed or removed in the project.
+         *
+         *     Risk: execute (high).
+         */
+        post: operations["run_command"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tools": {
         parameters: {
             query?: never;
@@ -879,7 +901,7 @@ export interface components {
             params_input: unknown;
             path_resolved: string | null;
             /** @enum {string} */
-            risk: "read" | "write" | "destructive";
+            risk: "read" | "write" | "destructive" | "execute";
             /** @enum {string} */
             risk_level: "low" | "medium" | "high";
             request_id: string;
@@ -911,7 +933,7 @@ export interface components {
             tool: string;
             path: string | null;
             /** @enum {string} */
-            risk: "read" | "write" | "destructive";
+            risk: "read" | "write" | "destructive" | "execute";
             /** @enum {string} */
             risk_level: "low" | "medium" | "high";
             summary: string;
@@ -956,7 +978,7 @@ export interface components {
                 name: string;
                 description: string;
                 /** @enum {string} */
-                risk: "read" | "write" | "destructive";
+                risk: "read" | "write" | "destructive" | "execute";
                 /** @enum {string} */
                 risk_level: "low" | "medium" | "high";
                 aliases: string[];
@@ -1003,7 +1025,7 @@ export interface components {
             tool: string;
             path: string | null;
             /** @enum {string} */
-            risk: "read" | "write" | "destructive";
+            risk: "read" | "write" | "destructive" | "execute";
             /** @enum {string} */
             risk_level: "low" | "medium" | "high";
             args_hash: string;
@@ -1038,7 +1060,7 @@ export interface components {
             params_input: unknown;
             path_resolved: string | null;
             /** @enum {string} */
-            risk: "read" | "write" | "destructive";
+            risk: "read" | "write" | "destructive" | "execute";
             /** @enum {string} */
             risk_level: "low" | "medium" | "high";
             request_id: string;
@@ -1070,7 +1092,7 @@ export interface components {
             tool: string;
             path: string | null;
             /** @enum {string} */
-            risk: "read" | "write" | "destructive";
+            risk: "read" | "write" | "destructive" | "execute";
             /** @enum {string} */
             risk_level: "low" | "medium" | "high";
             summary: string;
@@ -1115,7 +1137,7 @@ export interface components {
                 name: string;
                 description: string;
                 /** @enum {string} */
-                risk: "read" | "write" | "destructive";
+                risk: "read" | "write" | "destructive" | "execute";
                 /** @enum {string} */
                 risk_level: "low" | "medium" | "high";
                 aliases: string[];
@@ -1162,7 +1184,7 @@ export interface components {
             tool: string;
             path: string | null;
             /** @enum {string} */
-            risk: "read" | "write" | "destructive";
+            risk: "read" | "write" | "destructive" | "execute";
             /** @enum {string} */
             risk_level: "low" | "medium" | "high";
             args_hash: string;
@@ -3946,6 +3968,130 @@ export interface operations {
                             /** @description e.g. +01:00 */
                             utc_offset: string;
                             unix_ms: number;
+                        } | null;
+                        text: string;
+                        stats: {
+                            [key: string]: number;
+                        };
+                        context: components["schemas"]["EnvelopeContext"];
+                        error?: unknown;
+                    };
+                };
+            };
+            /** @description waiting for approval: nothing changed yet */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PendingApprovalEnvelope"];
+                };
+            };
+            /** @description error envelope */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description error envelope */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    run_command: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description ETag of the version you read (`"<sha256>"`, as the ETag header gave it); CONFLICT when the file changed. */
+                "if-match"?: string;
+                "x-request-id"?: string;
+                "x-project-id"?: string;
+                /** @description Policy switches for this call, e.g. `memory=on`. */
+                "x-toolgate-switches"?: string;
+                /** @description `wait=N`: hold a call that needs approval up to N seconds for the decision (TOOLGATE_APPROVAL_MAX_WAIT_S at most). */
+                prefer?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "command": "ls -la"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description A command line run by /bin/sh -c (pipes, &&, redirections work). Give this or argv. */
+                    command?: string;
+                    /** @description A program and its arguments, run without a shell. Give this or command. */
+                    argv?: string[];
+                    /**
+                     * @description Directory to run in, relative to the project root (seen as /workspace inside).
+                     * @default .
+                     */
+                    cwd?: string;
+                    /** @description Seconds before the command and every process it started are killed (at most the service limit, TOOLGATE_EXEC_TIMEOUT_S). */
+                    timeout_s?: number;
+                    /** @description Extra environment variables as NAME=value (names like NAME_1; loader and shell variables such as LD_PRELOAD are refused). The command starts from PATH, HOME=/tmp and LANG only. */
+                    env?: string[];
+                    /** @description Text given to the command on its standard input (default: empty). */
+                    stdin?: string;
+                    /** @description Repeat of a call that needed approval: the id from data.approval.id. */
+                    approval_id?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description success or partial */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "success" | "partial";
+                        data: {
+                            /** @description What ran, as one line (argv joined with spaces, for display). */
+                            command: string;
+                            cwd: string;
+                            /** @description The exit status; 128+N when the command died of signal N (as a shell reports it); null when it was killed by the service. */
+                            exit_code: number | null;
+                            /** @description The signal the command died of (SIGKILL when the service stopped it). */
+                            signal: string | null;
+                            timed_out: boolean;
+                            /** @description Why the service killed the command, or null when it ended by itself. */
+                            stopped_by: ("timeout" | "cancelled" | "quota_exceeded" | "shutdown") | null;
+                            stdout: string;
+                            stderr: string;
+                            /** @description Bytes the command wrote to stdout in all. */
+                            stdout_bytes: number;
+                            stderr_bytes: number;
+                            /** @description Bytes left out between the head and the tail kept (0: stdout is whole). */
+                            stdout_omitted_bytes: number;
+                            stderr_omitted_bytes: number;
+                            duration_ms: number;
+                            /** @description Project entries the command created, changed or removed (a walk before and after; .git and node_modules included). */
+                            files_changed: {
+                                path: string;
+                                /** @enum {string} */
+                                change: "created" | "changed" | "removed";
+                                /** @enum {string} */
+                                kind: "file" | "directory" | "symlink" | "other";
+                                size: number | null;
+                            }[];
+                            /** @description The walk stopped at its entry or time limit, or more changes than listed: files_changed is incomplete. */
+                            files_changed_truncated: boolean;
                         } | null;
                         text: string;
                         stats: {

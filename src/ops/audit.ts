@@ -26,6 +26,8 @@ export interface AuditEntry {
   sha256_before: string | null;
   sha256_after: string | null;
   duration_ms: number;
+  /** run_command: the command, its exit and the project entries it changed (docs/run-command.md). */
+  exec?: Record<string, unknown>;
 }
 
 export interface AuditOptions {
@@ -83,6 +85,7 @@ export function auditEntryOf(call: CallInfo, toolName: string, outcome: CallOutc
     sha256_before: audit.sha256_before ?? null,
     sha256_after: audit.sha256_after ?? null,
     duration_ms: Math.round(outcome.durationMs * 1000) / 1000,
+    ...(audit.exec && { exec: audit.exec }),
   };
 }
 

@@ -9,8 +9,11 @@ import { ConfigError } from '../config.js';
 import { ToolError, type Risk } from '../envelope.js';
 
 const RISKS = ['read', 'write', 'destructive'] as const;
-/** A token's classes: the tools' risks, and `approve` for the people who decide approval requests (SPEC §6). */
-const TOKEN_RISKS = [...RISKS, 'approve'] as const;
+/**
+ * A token's classes: the tools' risks, `execute` (run_command; never a default, docs/run-command.md) and
+ * `approve` for the people who decide approval requests (SPEC §6).
+ */
+const TOKEN_RISKS = [...RISKS, 'execute', 'approve'] as const;
 export type TokenRisk = (typeof TOKEN_RISKS)[number];
 
 function parseJsonOrUndefined(text: string): unknown {
@@ -72,7 +75,7 @@ export async function loadTokens(file: string): Promise<TokenEntry[]> {
     const issue = parsed.error.issues[0];
     const where = issue && issue.path.length > 0 ? ` at ${issue.path.join('.')}` : '';
     throw new ConfigError(
-      `TOOLGATE_TOKENS_FILE: invalid tokens file${where}: ${issue?.message ?? 'invalid'}. Expected a list of {id, sha256, projects: [ids] or ['*'], risks: [read, write, destructive, approve], self_approve}.`,
+      `TOOLGATE_TOKENS_FILE: invalid tokens file${where}: ${issue?.message ?? 'invalid'}. Expected a list of {id, sha256, projects: [ids] or ['*'], risks: [read, write, destructive, execute, approve], self_approve}.`,
     );
   }
   const ids = new Set<string>();

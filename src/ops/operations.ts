@@ -3,7 +3,7 @@
 // buildApp calls prepareOperations (before Fastify exists) and registerOperations (after).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ConfigError, type Config } from '../config.js';
-import { bareContext, errorEnvelope, type ToolError } from '../envelope.js';
+import { bareContext, errorEnvelope, ToolError } from '../envelope.js';
 import { createPipeline, type Admission, type Pipeline } from '../pipeline/execute-tool.js';
 import { createExecutor, type AfterHook, type BeforeHook, type Executor } from '../tools/execute.js';
 import type { WorkspaceLimits } from '../workspace/workspace.js';
@@ -101,7 +101,11 @@ export async function registerOperations(app: FastifyInstance, ops: Operations, 
   if (limiter) app.addHook('onClose', async () => limiter.close());
 
   const authorize: BeforeHook = (call, tool) => assertRiskAllowed(auth.principal(call.actor), tool.name, tool.risk);
-  const before: BeforeHook[] = [authorize, ...(extra.before ?? []), ...(limiter?.check ? [limiter.check] : [])];
+  // A tool this service does not offer (run_command with TOOLGATE_EXEC=off) is refused before its risk and policy.
+  const offered: BeforeHook = (_call, tool) => {
+    if (tool.offered && !tool.offered(config)) throw new ToolError('NOT_FOUND', `Tool '${tool.name}' is not offered by this service (off in its settings; docs/run-command.md for run_command).`);
+  };
+  const before: BeforeHook[] = [offered, authorize, ...(extra.before ?? []), ...(limiter?.check ? [limiter.check] : [])];
   const after: AfterHook[] = [...(metrics ? [metrics.recordCall] : []), (call, name, outcome) => audit.record(call, name, outcome), ...(extra.after ?? [])];
   // The policy and approvals (./policy.ts) wrap the run of every validated call.
   const executor = createExecutor({ toolTimeoutMs: config.toolTimeoutMs, before, after, gate: ops.policy.gate });

@@ -153,9 +153,10 @@ export class PolicyService {
     return this.runGated(call, tool, input, approvalId, runTool, switches, true);
   };
 
-  private decide(tool: ToolDefinition, p: ResolvedPath, switches: SwitchStates, changes = tool.mutates): PolicyDecision {
+  private decide(tool: ToolDefinition, p: ResolvedPath, switches: SwitchStates, input: Record<string, unknown>, changes = tool.mutates): PolicyDecision {
     const st = p.stat;
     return evaluate(this.policy, {
+      ...(tool.commandWords && { command: tool.commandWords(input) }),
       tool: tool.name,
       risk: tool.risk,
       realRel: p.realRel,
@@ -218,8 +219,8 @@ export class PolicyService {
    * content, so it is decided like a read of that path (docs/policy.md, "Dry runs"). A denial of the tool
    * itself still stands.
    */
-  private decideDryRun(tool: ToolDefinition, p: ResolvedPath, switches: SwitchStates): PolicyDecision {
-    const own = this.decide(tool, p, switches);
+  private decideDryRun(tool: ToolDefinition, p: ResolvedPath, switches: SwitchStates, input: Record<string, unknown>): PolicyDecision {
+    const own = this.decide(tool, p, switches, input);
     if (own.decision === 'deny') return own;
     const read = this.decideRead(p, switches);
     if (read.decision !== 'deny') return read;
@@ -230,9 +231,9 @@ export class PolicyService {
    * A call of a writing tool that only shows what is there (the text editor's view) is a read as well: the
    * rules on reading apply to it besides its own (docs/policy.md, "Walks, searches and listings").
    */
-  private decideViewing(tool: ToolDefinition, p: ResolvedPath, switches: SwitchStates): PolicyDecision {
+  private decideViewing(tool: ToolDefinition, p: ResolvedPath, switches: SwitchStates, input: Record<string, unknown>): PolicyDecision {
     // Viewing a directory changes nothing in it: its entries are filtered (filterWalk), not all decided at once.
-    const own = this.decide(tool, p, switches, false);
+    const own = this.decide(tool, p, switches, input, false);
     if (own.decision === 'deny') return own;
     const read = this.decideRead(p, switches, 'path');
     if (read.decision !== 'deny') return strictest([own, read]);
@@ -298,7 +299,7 @@ export class PolicyService {
     };
     const onResolve: ResolveHook = async (p, opts) => {
       observe(p);
-      let d = dryRun ? this.decideDryRun(tool, p, switches) : viewing ? this.decideViewing(tool, p, switches) : this.decide(tool, p, switches);
+      let d = dryRun ? this.decideDryRun(tool, p, switches, input) : viewing ? this.decideViewing(tool, p, switches, input) : this.decide(tool, p, switches, input);
       if (opts?.receives && d.decision !== 'deny') d = strictest([d, await this.decideReceived(tool, p, opts.receives, switches)]);
       const denied = denialError(d);
       if (denied) throw denied;
@@ -347,7 +348,7 @@ export class PolicyService {
         if (!concealed && 'dry_run' in tool.input.shape) {
           const look: ResolveHook = (p) => {
             observe(p);
-            const denied = denialError(this.decide(tool, p, switches));
+            const denied = denialError(this.decide(tool, p, switches, input));
             if (denied) throw denied;
           };
           await runTool({ ...input, dry_run: true }, look, undefined).catch(() => {
@@ -427,6 +428,8 @@ export class PolicyService {
     const all = planned.map(describeChange);
     const changes = withinRecordBudget(all.slice(0, MAX_SHOWN_CHANGES));
     const shown = changesPreview(changes);
+    // A tool that shows the person its call itself (run_command: the command, cwd, env, stdin) plans nothing.
+    const preview = tool.approvalPreview ? tool.approvalPreview(input) : null;
     const data = (dry?.data ?? {}) as { diff_preview?: unknown; diff_truncated?: unknown };
     const record = await store.create({
       caller: call.actor ?? null,
@@ -437,9 +440,9 @@ export class PolicyService {
       risk_level: dry?.riskLevel ?? tool.riskLevel,
       args_hash: argsHash(input),
       file_version: need.version,
-      summary: summaryOf(tool, need.p.rel, dry, all),
+      summary: preview?.summary ?? summaryOf(tool, need.p.rel, dry, all),
       // Every change (the old field held the dry run's diff of one file only).
-      diff_preview: all.length > 0 ? shown.text : typeof data.diff_preview === 'string' ? data.diff_preview : '',
+      diff_preview: all.length > 0 ? shown.text : typeof data.diff_preview === 'string' ? data.diff_preview : (preview?.preview ?? ''),
       diff_truncated: all.length > 0 ? shown.truncated || all.length > changes.length : data.diff_truncated === true,
       changes,
       changes_hash: tool.mutates ? changesHash(all) : null,
@@ -460,10 +463,12 @@ export class PolicyService {
    */
   private async plan(tool: ToolDefinition, input: Record<string, unknown>, runTool: RunTool, switches: SwitchStates): Promise<{ dry: ToolResult<unknown> | null; planned: PlannedChange[] }> {
     const hasDryRun = 'dry_run' in tool.input.shape;
-    if (!hasDryRun && !tool.mutates) return { dry: null, planned: [] };
+    // Not run: a read tool (its answer is what the person decides on), and a tool that announces no plan before
+    // it acts (run_command: the person sees the command itself, approvalPreview).
+    if ((!hasDryRun && !tool.mutates) || tool.approvalPreview) return { dry: null, planned: [] };
     let planned: PlannedChange[] = [];
     const denyOnly = (p: ResolvedPath) => {
-      const denied = denialError(this.decide(tool, p, switches));
+      const denied = denialError(this.decide(tool, p, switches, input));
       if (denied) throw denied;
     };
     const capture: PlanHook = async (changes) => {
@@ -523,6 +528,7 @@ export class PolicyService {
     const switches = this.policy ? resolveSwitches(this.policy, switchesHeader) : {};
     const out: ToolDefinition[] = [];
     for (const tool of TOOLS) {
+      if (tool.offered && !tool.offered(this.deps.config)) continue;
       if (!allowsRisk(principal, tool.risk)) continue;
       const view = toolPolicyView(this.policy, tool, switches);
       if (view.hidden) continue;

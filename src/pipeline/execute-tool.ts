@@ -38,6 +38,8 @@ export interface CallerInfo {
   confirm?: ConfirmFn | undefined;
   /** A shorter time limit for this call (WebSocket `timeout_seconds`). */
   timeoutMs?: number | undefined;
+  /** Streams a running command's output (WebSocket tool_progress, MCP progress notifications). */
+  progress?: CallInfo['progress'];
 }
 
 export interface ToolCallOutcome extends CallOutcome {
@@ -138,6 +140,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       signal: caller.signal,
       timeoutMs: caller.timeoutMs,
       confirm: caller.confirm && decidesOwnCalls(principal, deps.selfApproveWithoutToken ?? false) ? caller.confirm : undefined,
+      progress: caller.progress,
       responseHeaders: headers,
     };
   }

@@ -87,7 +87,7 @@ export const ApprovalRecordSchema = z.strictObject({
   tool: z.string(),
   /** Relative POSIX path the call acts on (for people; the binding is the argument hash). */
   path: z.string().nullable(),
-  risk: z.enum(['read', 'write', 'destructive']),
+  risk: z.enum(['read', 'write', 'destructive', 'execute']),
   risk_level: z.enum(['low', 'medium', 'high']),
   /** sha256 of the canonical JSON of the normalized arguments (argsHash). */
   args_hash: z.string().regex(/^[0-9a-f]{64}$/),

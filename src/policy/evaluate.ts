@@ -24,6 +24,11 @@ export interface EvaluateInput {
   scope?: 'path' | 'tree';
   /** From resolveSwitches (defaults included). */
   switches: SwitchStates;
+  /**
+   * The words of the command the call runs (run_command), for rules with `commands:`; null when it is not
+   * plain words (shell syntax: it matches no such rule); absent for tools that run no command.
+   */
+  command?: readonly string[] | null;
 }
 
 export interface RuleRef {
@@ -90,13 +95,26 @@ export function normalizeRealRel(realRel: string): string | undefined {
   return n === '' ? '.' : n;
 }
 
-function appliesTo(rule: PolicyRule, input: Pick<EvaluateInput, 'tool' | 'risk' | 'switches'>): boolean {
+function appliesTo(rule: PolicyRule, input: Pick<EvaluateInput, 'tool' | 'risk' | 'switches' | 'command'>): boolean {
   if (rule.tools && !rule.tools.includes(input.tool)) return false;
+  if (rule.commands) {
+    const words = input.command;
+    if (!words || !rule.commands.some((p) => commandMatches(p, words))) return false;
+  }
   if (rule.risks && !rule.risks.includes(input.risk)) return false;
   if (rule.when) {
     for (const [name, on] of Object.entries(rule.when)) if ((input.switches[name] ?? false) !== on) return false;
   }
   return true;
+}
+
+/** A `commands:` pattern against a command's words: equal word by word; a last `*` stands for any further words. */
+export function commandMatches(pattern: readonly string[], words: readonly string[]): boolean {
+  if (pattern[pattern.length - 1] === '*') {
+    const prefix = pattern.slice(0, -1);
+    return words.length >= prefix.length && prefix.every((w, i) => w === words[i]);
+  }
+  return pattern.length === words.length && pattern.every((w, i) => w === words[i]);
 }
 
 function ruleRef(rule: PolicyRule): RuleRef {
@@ -231,6 +249,11 @@ export function toolPolicyView(policy: Policy | null, tool: { name: string; risk
   if (!policy) return view;
   let everyPathSoFarDenied = true;
   for (const rule of policy.rules) {
+    // A rule about named commands decides some calls only: it neither hides the tool nor ends the listing.
+    if (rule.commands) {
+      if (rule.action !== 'deny' && appliesTo({ ...rule, commands: null }, { tool: tool.name, risk: tool.risk, switches })) everyPathSoFarDenied = false;
+      continue;
+    }
     if (!appliesTo(rule, { tool: tool.name, risk: tool.risk, switches })) continue;
     const coversAll = !rule.executable && (rule.paths === null || rule.paths.includes('**'));
     const globs = rule.paths ?? ['**'];

@@ -16,6 +16,8 @@
 //       tools: [write_file]        # optional: only these tools (an alias such as `write` means its tool)
 //       risks: [write, destructive] # optional: only these risk classes
 //       when: { memory: off }      # optional: only while every named switch is in that state
+//       commands: ['npm test', 'pytest -q *'] # optional: only run_command calls running one of these
+//                                  # (words; a last word * stands for any further words; docs/run-command.md)
 //       executable: true           # optional: only files with an execute bit
 //       action: ask                # allow | ask | deny
 //
@@ -28,7 +30,7 @@ import { z } from 'zod';
 
 export type PolicyAction = 'allow' | 'ask' | 'deny';
 export const POLICY_ACTIONS = ['allow', 'ask', 'deny'] as const;
-export const POLICY_RISKS = ['read', 'write', 'destructive'] as const;
+export const POLICY_RISKS = ['read', 'write', 'destructive', 'execute'] as const;
 
 /** Default time an approval request stays open (SPEC §6). */
 export const DEFAULT_APPROVAL_TTL_MS = 15 * 60 * 1000;
@@ -102,6 +104,7 @@ const RuleSchema = z.strictObject({
   tools: z.array(z.string().regex(TOOL_NAME, 'a tool name is letters, digits, _ and - (e.g. write_file)')).min(1).optional(),
   risks: z.array(z.enum(POLICY_RISKS)).min(1).optional(),
   when: z.record(SwitchName, SwitchState).optional(),
+  commands: z.array(z.string().trim().min(1, 'a command pattern is words, like npm test').max(1000)).min(1).optional(),
   executable: z.literal(true, { error: 'executable can only be true (leave it out otherwise)' }).optional(),
   action: z.enum(POLICY_ACTIONS, { error: 'action must be allow, ask or deny' }),
 });
@@ -139,7 +142,9 @@ export interface PolicyRule {
   /** null: the rule matches every call, including calls that name no path. */
   paths: readonly string[] | null;
   tools: readonly string[] | null;
-  risks: readonly ('read' | 'write' | 'destructive')[] | null;
+  risks: readonly (typeof POLICY_RISKS)[number][] | null;
+  /** run_command lines this rule is about (`commands:`), each a list of words; null: any call. */
+  commands: readonly (readonly string[])[] | null;
   /** Switch name -> state (true = on) that must hold for the rule to apply. */
   when: Readonly<Record<string, boolean>> | null;
   executable: boolean;
@@ -223,6 +228,8 @@ export function parsePolicy(text: string, file: string, opts: LoadPolicyOptions 
       if (canonical === undefined) throw where(['tools', String(i)], `unknown tool '${t}'`);
       return canonical;
     });
+    // `commands:` is about run_command calls only: with a tool list that leaves it out the rule could never match.
+    if (r.commands && tools && !tools.includes('run_command')) throw where(['commands'], "commands: only matches run_command calls; add run_command to tools or leave tools out");
     if (r.name !== undefined) {
       if (names.has(r.name)) throw where(['name'], `rule name '${r.name}' is used twice; names must be unique`);
       names.add(r.name);
@@ -236,6 +243,7 @@ export function parsePolicy(text: string, file: string, opts: LoadPolicyOptions 
       paths: r.paths ?? null,
       tools: tools ? [...new Set(tools)] : null,
       risks: r.risks ?? null,
+      commands: r.commands ? r.commands.map((c) => c.split(/\s+/)) : null,
       when: r.when ?? null,
       executable: r.executable === true,
       action: r.action,

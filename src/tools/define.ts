@@ -1,5 +1,6 @@
 // The shape of a tool: defined once (schemas, description, risk) and run by executeTool for every transport.
 import type { z } from 'zod';
+import type { Config } from '../config.js';
 import type { Risk, RiskLevel, VersionStamp } from '../envelope.js';
 import type { PlanHook } from './plan.js';
 import type { HandleScope, ResolvedPath, ResolveOptions } from '../workspace/sandbox.js';
@@ -20,6 +21,8 @@ export interface ToolContext {
   readonly handles: HandleScope;
   /** Resolves a tool path in the sandbox, including `[otherId]/path` (multi-project mode, when the caller may use that project; `./[x]/path` is local). */
   resolve(input: string, opts?: ResolveOptions): Promise<ResolvedPath>;
+  /** Output as it comes, for doors that stream it (WebSocket tool_progress, MCP progress); absent elsewhere. */
+  readonly progress?: ProgressFn | undefined;
   /** A path resolved by other means than resolve (a backup's stored path) passes the policy here before use. */
   admit?(p: ResolvedPath): Promise<void>;
   /** Told what a mutating call is about to change, before its first write (src/tools/plan.ts, `announce`). */
@@ -31,6 +34,9 @@ export interface ToolContext {
  * failure of one path: a tool that answers per path (read_multiple_files) passes it on.
  */
 export class CallStopped extends Error {}
+
+/** One piece of a running command's output (docs/run-command.md, "Streaming"). */
+export type ProgressFn = (stream: 'stdout' | 'stderr', text: string) => void;
 
 /** What a run hands back; executeTool wraps it in the envelope. */
 export interface ToolResult<D> {
@@ -46,7 +52,7 @@ export interface ToolResult<D> {
   /** Version of the file after the call; becomes the REST ETag. */
   version?: VersionStamp | null;
   /** Facts for the audit line (never file contents). */
-  audit?: { sha256_before?: string | null; sha256_after?: string | null; bytes_read?: number; bytes_written?: number };
+  audit?: { sha256_before?: string | null; sha256_after?: string | null; bytes_read?: number; bytes_written?: number; exec?: Record<string, unknown> };
 }
 
 export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, O extends z.ZodType = z.ZodType> {
@@ -81,6 +87,15 @@ export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, O extends z
   /** Reaches outside the workspace (the web; MCP `openWorldHint`); default false. */
   openWorld?: boolean;
   input: I;
+  /** Whether this service offers the tool (run_command needs TOOLGATE_EXEC); default always. Listings leave it out, calls answer NOT_FOUND. */
+  offered?: (config: Config) => boolean;
+  /**
+   * The words of the command a call runs (run_command), for policy `commands:` rules; null when the command
+   * cannot be read as plain words (shell syntax), which then matches no such rule.
+   */
+  commandWords?: (input: z.output<I>) => readonly string[] | null;
+  /** What the person deciding an approval sees when the tool has no dry run (the command, its cwd and env). */
+  approvalPreview?: (input: z.output<I>) => { summary: string; preview: string };
   /**
    * The OpenAPI request example, so that Swagger's "Try it out" runs a real call instead of `"path": "string"`:
    * one that succeeds on a fresh workspace once the examples of the tools listed before it have run (TOOLS order).

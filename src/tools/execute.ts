@@ -7,7 +7,7 @@ import { asLocalToolPath } from '../workspace/path-syntax.js';
 import { HandleScope, resolveInWorkspace, type ResolvedPath, type ResolveOptions } from '../workspace/sandbox.js';
 import type { VersionMatch } from '../workspace/versions.js';
 import type { Workspace } from '../workspace/workspace.js';
-import type { ToolContext, ToolDefinition, ToolResult } from './define.js';
+import type { ProgressFn, ToolContext, ToolDefinition, ToolResult } from './define.js';
 import type { ChangeEntry, PlanHook } from './plan.js';
 import { findTool, TOOLS } from './registry.js';
 
@@ -38,6 +38,8 @@ export interface CallInfo {
    * WebSocket confirmation_request). Set by the pipeline only for a token that may decide its own requests.
    */
   confirm?: ConfirmFn | undefined;
+  /** Output of a running command as it comes (run_command), for doors that stream it. */
+  progress?: ProgressFn | undefined;
 }
 
 /** An approval request as a door shows it to the person deciding (the `approval` of the 202 answer). */
@@ -309,6 +311,7 @@ export async function runWithTimeout(tool: ToolDefinition, call: CallInfo, input
       return controller.signal;
     },
     expectedVersion: call.expectedVersion,
+    progress: call.progress,
     handles: scope,
     resolve: onResolve
       ? async (p: string, o?: ResolveOptions) => {

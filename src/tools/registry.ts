@@ -26,10 +26,12 @@ import { timeNow } from './time-now.js';
 import { applyPatch } from './apply-patch.js';
 import { textEditor } from './text-editor.js';
 import { readMultipleFiles } from './read-multiple-files.js';
+import { runCommand } from './run-command.js';
 
 // One entry per line, in the order tools are listed (GET /v1/tools, OpenAPI). The order is also the tour
 // the OpenAPI examples take: run in this order on a fresh workspace, each example succeeds (write_file's
-// first creates notes.txt, the edits change it in turn, the move and removal come last).
+// first creates notes.txt, the edits change it in turn, the move and removal come last). run_command is
+// off by default (TOOLGATE_EXEC): its example runs where an operator turned it on.
 const ALL = [
   writeFile,
   readFile,
@@ -57,6 +59,7 @@ const ALL = [
   webFetch,
   webSearch,
   timeNow,
+  runCommand,
 ];
 
 export const TOOLS: readonly ToolDefinition[] = ALL as unknown as ToolDefinition[];

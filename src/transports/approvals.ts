@@ -38,7 +38,7 @@ const ApprovalSchema = z
     project: z.string().nullable(),
     tool: z.string(),
     path: z.string().nullable(),
-    risk: z.enum(['read', 'write', 'destructive']),
+    risk: z.enum(['read', 'write', 'destructive', 'execute']),
     risk_level: z.enum(['low', 'medium', 'high']),
     args_hash: z.string(),
     file_version: z.object({ mtime_ms: z.number(), size_bytes: z.number(), sha256: z.string().nullable() }).nullable(),

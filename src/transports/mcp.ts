@@ -267,6 +267,14 @@ export function createMcpServer(opts: McpServerOptions): Server {
     // Offered only to a client that can answer; the pipeline passes it on only to a caller that may decide its own calls.
     const inBand = confirm && server.getClientCapabilities()?.elicitation?.form ? confirm : opts.confirmFor?.(extra.requestId);
     if (inBand) caller.confirm = inBand;
+    // A client that asked for progress gets a running command's output as it comes (docs/run-command.md).
+    const progressToken = req.params._meta?.progressToken;
+    if (progressToken !== undefined) {
+      let n = 0;
+      caller.progress = (stream, data) => {
+        void extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress: ++n, message: `${stream}: ${data}` } }).catch(() => undefined);
+      };
+    }
     const outcome = await pipeline.executeTool(caller, req.params.name, req.params.arguments ?? {});
     // Attachments are loaded for the same caller and project as the call (the rule of GET /v1/attachments/{id}).
     let resolved: ReturnType<Pipeline['resolveCaller']> | null = null;
@@ -289,6 +297,16 @@ export async function toolsForCaller(pipeline: Pipeline, policy: PolicyService, 
 }
 
 /** The tool a JSON-RPC tools/call names (the first one of a batch), or null. */
+/** The JSON-RPC id a notifications/cancelled names, or undefined for any other message. */
+function cancelledRequestOf(body: unknown): unknown {
+  const msg = (Array.isArray(body) ? body[0] : body) as { method?: unknown; params?: { requestId?: unknown } } | null;
+  return msg && typeof msg === 'object' && msg.method === 'notifications/cancelled' ? msg.params?.requestId : undefined;
+}
+
+function callKey(actor: string | null, ip: string, id: unknown): string {
+  return `${actor ?? `ip:${ip}`}\n${JSON.stringify(id)}`;
+}
+
 function toolCallNameOf(body: unknown): string | null {
   const first: unknown = Array.isArray(body) ? body[0] : body;
   if (!first || typeof first !== 'object') return null;
@@ -370,9 +388,24 @@ export async function registerMcp(app: FastifyInstance, opts: McpHttpOptions): P
       return { approve: record.status === 'approved', reason: record.reason };
     };
 
+  /**
+   * Tool calls in flight on this replica, by caller and JSON-RPC id: stateless, a client's
+   * notifications/cancelled comes on a POST of its own, and is routed here to stop its call (run_command
+   * kills its command). Only the same caller (token, else client address) reaches its own calls.
+   */
+  const inFlight = new Map<string, AbortController>();
+
   app.post('/mcp', { schema: { hide: true } }, async (req, reply) => {
     // The same tokens as /v1, refused before any JSON-RPC is read.
     const auth = await pipeline.authenticate(req.headers.authorization, req.ip);
+    if (auth.ok) {
+      const cancelled = cancelledRequestOf(req.body);
+      const running = cancelled === undefined ? undefined : inFlight.get(callKey(auth.principal?.id ?? null, req.ip, cancelled));
+      if (running) {
+        running.abort();
+        return reply.code(202).send();
+      }
+    }
     if (!auth.ok) {
       // A refused tools/call gets its audit line, like a refused REST call.
       const tool = toolCallNameOf(req.body);
@@ -403,13 +436,22 @@ export async function registerMcp(app: FastifyInstance, opts: McpHttpOptions): P
 
     const base = httpCaller(req);
     const switches = base.switches;
-    const callerFor = (signal: AbortSignal): CallerInfo => ({ ...base, admitted: auth.admission, signal });
+    const callId = toolCallNameOf(req.body) !== null ? (req.body as { id?: unknown }).id : undefined;
+    const key = callId === undefined ? null : callKey(auth.principal?.id ?? null, req.ip, callId);
+    const cancel = key === null || inFlight.has(key) ? null : new AbortController();
+    if (key !== null && cancel) {
+      inFlight.set(key, cancel);
+      reply.raw.once('close', () => inFlight.delete(key));
+    }
+    const callerFor = (signal: AbortSignal): CallerInfo => ({ ...base, admitted: auth.admission, signal: cancel ? AbortSignal.any([signal, cancel.signal]) : signal });
     const session = req.headers['mcp-session-id'];
     // Only a client that declared elicitation can be asked, and only when something may ask and wait.
     const mayElicit = policy.store !== null && elicitWaitMs > 0;
     const eliciting = mayElicit && typeof session === 'string' && session.startsWith(ELICITING_SESSION) && toolCallNameOf(req.body) !== null;
+    // A tools/call that asked for progress (a running command's output) is answered on an SSE stream too.
+    const wantsProgress = toolCallNameOf(req.body) !== null && (req.body as { params?: { _meta?: { progressToken?: unknown } } } | null)?.params?._meta?.progressToken !== undefined;
     // Stateless: plain JSON answers, except for a tools/call that may ask its person: an SSE stream carries the question.
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !eliciting });
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !eliciting && !wantsProgress });
     const server = createMcpServer({
       version: opts.version,
       pipeline,

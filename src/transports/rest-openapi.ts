@@ -4,12 +4,12 @@
 import type { SwaggerTransform, SwaggerTransformObject } from '@fastify/swagger';
 import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
 import type { z } from 'zod';
-import type { ErrorEnvelopeSchema, PendingApprovalEnvelopeSchema, successEnvelopeSchema } from '../envelope.js';
+import type { ErrorEnvelopeSchema, PendingApprovalEnvelopeSchema, Risk, RiskLevel, successEnvelopeSchema } from '../envelope.js';
 
 type SuccessEnvelope = z.input<ReturnType<typeof successEnvelopeSchema<z.ZodUnknown>>>;
 
 const NOTES_V1 = { mtime_ms: 1767225600000, size_bytes: 6, sha256: '5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03' };
-const context = (tool: { risk: 'read' | 'write' | 'destructive'; risk_level: 'low' | 'medium' | 'high' }, params: unknown) => ({
+const context = (tool: { risk: Risk; risk_level: RiskLevel }, params: unknown) => ({
   cwd: '.' as const,
   project: null,
   params_input: params,
@@ -84,7 +84,7 @@ const approvalId = 'apr_ElJ9D3P5MoHMCqunNBnc_g';
  * A tool's 202 answer under a policy rule `action: ask`, for its own example request: nothing changed yet.
  * (What the dry run showed joins `data` when the tool has one; the request is what every tool's answer holds.)
  */
-export function pendingExample(tool: { name: string; risk: 'read' | 'write' | 'destructive'; riskLevel: 'low' | 'medium' | 'high' }, request: unknown) {
+export function pendingExample(tool: { name: string; risk: Risk; riskLevel: RiskLevel }, request: unknown) {
   const args = (request ?? {}) as { path?: unknown };
   const target = typeof args.path === 'string' ? args.path : null;
   const summary = target === null ? `${tool.name}.` : `${tool.name} on '${target}'.`;

@@ -52,9 +52,12 @@ const ConfirmationResponseMessage = z
   .strict()
   .refine((m) => m.call_id !== undefined || m.approval_id !== undefined, { message: 'give the call_id (or approval_id) of the confirmation_request', path: ['call_id'] });
 
+/** Stops a call in flight (run_command's process tree is killed; its tool_result then says `cancelled`). */
+const CancelMessage = z.object({ type: z.literal('cancel'), call_id: z.string().min(1).max(128) }).strict();
+
 const MESSAGE_SHAPES =
-  '{"type":"tool_call","call_id","tool_name","arguments","timeout_seconds"?,"confirmation_timeout_seconds"?,"switches"?} or ' +
-  '{"type":"confirmation_response","call_id","approved":true|false,"reason"?}';
+  '{"type":"tool_call","call_id","tool_name","arguments","timeout_seconds"?,"confirmation_timeout_seconds"?,"switches"?}, ' +
+  '{"type":"confirmation_response","call_id","approved":true|false,"reason"?} or {"type":"cancel","call_id"}';
 
 export interface WsOptions {
   pipeline: Pipeline;
@@ -98,6 +101,8 @@ function describeIssue(error: z.ZodError): string {
 function handleConnection(socket: WebSocket, req: FastifyRequest, opts: WsOptions): void {
   const { pipeline } = opts;
   const inFlight = new Set<string>();
+  /** Each call's own stop, for a `cancel` message; the connection's end stops them all through `gone`. */
+  const cancels = new Map<string, AbortController>();
   const waiting = new Map<string, WaitingConfirmation>();
   // Calls still running when the connection ends are stopped (the executor sees the client go away).
   const gone = new AbortController();
@@ -131,6 +136,14 @@ function handleConnection(socket: WebSocket, req: FastifyRequest, opts: WsOption
     const msgCallId = (msg as { call_id?: unknown } | null)?.call_id;
     const replyId = typeof msgCallId === 'string' ? msgCallId : undefined;
     if (type === 'ping') return send(socket, { type: 'pong' });
+    if (type === 'cancel') {
+      const cancel = CancelMessage.safeParse(msg);
+      if (!cancel.success) return send(socket, errorMessage('INVALID_PARAM', `Invalid cancel (${describeIssue(cancel.error)}); send ${MESSAGE_SHAPES}.`, replyId));
+      const running = cancels.get(cancel.data.call_id);
+      if (!running) return send(socket, errorMessage('NOT_FOUND', `No call '${cancel.data.call_id}' is running on this connection.`, cancel.data.call_id));
+      running.abort();
+      return;
+    }
     if (type === 'confirmation_response') {
       const answer = ConfirmationResponseMessage.safeParse(msg);
       if (!answer.success) return send(socket, errorMessage('INVALID_PARAM', `Invalid confirmation_response (${describeIssue(answer.error)}); send ${MESSAGE_SHAPES}.`, replyId));
@@ -145,6 +158,8 @@ function handleConnection(socket: WebSocket, req: FastifyRequest, opts: WsOption
     if (inFlight.has(call.call_id)) return send(socket, errorMessage('INVALID_PARAM', `Call '${call.call_id}' is still running; use a new call_id per call.`, call.call_id));
     if (inFlight.size >= MAX_IN_FLIGHT) return send(socket, errorMessage('RATE_LIMITED', `${MAX_IN_FLIGHT} calls are already running on this connection; wait for a result before sending more.`, call.call_id));
     inFlight.add(call.call_id);
+    const cancel = new AbortController();
+    cancels.set(call.call_id, cancel);
     void pipeline
       .executeTool(
         {
@@ -152,8 +167,10 @@ function handleConnection(socket: WebSocket, req: FastifyRequest, opts: WsOption
           projectId: project,
           switches: call.switches ?? base.switches,
           requestId: `${String(req.id)}:${call.call_id}`,
-          signal: gone.signal,
+          signal: AbortSignal.any([gone.signal, cancel.signal]),
           timeoutMs: (call.timeout_seconds ?? DEFAULT_TIMEOUT_S) * 1000,
+          // A running command's output as it comes (docs/run-command.md, "Streaming").
+          progress: (stream, data) => send(socket, { type: 'tool_progress', call_id: call.call_id, stream, data }),
           // Offered on every call; the pipeline uses it only for a token that may decide its own calls.
           confirm: confirmOver(call.call_id, Math.min(call.confirmation_timeout_seconds ?? DEFAULT_CONFIRMATION_TIMEOUT_S, opts.confirmMaxWaitS)),
         },
@@ -162,7 +179,10 @@ function handleConnection(socket: WebSocket, req: FastifyRequest, opts: WsOption
       )
       .then((outcome) => send(socket, { type: 'tool_result', call_id: call.call_id, result: outcome.envelope }))
       .catch(() => send(socket, errorMessage('EXECUTION_ERROR', 'Internal error; the call was not completed.', call.call_id)))
-      .finally(() => inFlight.delete(call.call_id));
+      .finally(() => {
+        inFlight.delete(call.call_id);
+        cancels.delete(call.call_id);
+      });
   });
 
   /** Asks the person at the other end about one call and waits up to waitS for their answer; null when none came. */

@@ -4,6 +4,7 @@ import { closeSync } from 'node:fs';
 import path from 'node:path';
 import { openDirHandle } from './sync-first-io.js';
 import type { WebSettings } from '../web/settings.js';
+import type { ExecSettings } from '../exec/settings.js';
 
 export interface WorkspaceLimits {
   maxReadBytes: number;
@@ -24,6 +25,8 @@ export interface WorkspaceLimits {
   attachmentRetentionMs?: number;
   /** The web tools' settings; absent in workspaces opened without a config, where DEFAULT_WEB_SETTINGS apply. */
   web?: WebSettings;
+  /** run_command's settings (TOOLGATE_EXEC_*); absent: the tool is off. */
+  exec?: ExecSettings;
 }
 
 /** Hooks the operations layer attaches to count lock waits (metrics); workspace/ knows nothing of metrics. */

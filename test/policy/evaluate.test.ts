@@ -291,3 +291,35 @@ rules:
     expect(toolPolicyView(ASSISTANT, tool('write_file', 'write'), { memory: true })).toMatchObject({ askPaths: ['SOUL.md'], denyPaths: ['secrets', '**/*.pem'] });
   });
 });
+
+describe('commands: rules (run_command)', () => {
+  const policy = parsePolicy(
+    [
+      'rules:',
+      '  - tools: [run_command]',
+      "    commands: ['npm test', 'pytest -q *']",
+      '    action: allow',
+      '  - risks: [execute]',
+      '    action: ask',
+      '',
+    ].join('\n'),
+    'p.yaml',
+  );
+  const decide = (command: readonly string[] | null) => evaluate(policy, { tool: 'run_command', risk: 'execute', realRel: '.', switches: {}, command }).decision;
+
+  it('allows the named commands word by word; a last * stands for any further words', () => {
+    expect(decide(['npm', 'test'])).toBe('allow');
+    expect(decide(['pytest', '-q'])).toBe('allow');
+    expect(decide(['pytest', '-q', 'tests/test_a.py'])).toBe('allow');
+  });
+
+  it('asks for anything else, and for a line that is not plain words', () => {
+    expect(decide(['npm', 'test', '--', 'x'])).toBe('ask');
+    expect(decide(['npm'])).toBe('ask');
+    expect(decide(null)).toBe('ask');
+  });
+
+  it('a commands: rule with a tool list without run_command is refused at load', () => {
+    expect(() => parsePolicy("rules:\n  - tools: [read_file]\n    commands: ['npm test']\n    action: allow\n", 'p.yaml')).toThrow(/only matches run_command/);
+  });
+});

@@ -37,7 +37,7 @@ describe('policy file: accepted shapes', () => {
   });
 
   it.each(['assistant.yaml', 'ide.yaml', 'system-tools.yaml'])('the shipped example %s loads', async (name) => {
-    const p = await loadPolicy(path.join(examples, name), { knownTools: ['read_file', 'write_file'] });
+    const p = await loadPolicy(path.join(examples, name), { knownTools: ['read_file', 'write_file', 'run_command'] });
     expect(p.rules.length).toBeGreaterThan(0);
   });
 });
@@ -65,7 +65,7 @@ describe('policy file: refusals name file, line and column', () => {
   it('an unknown key inside a rule points at that key', () => {
     const e = refusal(['rules:', '  - paths: [SOUL.md]', '    action: ask', '    decision: deny', ''].join('\n'));
     expect([e.line, e.column]).toEqual([4, 5]);
-    expect(e.problem).toMatch(/^unknown key 'decision' at rules\.0 \(allowed: name, description, paths, tools, risks, when, executable, action\)$/);
+    expect(e.problem).toMatch(/^unknown key 'decision' at rules\.0 \(allowed: name, description, paths, tools, risks, when, commands, executable, action\)$/);
     expect(e.message).toBe(`policy.yaml:4:5: ${e.problem}`);
   });
 
@@ -106,7 +106,7 @@ describe('policy file: refusals name file, line and column', () => {
   });
 
   it('a bad risk, a bad switch state, a bad ttl', () => {
-    expect(refusal('rules:\n  - risks: [execute]\n    action: ask\n')).toMatchObject({ line: 2, column: 13 });
+    expect(refusal('rules:\n  - risks: [run]\n    action: ask\n')).toMatchObject({ line: 2, column: 13 });
     expect(refusal('switches:\n  memory: maybe\n')).toMatchObject({ line: 2, column: 11 });
     expect(refusal('approvals:\n  ttl: soon\n')).toMatchObject({ line: 2, column: 8 });
   });

@@ -1,0 +1,307 @@
+// One command in bubblewrap (docs/run-command.md, "Isolation"): new user, PID, IPC, UTS, network and cgroup
+// namespaces, an empty environment plus PATH, HOME, LANG and the caller's checked variables, the project
+// read-write at /workspace with the state directory and the service's secrets masked, a fresh /tmp, the
+// system directories read-only, and rlimits set by prlimit inside before the command starts. The whole tree
+// dies with the bwrap process (--die-with-parent, PID 1 of the namespace), which is killed at the time limit,
+// on cancel and at shutdown.
+import { spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, lstatSync, mkdirSync, readlinkSync, realpathSync, rmdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { isInside } from '../workspace/workspace.js';
+import type { ExecSettings } from './settings.js';
+
+/** Where the project is seen inside the sandbox. */
+export const WORKSPACE_MOUNT = '/workspace';
+const SANDBOX_UID = '1000';
+export const SANDBOX_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+
+/** Top-level system directories: a symlink (merged /usr) is recreated as one, a directory bound read-only. */
+const SYSTEM_DIRS = ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
+/**
+ * The few files of /etc programs need to start (the dynamic linker's cache, alternatives, certificates,
+ * locale and time zone); never the whole /etc (shadow, the host's configuration).
+ */
+const ETC_FILES = ['/etc/ld.so.cache', '/etc/ld.so.conf', '/etc/ld.so.conf.d', '/etc/alternatives', '/etc/ssl', '/etc/ca-certificates', '/etc/localtime', '/etc/nsswitch.conf', '/etc/os-release', '/etc/debian_version'];
+
+export interface SandboxSpec {
+  /** Real path of the project root, bound at /workspace. */
+  root: string;
+  /** Directories inside the root hidden by an empty tmpfs (the state directory). */
+  maskDirs: readonly string[];
+  /** Files inside the root hidden by /dev/null (the tokens file, the policy). */
+  maskFiles: readonly string[];
+  /** Working directory inside the sandbox (/workspace or below). */
+  cwd: string;
+  env: Readonly<Record<string, string>>;
+  argv: readonly string[];
+}
+
+/** The bwrap arguments for one run; the command itself runs under prlimit. */
+export function bwrapArgs(exec: ExecSettings, spec: SandboxSpec): string[] {
+  const l = exec.limits;
+  const a = ['--unshare-user', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-net', '--unshare-cgroup-try'];
+  a.push('--uid', SANDBOX_UID, '--gid', SANDBOX_UID, '--hostname', 'sandbox');
+  a.push('--die-with-parent', '--new-session', '--disable-userns', '--cap-drop', 'ALL');
+  a.push('--clearenv', '--setenv', 'PATH', SANDBOX_PATH, '--setenv', 'HOME', '/tmp', '--setenv', 'LANG', 'C.UTF-8');
+  for (const [k, v] of Object.entries(spec.env)) a.push('--setenv', k, v);
+  a.push('--ro-bind', '/usr', '/usr');
+  for (const dir of SYSTEM_DIRS) {
+    const st = statOrNull(dir);
+    if (!st) continue;
+    if (st.isSymbolicLink()) a.push('--symlink', readlinkSync(dir), dir);
+    else if (st.isDirectory()) a.push('--ro-bind', dir, dir);
+  }
+  for (const f of ETC_FILES) a.push('--ro-bind-try', f, f);
+  a.push('--proc', '/proc', '--dev', '/dev');
+  a.push('--size', String(l.tmpBytes), '--tmpfs', '/tmp');
+  a.push('--bind', spec.root, WORKSPACE_MOUNT);
+  for (const d of spec.maskDirs) a.push('--tmpfs', inside(spec.root, d));
+  for (const f of spec.maskFiles) a.push('--ro-bind', '/dev/null', inside(spec.root, f));
+  a.push('--chdir', spec.cwd);
+  a.push('--', '/usr/bin/prlimit', `--cpu=${l.cpuS}`, `--data=${l.memoryBytes}`, `--fsize=${l.maxFileBytes}`, `--nofile=${l.maxOpenFiles}`, '--core=0');
+  // As root the kernel does not apply RLIMIT_NPROC (the pids cgroup bounds the run instead); otherwise it
+  // counts the processes of the sandbox's own user namespace.
+  if (!exec.pidsCgroup) a.push(`--nproc=${l.maxProcesses}`);
+  a.push('--', ...spec.argv);
+  return a;
+}
+
+function inside(root: string, p: string): string {
+  const rel = path.relative(root, p).split(path.sep).join('/');
+  return `${WORKSPACE_MOUNT}/${rel}`;
+}
+
+function statOrNull(p: string) {
+  try {
+    return lstatSync(p);
+  } catch {
+    return null;
+  }
+}
+
+/** The real paths of `candidates` that lie inside the root (and so must be masked there), symlinks resolved. */
+export function inRoot(root: string, candidates: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const c of candidates) {
+    let real: string;
+    try {
+      real = realpathSync(c);
+    } catch {
+      continue;
+    }
+    if (real !== root && isInside(root, real)) out.push(real);
+  }
+  return out;
+}
+
+/**
+ * Checks at start that a sandbox can be made here and how the process count is bounded; returns the cause
+ * when it cannot (the service then refuses to start: it never runs a command without its isolation).
+ */
+export function probeSandbox(exec: ExecSettings): string | null {
+  if (process.platform !== 'linux') return `bubblewrap needs Linux (this is ${process.platform})`;
+  if (!existsSync('/usr/bin/prlimit')) return '/usr/bin/prlimit (util-linux) is missing; the limits are set with it';
+  const probeDir = path.join(os.tmpdir(), `toolgate-probe-${process.pid}-${randomBytes(4).toString('hex')}`);
+  mkdirSync(probeDir, { recursive: true });
+  try {
+    if (process.getuid?.() === 0) {
+      const cg = makePidsCgroupBase();
+      if (typeof cg !== 'string' || !cg.startsWith('/')) return cg ?? 'no pids cgroup';
+      exec.pidsCgroup = cg;
+    }
+    const args = bwrapArgs(exec, { root: probeDir, maskDirs: [], maskFiles: [], cwd: WORKSPACE_MOUNT, env: {}, argv: ['/bin/sh', '-c', 'exit 0'] });
+    const r = spawnSync('bwrap', args, { encoding: 'utf8', timeout: 10_000, stdio: ['ignore', 'ignore', 'pipe'] });
+    if (r.error) return (r.error as NodeJS.ErrnoException).code === 'ENOENT' ? 'bwrap (bubblewrap) is not installed' : `bwrap could not run: ${r.error.message}`;
+    if (r.status !== 0) return `bwrap could not create the sandbox (exit ${String(r.status)}): ${r.stderr.trim().slice(0, 300) || 'no message'} (user namespaces may be disabled, or a seccomp profile refuses them; docs/run-command.md)`;
+    return null;
+  } finally {
+    rmdirSync(probeDir);
+  }
+}
+
+/**
+ * As root the kernel exempts the sandbox from RLIMIT_NPROC, so each run gets its own pids cgroup (v1
+ * controller mounted at /sys/fs/cgroup/pids): returns the directory the runs are created under, or why not.
+ */
+function makePidsCgroupBase(): string {
+  const mount = '/sys/fs/cgroup/pids';
+  if (!existsSync(path.join(mount, 'pids.max')) && !existsSync(path.join(mount, 'cgroup.procs'))) {
+    return 'the service runs as root, where the kernel does not apply RLIMIT_NPROC, and no pids cgroup (v1, /sys/fs/cgroup/pids) is writable to bound the processes of a command; run the service as a non-root user';
+  }
+  const base = path.join(mount, `toolgate-${process.pid}`);
+  try {
+    mkdirSync(base, { recursive: true });
+  } catch (err) {
+    return `the service runs as root, where the kernel does not apply RLIMIT_NPROC, and ${base} cannot be created (${(err as NodeJS.ErrnoException).code ?? 'error'}); run the service as a non-root user`;
+  }
+  return base;
+}
+
+export interface CapturedOutput {
+  text: string;
+  /** Bytes the command wrote in all. */
+  bytes: number;
+  /** Bytes left out between the head and the tail (0 when all is kept). */
+  omitted: number;
+}
+
+/** Keeps the first and the last `max / 2` bytes of a stream and counts what lies between: memory stays bounded. */
+export class HeadTail {
+  private head: Buffer[] = [];
+  private headBytes = 0;
+  private tail: Buffer[] = [];
+  private tailBytes = 0;
+  total = 0;
+  constructor(private readonly max: number) {}
+
+  push(chunk: Buffer): void {
+    this.total += chunk.length;
+    const headMax = Math.ceil(this.max / 2);
+    if (this.headBytes < headMax) {
+      const take = Math.min(headMax - this.headBytes, chunk.length);
+      this.head.push(chunk.subarray(0, take));
+      this.headBytes += take;
+      chunk = chunk.subarray(take);
+      if (chunk.length === 0) return;
+    }
+    const tailMax = this.max - headMax;
+    this.tail.push(Buffer.from(chunk));
+    this.tailBytes += chunk.length;
+    while (this.tailBytes - (this.tail[0]?.length ?? 0) >= tailMax && this.tail.length > 1) this.tailBytes -= (this.tail.shift() as Buffer).length;
+    if (this.tailBytes > tailMax) {
+      const first = this.tail[0] as Buffer;
+      this.tail[0] = first.subarray(this.tailBytes - tailMax);
+      this.tailBytes = tailMax;
+    }
+  }
+
+  result(): CapturedOutput {
+    const omitted = this.total - this.headBytes - this.tailBytes;
+    const head = Buffer.concat(this.head).toString('utf8');
+    const tail = Buffer.concat(this.tail).toString('utf8');
+    return { text: omitted > 0 ? `${head}\n[… ${omitted} bytes left out …]\n${tail}` : head + tail, bytes: this.total, omitted };
+  }
+}
+
+export type StopReason = 'timeout' | 'cancelled' | 'quota_exceeded' | 'shutdown';
+
+export interface RunOptions {
+  timeoutMs: number;
+  stdin: string | undefined;
+  signal: AbortSignal;
+  /** Output as it comes (streaming doors), at most STREAM_BUDGET_BYTES per run. */
+  onOutput?: ((stream: 'stdout' | 'stderr', text: string) => void) | undefined;
+  /** Polled about every second while the command runs: a reason to stop it, or null. */
+  check?: () => Promise<StopReason | null>;
+}
+
+export interface RunOutcome {
+  exitCode: number | null;
+  signal: string | null;
+  stdout: CapturedOutput;
+  stderr: CapturedOutput;
+  durationMs: number;
+  stoppedBy: StopReason | null;
+}
+
+let runSeq = 0;
+
+/** Output one run streams to its caller; past it only the answer's head and tail tell the rest. */
+export const STREAM_BUDGET_BYTES = 1024 * 1024;
+
+/** Runs one command in the sandbox to its end (or until it is stopped); never throws for the command's own failure. */
+export async function runSandboxed(exec: ExecSettings, spec: SandboxSpec, opts: RunOptions): Promise<RunOutcome> {
+  const args = bwrapArgs(exec, spec);
+  let cgroup: string | null = null;
+  if (exec.pidsCgroup) {
+    cgroup = path.join(exec.pidsCgroup, `run-${++runSeq}-${randomBytes(3).toString('hex')}`);
+    mkdirSync(cgroup);
+    writeFileSync(path.join(cgroup, 'pids.max'), String(exec.limits.maxProcesses + 2));
+  }
+  // A small shell becomes bwrap after it made the run the out-of-memory killer's first choice (the limits
+  // bound each process, not their sum: under memory pressure a command dies before the service) and, as
+  // root, joined the run's pids cgroup, so that every process of the run is born inside it.
+  const join = cgroup ? 'echo $$ > "$0/cgroup.procs" && ' : '';
+  const command = '/bin/sh';
+  const argv = ['-c', `echo 1000 > /proc/self/oom_score_adj && ${join}exec bwrap "$@"`, cgroup ?? 'sh', ...args];
+  const started = performance.now();
+  const child = spawn(command, argv, { stdio: ['pipe', 'pipe', 'pipe'], env: { PATH: SANDBOX_PATH } });
+  exec.running.add(child);
+  const out = new HeadTail(exec.limits.outputMaxBytes);
+  const err = new HeadTail(exec.limits.outputMaxBytes);
+  let streamed = 0;
+  const forward = (stream: 'stdout' | 'stderr', c: Buffer) => {
+    if (!opts.onOutput || streamed >= STREAM_BUDGET_BYTES) return;
+    const piece = c.subarray(0, STREAM_BUDGET_BYTES - streamed);
+    streamed += piece.length;
+    try {
+      opts.onOutput(stream, piece.toString('utf8'));
+    } catch {
+      // A door that cannot send any more must not stop the run.
+    }
+  };
+  child.stdout.on('data', (c: Buffer) => {
+    out.push(c);
+    forward('stdout', c);
+  });
+  child.stderr.on('data', (c: Buffer) => {
+    err.push(c);
+    forward('stderr', c);
+  });
+  child.stdin.on('error', () => undefined);
+  child.stdin.end(opts.stdin ?? '');
+
+  let stoppedBy: StopReason | null = null;
+  const stop = (why: StopReason) => {
+    if (stoppedBy) return;
+    stoppedBy = why;
+    child.kill('SIGKILL');
+  };
+  const timer = setTimeout(() => stop('timeout'), opts.timeoutMs);
+  const onAbort = () => stop(opts.signal.reason instanceof Error && /ran longer/.test(opts.signal.reason.message) ? 'timeout' : 'cancelled');
+  if (opts.signal.aborted) onAbort();
+  opts.signal.addEventListener('abort', onAbort, { once: true });
+  let checking = false;
+  const poll = opts.check
+    ? setInterval(() => {
+        if (checking) return;
+        checking = true;
+        void opts
+          .check?.()
+          .then((why) => why && stop(why))
+          .catch(() => undefined)
+          .finally(() => (checking = false));
+      }, 1000)
+    : null;
+
+  const { code, sig } = await new Promise<{ code: number | null; sig: NodeJS.Signals | null }>((resolve) => {
+    child.on('error', () => resolve({ code: null, sig: null }));
+    child.on('close', (c, s) => resolve({ code: c, sig: s }));
+  });
+  clearTimeout(timer);
+  if (poll) clearInterval(poll);
+  opts.signal.removeEventListener('abort', onAbort);
+  exec.running.delete(child);
+  if (!stoppedBy && exec.closing) stoppedBy = 'shutdown';
+  if (cgroup) removeCgroup(cgroup);
+  const durationMs = performance.now() - started;
+  // bwrap answers 128+N when the command died of signal N, as a shell does.
+  const signal = sig ?? (code !== null && code > 128 && code < 128 + 65 ? signalName(code - 128) : null);
+  return { exitCode: sig ? null : code, signal, stdout: out.result(), stderr: err.result(), durationMs, stoppedBy };
+}
+
+function signalName(n: number): string | null {
+  for (const [name, num] of Object.entries(os.constants.signals)) if (num === n) return name;
+  return null;
+}
+
+/** A run's cgroup goes once its processes are gone (they die with bwrap; a few tries while the kernel reaps them). */
+function removeCgroup(dir: string, tries = 20): void {
+  try {
+    rmdirSync(dir);
+  } catch {
+    if (tries > 0) setTimeout(() => removeCgroup(dir, tries - 1), 100).unref();
+  }
+}
