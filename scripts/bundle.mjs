@@ -49,6 +49,35 @@ const result = await build({
   logLevel: 'warning',
 });
 
+// The edit engine's worker (src/edit/off-thread.ts) imports dist/edit-worker.js, beside the bundle: a
+// worker cannot share the bundle's module instances, and loading all of dist/serve.js per large edit would
+// start the whole server's code for a few functions. A fresh worker loads it for each large edit, so the
+// engine's `../envelope.js` is src/edit/worker-envelope.ts there (ToolError without zod: 0.8 MB less).
+const WORKER_ENVELOPE = path.resolve(REPO, 'src/edit/worker-envelope.ts');
+const workerEnvelope = {
+  name: 'worker-envelope',
+  setup(b) {
+    b.onResolve({ filter: /^\.\.\/envelope\.js$/ }, () => ({ path: WORKER_ENVELOPE }));
+  },
+};
+const worker = await build({
+  absWorkingDir: REPO,
+  entryPoints: ['src/edit/edit-worker.ts'],
+  outfile: path.resolve(REPO, values.outdir, 'edit-worker.js'),
+  bundle: true,
+  plugins: [workerEnvelope],
+  platform: 'node',
+  format: 'esm',
+  target: 'node20.19',
+  banner: { js: BANNER },
+  minify: false,
+  metafile: true,
+  logLevel: 'warning',
+});
+
+const zodInWorker = Object.keys(worker.metafile.inputs).filter((input) => input.includes('node_modules/zod/') || input === 'src/envelope.ts');
+if (zodInWorker.length > 0) throw new Error(`dist/edit-worker.js includes ${zodInWorker[0]}: import only what the engine needs in src/edit/`);
+
 // A module that finds files through __dirname/__filename breaks once moved into the bundle (an ES
 // module has neither: a ReferenceError when reached). Every bundled file that names them must be known
 // harmless here, so that a dependency update that adds one fails the build rather than production.
@@ -62,7 +91,7 @@ const DIRNAME_HARMLESS = {
   'node_modules/undici/index.js': true,
 };
 const unknown = [];
-for (const input of Object.keys(result.metafile.inputs)) {
+for (const input of new Set([...Object.keys(result.metafile.inputs), ...Object.keys(worker.metafile.inputs)])) {
   // Inputs are relative to the repository, and a symlinked node_modules is followed: name them from node_modules/.
   const name = input.includes('node_modules/') ? input.slice(input.lastIndexOf('node_modules/')) : input;
   if (DIRNAME_HARMLESS[name] || !/\.[cm]?js$/.test(name)) continue;

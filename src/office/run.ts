@@ -152,6 +152,7 @@ function poolFor(memoryMb: number): BoundedPool {
   let pool = pools.get(memoryMb);
   if (!pool) {
     pool = new BoundedPool({
+      name: 'office',
       handler: handlerSource(officeWorkerJob, docxToMarkdown, xlsxToText),
       size: OFFICE_DEFAULTS.concurrency,
       reuse: false,

@@ -3,6 +3,7 @@
 // names, codes and route templates only: never a path, a project id or a raw URL.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { CallInfo, CallOutcome } from '../tools/execute.js';
+import { workerJobs } from '../workers/bounded-pool.js';
 import type { WorkspaceObserver } from '../workspace/workspace.js';
 
 const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -67,6 +68,17 @@ export function createMetrics(version: string): Metrics {
     async collect() {
       // A store that cannot be read counts 0: a scrape must not fail on it.
       this.set(pendingSource ? await pendingSource().catch(() => 0) : 0);
+    },
+  });
+  // Read from the pools at each scrape: they are per process, the registry per app.
+  new Counter({
+    name: 'toolgate_worker_jobs_total',
+    help: 'Jobs handed to a worker thread, by pool (edit, html, office, regex, search).',
+    labelNames: ['pool'] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const [pool, n] of workerJobs) this.inc({ pool }, n);
     },
   });
   buildInfo.set({ version, node: process.version }, 1);

@@ -23,6 +23,7 @@ export interface BatchAnswer {
 export class BatchStalled extends Error {}
 
 const pool = new BoundedPool({
+  name: 'search',
   handler: `(${searchWorkerMain.toString()})()`,
   size: POOL_SIZE,
   reuse: true,

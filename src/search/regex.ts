@@ -135,6 +135,7 @@ const REGEX_WORKER_HEAP_MB = 384;
 // One worker, one job at a time, kept between jobs; one past its limit is terminated (a stuck regex never
 // yields) and the next job gets a fresh one.
 const pool = new BoundedPool({
+  name: 'regex',
   handler: HANDLER,
   size: 1,
   reuse: true,

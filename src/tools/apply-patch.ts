@@ -8,7 +8,8 @@ import { z } from 'zod';
 import { errors, ToolError, type VersionStamp } from '../envelope.js';
 import { diffWhole } from '../edit/diff.js';
 import { PatchError } from '../edit/patch-error.js';
-import { patchPathKey, planPatch, type PlannedFile } from '../edit/patch-plan.js';
+import { planPatchBounded } from '../edit/off-thread.js';
+import { patchPathKey, type PlannedFile } from '../edit/patch-plan.js';
 import { parsePatch, parseResponsesOperation, ResponsesOperation, type PatchOp } from '../edit/patch-v4a.js';
 import { fsyncDirectory, writeFileAtomic } from '../workspace/atomic.js';
 import { moveToBackup } from '../workspace/backups.js';
@@ -200,11 +201,7 @@ async function applyLocked(ctx: ToolContext, ops: PatchOp[], targets: Map<string
   }
   let plan: PlannedFile[];
   try {
-    plan = planPatch(
-      ops,
-      (path) => texts.get(patchPathKey(path)) ?? null,
-      (path) => target(targets, path).p.realRel,
-    );
+    plan = await planPatchBounded(ops, texts, (path) => target(targets, path).p.realRel, { signal: ctx.signal });
   } catch (err) {
     throw err instanceof PatchError ? err.toToolError() : err;
   }

@@ -5,7 +5,8 @@ import { commitTempFile, discardTempFile, writeTempFile, type TempFile } from '.
 import { createBackup } from '../workspace/backups.js';
 import { diffSpans, type DiffPreview } from '../edit/diff.js';
 import { describeUtf8Edit, planUtf8Edit, type Utf8EditPlan } from '../edit/bytes.js';
-import { applyEdits, type EditOutcome, type EditRequest } from '../edit/engine.js';
+import type { EditOutcome, EditRequest } from '../edit/engine.js';
+import { applyEditsBounded } from '../edit/off-thread.js';
 import { withFileLock } from '../workspace/locks.js';
 import { fileBuffers } from '../workspace/buffer-pool.js';
 import { withMemory } from '../workspace/memory-budget.js';
@@ -192,7 +193,7 @@ async function editText(ctx: ToolContext, p: ResolvedPath, input: EditInput, fil
   enforceVersion(ctx, p, file, input, 'mutation');
   if (encoding === 'utf-8' && looksBinary(file.content)) throw new ToolError('BINARY_FILE', `File '${p.rel}' is binary; edit_file only changes text files.`);
   const oldText = decodeText(file.content, encoding, p.rel);
-  const outcome = applyEdits(oldText, edits);
+  const outcome = await applyEditsBounded(oldText, edits, { signal: ctx.signal });
   const diff = diffSpans(p.rel, oldText, outcome.text, outcome.spans);
   const bytes = encodeText(outcome.text, encoding);
   const change = { outcome, diff, originalSize: file.content.length, newSize: bytes.length, before };

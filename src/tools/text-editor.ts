@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { ToolError } from '../envelope.js';
 import { diffSpans, diffWhole, type DiffPreview } from '../edit/diff.js';
-import { applyEdits } from '../edit/engine.js';
+import { applyEditsBounded } from '../edit/off-thread.js';
 import { insertAfterLine, lineCount } from '../edit/insert-lines.js';
 import {
   createdText,
@@ -191,7 +191,7 @@ async function strReplace(ctx: ToolContext, p: ResolvedPath, input: Args, curren
   const newStr = input.new_str ?? '';
   let outcome;
   try {
-    outcome = applyEdits(text, [{ old_text: oldStr, new_text: newStr }]);
+    outcome = await applyEditsBounded(text, [{ old_text: oldStr, new_text: newStr }], { signal: ctx.signal });
   } catch (err) {
     // The engine's codes and details, in the reference's words.
     if (err instanceof ToolError && err.code === 'NO_MATCH') throw new ToolError('NO_MATCH', noMatchText(p.rel, oldStr), err.details);

@@ -227,6 +227,7 @@ function converterModules(): Modules {
 // limit, for good), which the process cannot spare next to the office readers; loading the DOM and Turndown
 // anew costs a tenth of a second or two, small next to a fetch.
 const pool = new BoundedPool({
+  name: 'html',
   handler: handlerSource(convertInWorker),
   size: 2,
   reuse: false,

@@ -37,7 +37,12 @@ export class WorkerJobError extends Error {
   }
 }
 
+/** Jobs each named pool has handed to a worker since start (the metric toolgate_worker_jobs_total). */
+export const workerJobs = new Map<string, number>();
+
 export interface BoundedPoolOptions {
+  /** The pool's label in toolgate_worker_jobs_total (docs/operations.md). */
+  name: string;
   /**
    * Source of a function expression `(job) => { result, transfer? } | Promise<…>`. See `handlerSource`; it
    * loads packages with process.getBuiltinModule('node:module').createRequire, never the free `require`,
@@ -173,6 +178,7 @@ export class BoundedPool {
       }
       const timer = setTimeout(() => this.#drop(slot, this.#timeout(job)), left);
       slot.job = { job, timer };
+      workerJobs.set(this.#options.name, (workerJobs.get(this.#options.name) ?? 0) + 1);
       try {
         slot.worker.postMessage({ id: job.id, job: job.message }, job.transfer);
       } catch (err) {

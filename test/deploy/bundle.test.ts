@@ -15,8 +15,11 @@ import { startServer } from '../web/servers.js';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const TOKEN = 'bundle-test-token';
-/** Of dist/, serving needs only these (console/: the approval page's static files): the rest (tsc's per-module files, for the CLI's other commands) is removed. */
-const SERVING_FILES = ['main.js', 'serve.js', 'cli.js', 'cli-client.js', 'console'];
+/**
+ * Of dist/, serving needs only these (console/: the approval page's static files; edit-worker.js: the edit
+ * engine's worker on large files): the rest (tsc's per-module files, for the CLI's other commands) is removed.
+ */
+const SERVING_FILES = ['main.js', 'serve.js', 'cli.js', 'cli-client.js', 'edit-worker.js', 'console'];
 
 interface Envelope {
   status: string;
@@ -166,6 +169,21 @@ describe('the bundled build', () => {
       } finally {
         await stop(limited);
       }
+    });
+
+    it('edits a large file in the edit worker (dist/edit-worker.js), answers and errors alike', async () => {
+      // 300 KiB: past OFF_THREAD_CHARS, so the engine runs in the worker loaded from beside the bundle.
+      const body = 'filler line of the large file\n'.repeat(10_000);
+      await call(s(), 'write_file', { path: 'big.txt', content: `${body}  target()\n${body}` });
+      // Indented differently: the tolerant stage, not the byte path.
+      const edited = await call(s(), 'edit_file', { path: 'big.txt', old_text: '    target()\n', new_text: '    done()\n' });
+      expect(edited.status, JSON.stringify(edited.body.error)).toBe(200);
+      expect(edited.body.data?.edits).toEqual([expect.objectContaining({ stage: 'indentation', start_line: 10_001 })]);
+      expect(edited.body.data?.snippet).toContain('10001:   done()');
+      const twice = await call(s(), 'edit_file', { path: 'big.txt', old_text: '  filler line of the large file\n', new_text: 'x\n' });
+      expect(twice.body.error?.code).toBe('MULTIPLE_MATCHES');
+      const metrics = await (await fetch(`${s().url}/metrics`)).text();
+      expect(Number(/^toolgate_worker_jobs_total\{pool="edit"\} (\d+)/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(2);
     });
 
     it('serves Swagger UI at /docs (its static files from node_modules) and the OpenAPI document', async () => {

@@ -83,6 +83,12 @@ async function probed<T>(work: () => Promise<T>): Promise<Probed<T>> {
   return { result, answered, unanswered, maxLatencyMs, loopDelayMs: await loopDelayMs() };
 }
 
+/** Jobs the server's edit pool has run (toolgate_worker_jobs_total{pool="edit"}): a large edit runs there, off the event loop. */
+async function editJobs(): Promise<number> {
+  const text = await (await fetch(`${server.url}/metrics`)).text();
+  return Number(/^toolgate_worker_jobs_total\{pool="edit"\}\s+(\S+)/m.exec(text)?.[1] ?? 0);
+}
+
 function report(name: string, p: Probed<unknown>, extra = ''): void {
   console.log(
     `stall suite: ${name}: /livez answered ${p.answered} probe(s) during the call, slowest ${p.maxLatencyMs.toFixed(0)} ms; server event-loop delay max ${p.loopDelayMs.toFixed(0)} ms${extra}`,
@@ -148,7 +154,10 @@ describe('hostile inputs do not stall the service', () => {
   it('edit_file on 150,000 identical lines with 2,000 of them indented ends with an envelope while /livez answers', async () => {
     const content = LINE.repeat(150_000);
     await fs.writeFile(path.join(root, 'same.js'), content);
+    const jobs = await editJobs();
     const p = await probed(() => call('edit_file', { path: 'same.js', old_text: `    ${LINE}`.repeat(2000), new_text: 'gone\n' }));
+    // The engine ran in the edit worker: what stayed on the event loop is reading and decoding the file.
+    expect(await editJobs()).toBe(jobs + 1);
     report('edit_file 150,000 identical lines', p);
     expect(p.result.body.error?.code).toBe('TIMEOUT');
     expect(p.answered).toBeGreaterThan(0);
@@ -165,7 +174,10 @@ describe('hostile inputs do not stall the service', () => {
         return s + end;
       }).join('\n') + '\n';
     await fs.writeFile(path.join(root, 'long.txt'), lines(5000, 0, 'file'));
+    const jobs = await editJobs();
     const p = await probed(() => call('edit_file', { path: 'long.txt', old_text: lines(1000, 3, 'model'), new_text: 'x\n' }));
+    // The engine ran in the edit worker: what stayed on the event loop is reading and decoding the file.
+    expect(await editJobs()).toBe(jobs + 1);
     report('edit_file NO_MATCH, 1 MB of long lines', p);
     expect(p.result.body.error?.code).toBe('NO_MATCH');
     expect(p.answered).toBeGreaterThan(0);
@@ -177,7 +189,10 @@ describe('hostile inputs do not stall the service', () => {
     await fs.writeFile(path.join(root, 'same-patch.js'), content);
     const hunk = Array.from({ length: 2000 }, () => `-    ${LINE.trimEnd()}`);
     const patch = ['*** Begin Patch', '*** Update File: same-patch.js', '@@', ...hunk, '+gone', '*** End Patch'].join('\n');
+    const jobs = await editJobs();
     const p = await probed(() => call('apply_patch', { patch }));
+    // The engine ran in the edit worker: what stayed on the event loop is reading and decoding the file.
+    expect(await editJobs()).toBe(jobs + 1);
     report('apply_patch 150,000 identical lines', p);
     expect(p.result.body.error?.code).toBe('MULTIPLE_MATCHES');
     expect(p.answered).toBeGreaterThan(0);

@@ -21,7 +21,7 @@ function handler(job: Job): { result: unknown } {
 }
 
 const pool = (reuse: boolean) =>
-  new BoundedPool({ handler: handler.toString(), size: 1, reuse, resourceLimits: { maxOldGenerationSizeMb: 32, maxYoungGenerationSizeMb: 8, stackSizeMb: 4 } });
+  new BoundedPool({ name: 'test', handler: handler.toString(), size: 1, reuse, resourceLimits: { maxOldGenerationSizeMb: 32, maxYoungGenerationSizeMb: 8, stackSizeMb: 4 } });
 
 async function failure(p: Promise<unknown>): Promise<unknown> {
   return p.then(
