@@ -171,7 +171,7 @@ describe.concurrent('other commands', () => {
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     child.stdout.once('data', () => child.stdout.destroy());
-    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
     expect(stderr).toBe('');
     expect(code).toBe(0);
   });

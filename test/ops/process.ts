@@ -53,7 +53,8 @@ export async function run(entry: string, args: string[], env: Record<string, str
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   child.stdin.end(stdin ?? '');
-  const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
+  // 'close', not 'exit': the exit can come before the last output is read from the pipes (a fast child).
+  const code = await new Promise<number | null>((resolve) => child.once('close', (c) => resolve(c)));
   return { code, stdout, stderr };
 }
 
