@@ -215,6 +215,20 @@ export class PolicyService {
   }
 
   /**
+   * A moved directory decided again at its destination after the rename (docs/policy.md, "Moves"): a file written
+   * into it between the check and the rename arrived unchecked. A path the policy denies, or one it asks about in a
+   * call nobody approved, refuses the move, which the tool then puts back.
+   */
+  private async checkArrived(tool: ToolDefinition, p: ResolvedPath, switches: SwitchStates, cleared: boolean): Promise<void> {
+    const d = await this.decideReceived(tool, p, p, switches);
+    const denied = denialError(d);
+    if (denied) throw denied;
+    if (d.decision === 'ask' && !cleared) {
+      throw new ToolError('CONFLICT', `'${p.rel}' received a path the policy asks about while it was being moved; the move was undone. Call again to ask for it.`, { path: p.rel });
+    }
+  }
+
+  /**
    * A dry run changes nothing, so the rule on the change does not ask for it; but its answer shows the file's
    * content, so it is decided like a read of that path (docs/policy.md, "Dry runs"). A denial of the tool
    * itself still stands.
@@ -298,6 +312,7 @@ export class PolicyService {
       if (!concealed && this.decideRead(p, switches).decision !== 'allow') concealed = true;
     };
     const onResolve: ResolveHook = async (p, opts) => {
+      if (opts?.arrived) return this.checkArrived(tool, p, switches, cleared);
       observe(p);
       let d = dryRun ? this.decideDryRun(tool, p, switches, input) : viewing ? this.decideViewing(tool, p, switches, input) : this.decide(tool, p, switches, input);
       if (opts?.receives && d.decision !== 'deny') d = strictest([d, await this.decideReceived(tool, p, opts.receives, switches)]);

@@ -131,6 +131,7 @@ export const moveFile = defineTool({
           if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
           await moveAcrossVolumes(src, dst, isDir, current);
         }
+        if (isDir) await decideArrived(ctx, input.destination, src, dst);
         await fsyncDirectory(entryOf(dst.dir, '.'));
         if (src.dir.real !== dst.dir.real) await fsyncDirectory(entryOf(src.dir, '.'));
         const version = current ? versionOf(await fs.lstat(dst.at), current.version.sha256) : null;
@@ -193,4 +194,18 @@ async function moveAcrossVolumes(src: ResolvedPath, dst: ResolvedPath, isDir: bo
   if (!copy || copy.version.sha256 !== current.version.sha256) throw new ToolError('CONFLICT', `'${src.rel}' changed while it was being moved; retry.`);
   await writeFileAtomic(dst.ws, dst.at, copy.content, { mode: modeOf(copy) });
   await fs.unlink(src.at);
+}
+
+/**
+ * A file written into a directory while the policy checked its paths arrives unchecked: the policy decides the
+ * tree again where it now is (docs/policy.md, "Moves"), and a refusal puts the directory back.
+ */
+async function decideArrived(ctx: ToolContext, destination: string, src: ResolvedPath, dst: ResolvedPath): Promise<void> {
+  try {
+    await ctx.resolve(destination, { noFollowLeaf: true, arrived: true });
+  } catch (err) {
+    // A directory moved by a rename only (one volume), so a rename puts it back.
+    await fs.rename(dst.at, src.at);
+    throw err;
+  }
 }

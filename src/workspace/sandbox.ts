@@ -67,6 +67,11 @@ export interface ResolveOptions {
    * decides every path that would appear under it (docs/policy.md, "Moves").
    */
   receives?: ResolvedPath | undefined;
+  /**
+   * Not read by the sandbox either: a directory has just arrived here (a move), and the policy decides every
+   * path in it again where it now is, since a file written into it during the move was never checked.
+   */
+  arrived?: boolean | undefined;
 }
 
 /**

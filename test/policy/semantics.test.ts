@@ -98,6 +98,35 @@ rules:
     expect((await t.as(agent, 'move_file', { path: 'z', destination: 'deploy' })).body.error?.code).toBe('ACCESS_DENIED');
   });
 
+  it('a file another process writes into the directory during the move is decided too: nothing lands on the protected path', async () => {
+    t = await makePolicyApp(policy('deny'));
+    const app = t;
+    const exists = (rel: string) => fs.stat(app.file(rel)).then(() => true, () => false);
+    let escaped = 0;
+    let undone = 0;
+    for (let round = 0; round < 24; round++) {
+      await fs.rm(app.file('stage'), { recursive: true, force: true });
+      await fs.rm(app.file('deploy'), { recursive: true, force: true });
+      await fs.mkdir(app.file('stage'));
+      // Entries enough that the check of the destination walks for a while.
+      await Promise.all(Array.from({ length: 300 }, (_, i) => fs.writeFile(app.file(`stage/f${i}`), 'x')));
+      const move = app.as(agent, 'move_file', { path: 'stage', destination: 'deploy' });
+      // The other writer comes at another moment each round: before, during and after the check.
+      for (let i = 0; i < round * 4; i++) await new Promise(setImmediate);
+      const wrote = await fs.writeFile(app.file('stage/prod.env'), 'KEY=1\n').then(() => true, () => false);
+      const r = await move;
+      if (await exists('deploy/prod.env')) escaped++;
+      if (wrote && r.status !== 200) {
+        undone++;
+        // Refused: the directory is back where it was, with everything in it.
+        expect(await exists('stage/f0')).toBe(true);
+        expect(await exists('deploy')).toBe(false);
+      }
+    }
+    expect(escaped).toBe(0);
+    expect(undone).toBeGreaterThan(0);
+  });
+
   it('a directory whose files the rule does not name moves as before', async () => {
     t = await makePolicyApp(policy('deny'));
     await fs.mkdir(t.file('stage'));
