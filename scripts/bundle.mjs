@@ -52,20 +52,12 @@ const result = await build({
 // The edit engine's worker (src/edit/off-thread.ts) imports dist/edit-worker.js, beside the bundle: a
 // worker cannot share the bundle's module instances, and loading all of dist/serve.js per large edit would
 // start the whole server's code for a few functions. A fresh worker loads it for each large edit, so the
-// engine's `../envelope.js` is src/edit/worker-envelope.ts there (ToolError without zod: 0.8 MB less).
-const WORKER_ENVELOPE = path.resolve(REPO, 'src/edit/worker-envelope.ts');
-const workerEnvelope = {
-  name: 'worker-envelope',
-  setup(b) {
-    b.onResolve({ filter: /^\.\.\/envelope\.js$/ }, () => ({ path: WORKER_ENVELOPE }));
-  },
-};
+// engine imports ToolError from src/errors.ts, which has no zod (0.8 MB less); the check below keeps it so.
 const worker = await build({
   absWorkingDir: REPO,
   entryPoints: ['src/edit/edit-worker.ts'],
   outfile: path.resolve(REPO, values.outdir, 'edit-worker.js'),
   bundle: true,
-  plugins: [workerEnvelope],
   platform: 'node',
   format: 'esm',
   target: 'node20.19',

@@ -1,41 +1,9 @@
-// The standard envelope (docs/api.md): its schema and type, the error codes with their HTTP statuses,
-// ToolError with factories for the messages many places share, and the builders every door uses.
+// The standard envelope (docs/api.md): its schema and type, the factories for the messages many places
+// share, and the builders every door uses. The codes and ToolError live in errors.ts, which has no zod.
 import { z } from 'zod';
+import { ERROR_CODES, ToolError, type ErrorCode } from './errors.js';
 
-export const ERROR_STATUS = {
-  INVALID_PARAM: 400,
-  INVALID_REGEX: 400,
-  UNAUTHORIZED: 401,
-  ACCESS_DENIED: 403,
-  PERMISSION_DENIED: 403,
-  USER_REJECTED: 403,
-  NOT_FOUND: 404,
-  PARENT_NOT_FOUND: 404,
-  IS_DIRECTORY: 409,
-  NOT_A_DIRECTORY: 409,
-  NOT_REGULAR_FILE: 409,
-  ALREADY_EXISTS: 409,
-  CONFLICT: 409,
-  FILE_TOO_LARGE: 413,
-  NO_MATCH: 422,
-  HOST_NOT_FOUND: 422,
-  MULTIPLE_MATCHES: 422,
-  NO_CHANGE: 422,
-  ENCODING_ERROR: 422,
-  BINARY_FILE: 422,
-  LOCKED: 423,
-  VERSION_REQUIRED: 428,
-  RATE_LIMITED: 429,
-  APPROVAL_REQUIRED: 202,
-  APPROVAL_EXPIRED: 410,
-  EXECUTION_ERROR: 500,
-  NETWORK_ERROR: 502,
-  TIMEOUT: 504,
-  DISK_FULL: 507,
-} as const;
-
-export type ErrorCode = keyof typeof ERROR_STATUS;
-export const ERROR_CODES = Object.keys(ERROR_STATUS) as ErrorCode[];
+export { ERROR_CODES, ERROR_STATUS, ToolError, type ErrorCode } from './errors.js';
 
 export const RISKS = ['read', 'write', 'destructive', 'execute'] as const;
 export const RISK_LEVELS = ['low', 'medium', 'high'] as const;
@@ -43,20 +11,6 @@ export type Risk = (typeof RISKS)[number];
 export type RiskLevel = (typeof RISK_LEVELS)[number];
 export type Status = 'success' | 'partial' | 'error';
 
-/** An error with a code from the table; thrown where it is known, turned into the envelope in one place. */
-export class ToolError extends Error {
-  readonly code: ErrorCode;
-  readonly details: Record<string, unknown> | undefined;
-  constructor(code: ErrorCode, message: string, details?: Record<string, unknown>) {
-    super(message);
-    this.name = 'ToolError';
-    this.code = code;
-    this.details = details;
-  }
-  get httpStatus(): number {
-    return ERROR_STATUS[this.code];
-  }
-}
 
 export interface VersionStamp {
   mtime_ms: number;

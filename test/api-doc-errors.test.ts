@@ -1,5 +1,5 @@
 // docs/api.md's error table is what clients read to handle errors: it must list every code of ERROR_STATUS
-// (src/envelope.ts) with its HTTP status, and nothing else, so that a code added on one side shows here.
+// (src/errors.ts) with its HTTP status, and nothing else, so that a code added on one side shows here.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ERROR_STATUS } from '../src/envelope.js';

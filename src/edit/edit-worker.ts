@@ -1,7 +1,7 @@
 // The edit engine's entry in a worker thread (src/edit/off-thread.ts sends large files here). Engine errors
 // come back as an answer, not a throw: the pool keeps one line of a thrown message, and NO_MATCH or
 // MULTIPLE_MATCHES carry several lines and their details, which the caller rethrows unchanged.
-import { ToolError } from '../envelope.js';
+import { ToolError } from '../errors.js';
 import { applyEdits, type ApplyOptions, type EditOutcome, type EditRequest } from './engine.js';
 import { PatchError } from './patch-error.js';
 import { patchPathKey, planPatch, type PlannedFile } from './patch-plan.js';

@@ -10,7 +10,7 @@
 // then the three line levels again with blank lines that only one side has ignored (reported under
 // the level that matched). The tolerant levels anchor on line boundaries: old_text's first and last
 // lines are whole lines of the file there.
-import { ToolError } from '../envelope.js';
+import { ToolError } from '../errors.js';
 import type { ChangedSpan } from './diff.js';
 import { diagnoseNoMatch } from './closest.js';
 import { LineTableCache, findMatches, type Candidate, type MatchStage } from './match.js';

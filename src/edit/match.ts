@@ -5,7 +5,7 @@
 // of 150,000 identical lines and an old_text of 2,000 of them held the loop 48 s before. Past the budget the
 // search stops: with two places already found it answers them (MULTIPLE_MATCHES, a count that is a lower
 // bound), else TIMEOUT, having changed nothing (docs/operations.md, "Work off the main thread").
-import { ToolError } from '../envelope.js';
+import { ToolError } from '../errors.js';
 import {
   buildLineTable,
   lineContent,

@@ -3,7 +3,7 @@
 // tolerant match for far longer before its budget ends it. Small files stay on the calling thread: every agent
 // step edits one, and a worker costs more than their whole edit. docs/operations.md, "Work off the main thread".
 import { fileURLToPath } from 'node:url';
-import { ToolError } from '../envelope.js';
+import { ToolError } from '../errors.js';
 import { BoundedPool, WorkerFailure, WorkerJobError } from '../workers/bounded-pool.js';
 import type { EditAnswer, EditJob } from './edit-worker.js';
 import { applyEdits, type ApplyOptions, type EditOutcome, type EditRequest } from './engine.js';

@@ -1,5 +1,5 @@
 // The errors of the apply_patch engine: a code the caller maps to the envelope, and a message a model can act on.
-import { ToolError, type ErrorCode } from '../envelope.js';
+import { ToolError, type ErrorCode } from '../errors.js';
 
 export type PatchErrorCode = 'INVALID_PATCH' | 'NO_MATCH' | 'MULTIPLE_MATCHES' | 'NOT_FOUND' | 'ALREADY_EXISTS' | 'TIMEOUT';
 

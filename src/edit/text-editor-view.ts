@@ -1,6 +1,6 @@
 // The answers of Anthropic's text editor tool (str_replace_based_edit_tool) worded as its reference implementation
 // words them, since models are trained on those texts. Formatting only: no I/O.
-import { ToolError } from '../envelope.js';
+import { ToolError } from '../errors.js';
 
 /** Lines of context the reference shows around an edit. */
 export const SNIPPET_LINES = 4;

@@ -11,7 +11,7 @@ import { ToolError, type Risk } from '../envelope.js';
 const RISKS = ['read', 'write', 'destructive'] as const;
 /**
  * A token's classes: the tools' risks, `execute` (run_command; never a default, docs/run-command.md) and
- * `approve` for the people who decide approval requests (SPEC §6).
+ * `approve` for the people who decide approval requests (docs/api.md, "Approvals").
  */
 const TOKEN_RISKS = [...RISKS, 'execute', 'approve'] as const;
 export type TokenRisk = (typeof TOKEN_RISKS)[number];

@@ -11,6 +11,7 @@ import { makeTempDir } from '../helpers.js';
 import { inflatingDocx } from '../office/fixtures.js';
 import { startServer as startProcess, type ServerProcess } from '../ops/process.js';
 import { startServer as startPages, type CountingServer } from '../web/servers.js';
+import { longLines } from '../fixtures/long-lines.js';
 
 const MiB = 1024 * 1024;
 const nested = (depth: number) => `<html><body>${'<div>'.repeat(depth)}bottom${'</div>'.repeat(depth)}</body></html>`;
@@ -166,13 +167,7 @@ describe('hostile inputs do not stall the service', () => {
   });
 
   it('edit_file with 1 MB of long lines found nowhere in a 5 MB file of long lines answers NO_MATCH while /livez answers', async () => {
-    const word = (i: number) => `w${(i * 7919) % 1000}`;
-    const lines = (n: number, salt: number, end: string) =>
-      Array.from({ length: n }, (_, i) => {
-        let s = '';
-        for (let k = i * 31 + salt; s.length < 1000; k++) s += `${word(k)} `;
-        return s + end;
-      }).join('\n') + '\n';
+    const lines = longLines;
     await fs.writeFile(path.join(root, 'long.txt'), lines(5000, 0, 'file'));
     const jobs = await editJobs();
     const p = await probed(() => call('edit_file', { path: 'long.txt', old_text: lines(1000, 3, 'model'), new_text: 'x\n' }));

@@ -4,6 +4,7 @@ import { Sha256Snapshots } from '../../src/workspace/versions.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadCorpus } from '../edit/corpus-cases.js';
 import { makeApp, withVersion, type TestApp } from '../helpers.js';
+import { longLines } from '../fixtures/long-lines.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -102,13 +103,7 @@ describe('edit_file', () => {
   // The closest-region search of NO_MATCH read every pair of long lines: a 5 MB file and a 1 MB old_text
   // held the event loop 8.5 s. It stops at its character budget (src/edit/closest.ts) without naming one.
   it('answers NO_MATCH without a closest region when the search for one passes its budget', async () => {
-    const word = (i: number) => `w${(i * 7919) % 1000}`;
-    const lines = (n: number, salt: number, end: string) =>
-      Array.from({ length: n }, (_, i) => {
-        let s = '';
-        for (let k = i * 31 + salt; s.length < 1000; k++) s += `${word(k)} `;
-        return s + end;
-      }).join('\n') + '\n';
+    const lines = longLines;
     await put('long.txt', lines(5000, 0, 'file'));
     const r = await t.call('edit_file', { path: 'long.txt', old_text: lines(1000, 3, 'model'), new_text: 'x\n' });
     expect(r.body.error?.code).toBe('NO_MATCH');

@@ -4,14 +4,11 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Envelope } from '../../src/envelope.js';
 import { compiled } from '../compiled.js';
 import { makeApp, makeTempDir, type TestApp } from '../helpers.js';
 import { captureStream, makeToken } from '../ops/ops-helpers.js';
-import { mcpUrl } from './mcp-helpers.js';
+import { envelopeOf, httpClient, mcpUrl, textOf } from './mcp-helpers.js';
 
 let t: TestApp | undefined;
 let client: Client | undefined;
@@ -23,15 +20,6 @@ afterEach(async () => {
 });
 
 const listening = (app: TestApp) => mcpUrl(app.app);
-
-async function httpClient(url: string, headers: Record<string, string> = {}): Promise<Client> {
-  const c = new Client({ name: 'toolgate-test', version: '1.0.0' });
-  await c.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }));
-  return c;
-}
-
-const envelopeOf = (r: unknown) => (r as CallToolResult).structuredContent as unknown as Envelope;
-const textOf = (r: unknown) => ((r as CallToolResult).content[0] as { text: string }).text;
 
 /** One JSON-RPC message over plain fetch: no initialize, no session. */
 async function rawRpc(url: string, body: object, headers: Record<string, string> = {}) {

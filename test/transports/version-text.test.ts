@@ -1,12 +1,10 @@
 // The text a client hands its model names the version (docs/api.md, "Versions"): a model that sees only the
 // text of a read passes expected_sha256 on its next overwrite, over every door, without a second read.
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import fs from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { makeApp, sha256OfFile, type TestApp } from '../helpers.js';
-import { mcpUrl } from './mcp-helpers.js';
+import { httpClient, mcpUrl, textOf } from './mcp-helpers.js';
 import { connect, wsUrl } from './ws-helpers.js';
 
 let t: TestApp | undefined;
@@ -25,9 +23,8 @@ describe('answers that carry a version say it in their text', () => {
   it('MCP: the text of read_file names the sha256 and the next overwrite passes with it', async () => {
     t = await makeApp();
     await fs.writeFile(t.file('x.txt'), 'one\ntwo\n');
-    client = new Client({ name: 'toolgate-test', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(await mcpUrl(t.app))));
-    const text = (r: unknown) => ((r as CallToolResult).content[0] as { text: string }).text;
+    client = await httpClient(await mcpUrl(t.app));
+    const text = textOf;
 
     const read = text(await client.callTool({ name: 'read_file', arguments: { path: 'x.txt' } }));
     const sha = shaIn(read);
