@@ -1,0 +1,64 @@
+// CPU time of the server per call (user + system, all its threads, from /proc/<pid>/stat), two builds
+// interleaved: less sensitive to other load on the machine than calls per second.
+import { createHash, randomBytes } from 'node:crypto';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { buildToolgate } from './lib/build.js';
+import { makePool } from './lib/fixtures.js';
+import { runLoad } from './lib/http-load.js';
+import { options } from './lib/options.js';
+import { startToolgate, useToolgateMain, type Server } from './lib/servers.js';
+import { MiB } from './lib/stats.js';
+import { readWorkload, writeReadFile, writeWorkload, type Targets } from './lib/workloads.js';
+
+const refs = process.argv.slice(2);
+const rounds = Number(process.env.ROUNDS ?? 3);
+const C = options.concurrency;
+const token = randomBytes(32).toString('hex');
+const tokensFile = path.join(options.cacheDir, 'tokens-cpu.json');
+await fs.writeFile(tokensFile, JSON.stringify([{ id: 'bench', sha256: createHash('sha256').update(token).digest('hex'), projects: ['*'], risks: ['read', 'write', 'destructive'] }]));
+const auth = { authorization: `Bearer ${token}` };
+const pool = makePool(8 * MiB, 4242);
+const ticks = 100;
+async function cpuMs(pid: number): Promise<number> {
+  const f = (await fs.readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1]?.split(' ') ?? [];
+  return ((Number(f[11]) + Number(f[12])) * 1000) / ticks;
+}
+const servers: Server[] = [];
+const sides: { name: string; t: Targets }[] = [];
+for (const [i, ref] of refs.entries()) {
+  const b = await buildToolgate(ref === '.' ? null : ref);
+  useToolgateMain(b.main);
+  const ws = path.join(options.cacheDir, `ws-cpu-${i}`);
+  await fs.rm(ws, { recursive: true, force: true });
+  await fs.mkdir(ws, { recursive: true });
+  await writeReadFile(ws, pool);
+  const tg = await startToolgate(`tg ${b.commit}`, { root: ws, tokensFile, instanceId: `cpu-${i}`, logLevel: 'info' }, path.join(options.cacheDir, 'logs-cpu', `${i}.log`));
+  servers.push(tg);
+  sides.push({ name: b.commit + (b.dirty ? '+dirty' : ''), t: { ws, auth, toolgate: tg, peer: null, bareConst: null, bareFile: null, bareFileSync: null, guardedRead: null } });
+}
+try {
+  for (const w of (process.env.WORK ?? 'read,write').split(',')) {
+    const subj = [];
+    for (const s of sides) subj.push(w === 'read' ? readWorkload(s.t)[0] : (await writeWorkload(s.t, pool, 2 * C))[0]);
+    for (const c of [1, C]) {
+      const per: number[][] = sides.map(() => []);
+      for (const i of sides.keys()) await subj[i]!.run(c, 1, 0); // JIT warm-up, not measured
+      for (let r = 0; r < rounds; r++) {
+        const order = r % 2 === 0 ? sides.map((_, i) => i) : sides.map((_, i) => sides.length - 1 - i);
+        for (const i of order) {
+          const s = sides[i]!;
+          const before = await cpuMs(s.t.toolgate.pid);
+          const res = await subj[i]!.run(c, options.durationS, 0);
+          const after = await cpuMs(s.t.toolgate.pid);
+          per[i]!.push(((after - before) * 1000) / Math.max(1, res.ok + res.failed));
+        }
+      }
+      // The least CPU a round took: other load on the machine only ever adds to it.
+      const med = (a: number[]) => Math.min(...a);
+      console.log(`${w} c=${c}: ${sides.map((s, i) => `${s.name} ${med(per[i]!).toFixed(0)} µs/call min [${per[i]!.map((v) => v.toFixed(0)).join(' ')}]`).join(' | ')}`);
+    }
+  }
+} finally {
+  for (const s of servers) await s.stop();
+}
