@@ -4,7 +4,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ConfigError, type Config } from '../config.js';
 import { bareContext, errorEnvelope, ToolError } from '../envelope.js';
-import { createPipeline, type Admission, type Pipeline } from '../pipeline/execute-tool.js';
+import { createPipeline, type Admission, type AuthResult, type Pipeline } from '../pipeline/execute-tool.js';
 import { createExecutor, type AfterHook, type BeforeHook, type Executor } from '../tools/execute.js';
 import type { WorkspaceLimits } from '../workspace/workspace.js';
 import { AuditLog } from './audit.js';
@@ -138,26 +138,28 @@ export async function registerOperations(app: FastifyInstance, ops: Operations, 
   // The browser gate, before any other (docs/operations.md, "Browsers"): a Host the service does not answer
   // to (DNS rebinding) or a foreign page's Origin is refused on every door, the WebSocket upgrade included.
   const browserGuard = createBrowserGuard({ allowedHosts: config.allowedHosts ?? [], allowedOrigins: config.allowedOrigins ?? [], listenHost: config.host });
-  app.addHook('onRequest', async (req, reply) => {
-    if (isProbe(req)) return;
-    const refused = browserGuard.check(req.headers.host, req.headers.origin);
-    if (refused) return refuseAtGate(req, reply, refused);
-  });
-
-  // The /v1 gate: refuses a missing or wrong token before the body is read (the pipeline checks again per call).
+  // Then the /v1 gate: refuses a missing or wrong token before the body is read (the pipeline checks again per
+  // call). One hook with Fastify's `done` callback, not async ones: no promise per hook and request.
   app.decorateRequest('principal', null);
-  if (auth.enabled) {
-    app.addHook('onRequest', async (req, reply) => {
-      if (!isV1(req)) return;
-      const result = await pipeline.authenticate(credentialsOf(req.headers), req.ip);
-      if (result.ok) {
-        admissionOf.set(req, result.admission);
-        req.principal = result.principal;
-        return;
-      }
-      return refuseAtGate(req, reply, result.error, result.headers);
-    });
-  }
+  const admitted = (req: FastifyRequest, reply: FastifyReply, result: AuthResult, done: () => void) => {
+    if (!result.ok) return void refuseAtGate(req, reply, result.error, result.headers);
+    admissionOf.set(req, result.admission);
+    req.principal = result.principal;
+    done();
+  };
+  app.addHook('onRequest', (req, reply, done) => {
+    if (!isProbe(req)) {
+      const refused = browserGuard.check(req.headers.host, req.headers.origin);
+      if (refused) return void refuseAtGate(req, reply, refused);
+    }
+    if (!auth.enabled || !isV1(req)) return done();
+    const result = pipeline.authenticate(credentialsOf(req.headers), req.ip);
+    if (!(result instanceof Promise)) return admitted(req, reply, result, done);
+    result.then(
+      (r) => admitted(req, reply, r, done),
+      (err: unknown) => done(err as Error),
+    );
+  });
   app.addHook('onSend', (_req, reply, payload, done) => {
     // While shutting down, an answer ends its keep-alive connection, so close() need not wait for it to idle out.
     if (app.toolgate.shuttingDown) void reply.header('connection', 'close');

@@ -88,7 +88,7 @@ export interface PipelineDeps {
  * were valid tokens let through, each guess would still be answered (429 wrong, 200 right) and the limit would
  * stop nothing. Doors use it alone to refuse before reading a body or upgrading a connection.
  */
-export async function authenticateCaller(deps: Pick<PipelineDeps, 'auth' | 'authFailures' | 'logAuthFailure'>, authorization: string | undefined, clientIp: string): Promise<AuthResult> {
+export function authenticateCaller(deps: Pick<PipelineDeps, 'auth' | 'authFailures' | 'logAuthFailure'>, authorization: string | undefined, clientIp: string): AuthResult | Promise<AuthResult> {
   if (!deps.auth.enabled) return admit(null);
   const wait = deps.authFailures?.blockedFor(clientIp) ?? 0;
   if (wait > 0) {
@@ -98,22 +98,27 @@ export async function authenticateCaller(deps: Pick<PipelineDeps, 'auth' | 'auth
       headers: { 'retry-after': String(wait) },
     };
   }
+  // Synchronous unless the token is refused: a door's gate then answers without a promise per request.
   try {
     return admit(deps.auth.authenticate(authorization));
   } catch (err) {
-    deps.logAuthFailure?.((err as Error).message);
-    // Counted before the answer, so the next attempt already sees the block.
-    await deps.authFailures?.fail(clientIp);
-    return { ok: false, error: err as ToolError, headers: { 'www-authenticate': 'Bearer realm="toolgate"' } };
+    return refusedAuthentication(deps, err as ToolError, clientIp);
   }
+}
+
+async function refusedAuthentication(deps: Pick<PipelineDeps, 'authFailures' | 'logAuthFailure'>, error: ToolError, clientIp: string): Promise<AuthResult> {
+  deps.logAuthFailure?.(error.message);
+  // Counted before the answer, so the next attempt already sees the block.
+  await deps.authFailures?.fail(clientIp);
+  return { ok: false, error, headers: { 'www-authenticate': 'Bearer realm="toolgate"' } };
 }
 
 export interface Pipeline {
   executeTool(caller: CallerInfo, name: string, input: unknown): Promise<ToolCallOutcome>;
   /** Authentication and project resolution alone, for routes that are not tool calls; throws the ToolError. */
   resolveCaller(caller: CallerInfo): Promise<CallInfo>;
-  /** Authentication alone, for a door's gate (REST /v1 routes, the /mcp request, the WebSocket upgrade). */
-  authenticate(authorization: string | undefined, clientIp: string): Promise<AuthResult>;
+  /** Authentication alone, for a door's gate (REST /v1 routes, the /mcp request, the WebSocket upgrade); synchronous when it admits. */
+  authenticate(authorization: string | undefined, clientIp: string): AuthResult | Promise<AuthResult>;
   /** A tool call the door refused before executeTool (no token at its gate, a body that did not parse): the envelope and its audit line. */
   refuse(caller: CallerInfo, name: string, error: ToolError, durationMs: number, headers?: Record<string, string>): ToolCallOutcome;
 }
@@ -145,25 +150,35 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     };
   }
 
+  /** The gate's admission as it is (the gate made it), or authentication now. */
+  function authenticated(caller: CallerInfo): AuthResult | Promise<AuthResult> {
+    const admitted = caller.admitted;
+    if (admitted && admissions.has(admitted)) return { ok: true, principal: admitted.principal, admission: admitted };
+    return authenticateCaller(deps, caller.authorization, caller.clientIp);
+  }
+
   async function executeTool(caller: CallerInfo, name: string, input: unknown): Promise<ToolCallOutcome> {
     const started = performance.now();
-    const auth = caller.admitted && admissions.has(caller.admitted) ? admit(caller.admitted.principal) : await authenticateCaller(deps, caller.authorization, caller.clientIp);
+    const auth = await authenticated(caller);
     if (!auth.ok) return refuse(caller, name, auth.error, performance.now() - started, auth.headers);
     const headers: Record<string, string> = {};
     let call: CallInfo;
     try {
-      call = callInfo(caller, auth.principal, await projects.workspaceFor(caller.projectId, auth.principal), headers);
+      // The single workspace is known without a lookup; only a project needs one (and maybe an await).
+      const ws = projects.single && caller.projectId === undefined ? projects.single : await projects.workspaceFor(caller.projectId, auth.principal);
+      call = callInfo(caller, auth.principal, ws, headers);
     } catch (err) {
       return refuse(caller, name, toToolError(err, null), performance.now() - started);
     }
     // The executor runs the before-hooks (risk, rate limit), the policy gate, the tool, then audit and metrics.
-    const outcome = await executor.execute(call, name, input);
-    return { ...outcome, headers };
+    const outcome = (await executor.execute(call, name, input)) as ToolCallOutcome;
+    outcome.headers = headers;
+    return outcome;
   }
 
   /** The caller authenticated and resolved to its workspace, for a door's routes that are not tool calls (attachments). */
   async function resolveCaller(caller: CallerInfo): Promise<CallInfo> {
-    const auth = caller.admitted && admissions.has(caller.admitted) ? admit(caller.admitted.principal) : await authenticateCaller(deps, caller.authorization, caller.clientIp);
+    const auth = await authenticated(caller);
     if (!auth.ok) throw auth.error;
     return callInfo(caller, auth.principal, await projects.workspaceFor(caller.projectId, auth.principal), {});
   }

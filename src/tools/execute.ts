@@ -106,7 +106,7 @@ export interface ExecutorOptions {
 const CROSS_PROJECT = /^\[([^\]]*)\]\/(.*)$/s;
 
 export function applyParamAliases(input: Record<string, unknown>, aliases: Readonly<Record<string, string>> | undefined): Record<string, unknown> {
-  if (!aliases) return input;
+  if (!aliases || !usesAlias(input, aliases)) return input;
   const rename = (obj: Record<string, unknown>) => {
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(obj)) {
@@ -121,6 +121,20 @@ export function applyParamAliases(input: Record<string, unknown>, aliases: Reado
     if (Array.isArray(v)) top[k] = v.map((item: unknown) => (item && typeof item === 'object' && !Array.isArray(item) ? rename(item as Record<string, unknown>) : item));
   }
   return top;
+}
+
+/** Whether an alias names a parameter at the top or one level down in an array (the places applyParamAliases renames). */
+function usesAlias(input: Record<string, unknown>, aliases: Readonly<Record<string, string>>): boolean {
+  for (const k in input) {
+    if (Object.hasOwn(aliases, k)) return true;
+    const v = input[k];
+    if (Array.isArray(v)) {
+      for (const item of v) {
+        if (item && typeof item === 'object' && !Array.isArray(item)) for (const ik in item as object) if (Object.hasOwn(aliases, ik)) return true;
+      }
+    }
+  }
+  return false;
 }
 
 /** "the string \"x\"", "null", "an array": what came, for a wrong-type message. */
@@ -231,7 +245,11 @@ export function createExecutor(opts: ExecutorOptions) {
       if (!parsed.success) throw new ToolError('INVALID_PARAM', describeZodError(parsed.error, tool, aliased), { issues: parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })) });
       const input = parsed.data as Record<string, unknown>;
       if (typeof input.path === 'string') pathResolved = safeRel(input.path);
-      for (const hook of before) await hook(call, tool, input);
+      for (const hook of before) {
+        // Most hooks answer synchronously; awaiting them anyway cost a tick each on every call.
+        const pending = hook(call, tool, input);
+        if (pending) await pending;
+      }
       const runTool: RunTool = (i, onResolve, onPlan) => runWithTimeout(tool, call, i, Math.min(opts.toolTimeoutMs, call.timeoutMs ?? Infinity), onResolve, onPlan);
       const { result, httpStatus } = opts.gate ? await opts.gate(call, tool, input, approvalId ?? undefined, runTool) : { result: await runTool(input, undefined, undefined), httpStatus: 200 };
       risk = tool.risk;
