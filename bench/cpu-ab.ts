@@ -5,7 +5,6 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { buildToolgate } from './lib/build.js';
 import { makePool } from './lib/fixtures.js';
-import { runLoad } from './lib/http-load.js';
 import { options } from './lib/options.js';
 import { startToolgate, useToolgateMain, type Server } from './lib/servers.js';
 import { MiB } from './lib/stats.js';

@@ -117,7 +117,7 @@ for (const ref of refs) {
       const profDir = path.join(options.cacheDir, 'prof-ab', build.commit, `${w}-c${c}`);
       await fs.rm(profDir, { recursive: true, force: true });
       const tg = await startToolgate(`toolgate ${build.commit}`, { root: ws, tokensFile, instanceId: 'prof', logLevel: options.toolgateLogLevel, extra: options.toolgateExtraEnv }, path.join(options.cacheDir, 'logs-prof', `${build.commit}.log`), ['--cpu-prof', `--cpu-prof-dir=${profDir}`]);
-      let calls = 0;
+      let calls: number;
       try {
         const t: Targets = { ws, auth, toolgate: tg, peer: null, bareConst: null, bareFile: null, bareFileSync: null, guardedRead: null };
         const subject = w === 'read' ? readWorkload(t)[0] : (await writeWorkload(t, pool, 2 * C))[0];
