@@ -45,8 +45,14 @@ function lockOwner(dir: string): string | null {
 }
 
 function removeLockDir(dir: string): void {
-  const record = lockOwner(dir);
-  if (record !== null) rmdirSync(path.join(dir, OWNER_PREFIX + record));
+  // Mostly our own lock, whose record we know: no listing (three calls) on every write's release.
+  try {
+    rmdirSync(path.join(dir, OWNER_PREFIX + OWNER_RECORD));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    const record = lockOwner(dir);
+    if (record !== null) rmdirSync(path.join(dir, OWNER_PREFIX + record));
+  }
   rmdirSync(dir);
 }
 
