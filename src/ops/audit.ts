@@ -4,9 +4,11 @@
 // field), so an edited, removed or reordered line breaks the chain (`toolgate audit verify <file>`).
 // Facts only: never file contents, arguments, tokens or other secrets.
 import { createHash } from 'node:crypto';
+import fsNow from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { CallInfo, CallOutcome } from '../tools/execute.js';
+import { SMALL_IO_BYTES, syncInFlight } from '../workspace/sync-first-io.js';
 
 export interface AuditEntry {
   time: string;
@@ -189,7 +191,8 @@ class AuditFile {
 
   append(entry: PendingEntry): void {
     this.pending.push(entry);
-    this.draining ??= this.drain();
+    // After the answers of this turn of the event loop are out, in one group with every line they recorded.
+    this.draining ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.drain());
   }
 
   /** Resolves when every line appended so far is written (or has failed and been counted as lost). */
@@ -239,6 +242,9 @@ class AuditFile {
    * truncated back to the file's old end, so the file never ends in a torn line that breaks verify.
    */
   private async appendWhole(bytes: Buffer): Promise<void> {
+    // A small group while no fsync runs: four quick calls here instead of four round trips through the thread
+    // pool (the audit cost a small read a tenth of its time); during an fsync they could wait for its commit.
+    if (bytes.length <= SMALL_IO_BYTES && !syncInFlight()) return this.appendWholeNow(bytes);
     const fh = await fs.open(this.file, 'a', 0o600);
     try {
       if (this.cutBackTo !== null) {
@@ -259,6 +265,34 @@ class AuditFile {
       }
     } finally {
       await fh.close();
+    }
+  }
+
+  /** appendWhole, synchronously. */
+  private appendWholeNow(bytes: Buffer): void {
+    const fd = fsNow.openSync(this.file, 'a', 0o600);
+    try {
+      if (this.cutBackTo !== null) {
+        fsNow.ftruncateSync(fd, this.cutBackTo);
+        this.cutBackTo = null;
+      }
+      const { size } = fsNow.fstatSync(fd);
+      try {
+        for (let done = 0; done < bytes.length; ) {
+          const written = fsNow.writeSync(fd, bytes, done, bytes.length - done);
+          if (written === 0) throw Object.assign(new Error('audit write made no progress'), { code: 'ENOSPC' });
+          done += written;
+        }
+      } catch (err) {
+        try {
+          fsNow.ftruncateSync(fd, size);
+        } catch {
+          this.cutBackTo = size;
+        }
+        throw err;
+      }
+    } finally {
+      fsNow.closeSync(fd);
     }
   }
 

@@ -17,6 +17,11 @@ const renameAsync = promisify(fs.rename);
 /** fsyncs running in the thread pool (see openForWrite). */
 let syncsInFlight = 0;
 
+/** An fsync is running: a small metadata or append call made now may wait for its commit (see openForWrite). */
+export function syncInFlight(): boolean {
+  return syncsInFlight > 0;
+}
+
 /**
  * Opens (usually creates) a file to write: synchronously when no fsync is running, in the thread pool
  * otherwise, because creating an inode waits for other writers' fsyncs to commit and would hold every request

@@ -3,6 +3,7 @@
 // tmpfs mounted for this test (needs root, as test/tools/disk-full.test.ts); a second test injects the
 // short write and ENOSPC at the audit file's write, so the behaviour is checked without root too.
 import { execFileSync } from 'node:child_process';
+import fsNow from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -129,6 +130,27 @@ describe('audit log on a full disk', () => {
         return realWrite(b, o, Math.min(l, 100));
       };
       return fh;
+    });
+    // The same for the synchronous path the audit takes while no fsync runs (src/ops/audit.ts, appendWholeNow).
+    const realOpenSync = fsNow.openSync.bind(fsNow);
+    const realWriteSync = fsNow.writeSync.bind(fsNow) as (fd: number, b: Buffer, o: number, l: number) => number;
+    const injected = new Map<number, boolean>();
+    vi.spyOn(fsNow, 'openSync').mockImplementation((...args: Parameters<typeof fsNow.openSync>) => {
+      const fd = realOpenSync(...args);
+      if (full && String(args[0]).includes(`${path.sep}audit${path.sep}`)) injected.set(fd, false);
+      return fd;
+    });
+    vi.spyOn(fsNow, 'writeSync').mockImplementation(((fd: number, b: Buffer, o: number, l: number) => {
+      const wrote = injected.get(fd);
+      if (wrote === undefined) return realWriteSync(fd, b, o, l);
+      if (wrote) throw Object.assign(new Error('no space left on device'), { code: 'ENOSPC' });
+      injected.set(fd, true);
+      return realWriteSync(fd, b, o, Math.min(l, 100));
+    }) as typeof fsNow.writeSync);
+    const realCloseSync = fsNow.closeSync.bind(fsNow);
+    vi.spyOn(fsNow, 'closeSync').mockImplementation((fd: number) => {
+      injected.delete(fd);
+      realCloseSync(fd);
     });
     try {
       await read();
