@@ -6,6 +6,7 @@ import { ConfigError, type Config } from '../config.js';
 import { bareContext, errorEnvelope, ToolError } from '../envelope.js';
 import { createPipeline, type Admission, type AuthResult, type Pipeline } from '../pipeline/execute-tool.js';
 import { createExecutor, type AfterHook, type BeforeHook, type Executor } from '../tools/execute.js';
+import { locksSettled } from '../workspace/locks.js';
 import type { WorkspaceLimits } from '../workspace/workspace.js';
 import { AuditLog } from './audit.js';
 import { createBrowserGuard } from './browser-guard.js';
@@ -176,6 +177,8 @@ export async function registerOperations(app: FastifyInstance, ops: Operations, 
   app.addHook('onClose', async () => {
     await ops.policy.close();
     await audit.flush();
+    // Released locks whose directories are still being removed (src/workspace/locks.ts).
+    await locksSettled();
     await projects.close();
   });
 

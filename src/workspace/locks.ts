@@ -2,6 +2,7 @@
 // state directory so that other processes and replicas on the same volume are serialized too.
 import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, realpathSync, rmdirSync, statSync, utimesSync } from 'node:fs';
+import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import lockfile from 'proper-lockfile';
@@ -44,7 +45,42 @@ function lockOwner(dir: string): string | null {
   }
 }
 
+/**
+ * Lock directories of released locks still being removed, in the thread pool: the answer does not wait for
+ * the two rmdirs, which block for milliseconds while the disk commits another writer's fsync (bench/README.md,
+ * "Decisions"). The next writer of the same file waits for them (withFileLock), and shutdown too (locksSettled).
+ */
+const removing = new Map<string, Promise<void>>();
+/** Set while proper-lockfile releases one of our locks: its rmdir is then deferred (see `removing`). */
+let deferRemoval = false;
+
+/** Resolves when every released lock's directory is gone. */
+export async function locksSettled(): Promise<void> {
+  await Promise.all([...removing.values()]);
+}
+
+async function removeOwnLockDir(dir: string): Promise<void> {
+  try {
+    await fsp.rmdir(path.join(dir, OWNER_PREFIX + OWNER_RECORD));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    const record = lockOwner(dir);
+    if (record !== null) await fsp.rmdir(path.join(dir, OWNER_PREFIX + record));
+  }
+  await fsp.rmdir(dir);
+}
+
 function removeLockDir(dir: string): void {
+  if (deferRemoval) {
+    const done = removeOwnLockDir(dir)
+      // Compromised or already removed (stale takeover): nothing left to release.
+      .catch(() => undefined)
+      .finally(() => {
+        if (removing.get(dir) === done) removing.delete(dir);
+      });
+    removing.set(dir, done);
+    return;
+  }
   // Mostly our own lock, whose record we know: no listing (three calls) on every write's release.
   try {
     rmdirSync(path.join(dir, OWNER_PREFIX + OWNER_RECORD));
@@ -79,6 +115,7 @@ export async function withFileLock<T>(ws: Workspace, real: string, rel: string, 
   const mine = new Promise<void>((resolve) => (release = resolve));
   const tail = previous.then(() => mine);
   queues.set(real, tail);
+  let removal: Promise<void> | undefined;
   try {
     if (queued) {
       // The timer is cancelled once the turn comes: left running it would keep the process alive (and pile
@@ -98,15 +135,24 @@ export async function withFileLock<T>(ws: Workspace, real: string, rel: string, 
       signal?.throwIfAborted();
       return await fn();
     } finally {
+      deferRemoval = true;
       try {
         unlock();
       } catch {
         // Compromised or already removed (stale takeover): nothing left to release.
+      } finally {
+        deferRemoval = false;
       }
+      removal = removing.get(lockPathFor(ws, real));
     }
   } finally {
-    release();
-    if (queues.get(real) === tail) queues.delete(real);
+    const done = () => {
+      release();
+      if (queues.get(real) === tail) queues.delete(real);
+    };
+    // The next writer of this file in this process starts once the lock directory is gone.
+    if (removal) void removal.then(done);
+    else done();
   }
 }
 

@@ -1,0 +1,84 @@
+// Releasing a write lock (docs/api.md, "Concurrent writers"): the answer does not wait for the lock
+// directory to be removed, but the next writer of the same file does, and so does the shutdown.
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { VersionStamp } from '../../src/envelope.js';
+import { lockPathFor } from '../../src/workspace/locks.js';
+import { makeApp, pathExists, type TestApp } from '../helpers.js';
+
+let t: TestApp | undefined;
+afterEach(async () => {
+  vi.restoreAllMocks();
+  await t?.close();
+  t = undefined;
+});
+
+/** Holds every rmdir of a lock directory until `open()` is called. */
+function holdLockRemoval() {
+  const realRmdir = fsp.rmdir.bind(fsp);
+  let open!: () => void;
+  const gate = new Promise<void>((resolve) => (open = resolve));
+  let held = 0;
+  vi.spyOn(fsp, 'rmdir').mockImplementation(async (p, ...rest) => {
+    if (String(p).includes(`${path.sep}locks${path.sep}`)) {
+      held++;
+      await gate;
+    }
+    return realRmdir(p, ...rest);
+  });
+  return { open, held: () => held };
+}
+
+describe('lock release', () => {
+  it('answers before the lock directory is gone; the next writer of the file waits for it', async () => {
+    t = await makeApp();
+    const app = t;
+    const ws = app.app.toolgate.workspace;
+    if (!ws) throw new Error('single workspace expected');
+    const removal = holdLockRemoval();
+
+    const first = await app.call('write_file', { path: 'a.txt', content: 'one\n' });
+    expect(first.status).toBe(200);
+    // The answer came while the lock directory's removal was still held.
+    expect(removal.held()).toBeGreaterThan(0);
+    const lockDir = lockPathFor(ws, app.file('a.txt'));
+    expect(await pathExists(lockDir)).toBe(true);
+
+    const version = (first.body.data as { version: VersionStamp }).version.sha256;
+    let secondDone = false;
+    const second = app.call('write_file', { path: 'a.txt', content: 'two\n', expected_sha256: version }).then((r) => {
+      secondDone = true;
+      return r;
+    });
+    // A writer of another file is not held up by it.
+    expect((await app.call('write_file', { path: 'b.txt', content: 'other\n' })).status).toBe(200);
+    expect(secondDone).toBe(false);
+    expect(await fsp.readFile(app.file('a.txt'), 'utf8')).toBe('one\n');
+
+    removal.open();
+    const r = await second;
+    expect(r.status).toBe(200);
+    expect(await fsp.readFile(app.file('a.txt'), 'utf8')).toBe('two\n');
+  });
+
+  it('the shutdown waits until every released lock directory is gone', async () => {
+    t = await makeApp();
+    const app = t;
+    const ws = app.app.toolgate.workspace;
+    if (!ws) throw new Error('single workspace expected');
+    const removal = holdLockRemoval();
+    expect((await app.call('write_file', { path: 'c.txt', content: 'x\n' })).status).toBe(200);
+    const lockDir = lockPathFor(ws, app.file('c.txt'));
+    expect(await pathExists(lockDir)).toBe(true);
+
+    let closed = false;
+    const closing = app.app.close().then(() => (closed = true));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(closed).toBe(false);
+    removal.open();
+    await closing;
+    expect(await pathExists(lockDir)).toBe(false);
+    expect(await fsp.readdir(path.dirname(lockDir))).toEqual([]);
+  });
+});
