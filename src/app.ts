@@ -186,7 +186,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   const exec = limits.exec;
   if (exec && exec.mode === 'sandboxed') {
     // Never a command without its isolation: a sandbox that cannot be made here stops the start.
-    const cause = probeSandbox(exec);
+    const cause = await probeSandbox(exec);
     if (cause) throw new ConfigError(`TOOLGATE_EXEC=sandboxed: ${cause}. Fix that, or set TOOLGATE_EXEC=off.`);
   }
   const ops = await prepareOperations(config, { version: VERSION, instanceId, limits, auditStream: opts.auditStream, tokens: opts.tokens });

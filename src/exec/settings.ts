@@ -2,7 +2,8 @@
 // src/app.ts limitsOf; the contract is docs/run-command.md.
 import type { Config } from '../config.js';
 import type { ChildProcess } from 'node:child_process';
-import { readdirSync, rmdirSync } from 'node:fs';
+import type { NetworkTools } from './network.js';
+import { readdirSync, rmdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 
 export interface ExecLimits {
@@ -22,6 +23,12 @@ export interface ExecLimits {
 export interface ExecSettings {
   mode: 'off' | 'sandboxed';
   limits: ExecLimits;
+  /** TOOLGATE_EXEC_NETWORK: a user-mode network with egress rules instead of an empty network namespace. */
+  network: boolean;
+  /** Set by the start-up probe with the network on: a directory holding the sandbox's resolv.conf and hosts. */
+  netFilesDir: string | null;
+  /** Set by the start-up probe with the network on: where unshare, nft and slirp4netns are. */
+  netTools: NetworkTools | null;
   /** Files the sandbox must never show although they may lie inside a project (tokens, policy). */
   hiddenFiles: readonly string[];
   /** The sandboxes running now: killed at shutdown (one set per app, so one app's close spares another's runs). */
@@ -37,6 +44,9 @@ export interface ExecSettings {
 export function execSettingsOf(config: Config): ExecSettings {
   return {
     mode: config.exec,
+    network: config.execNetwork,
+    netFilesDir: null,
+    netTools: null,
     limits: {
       concurrency: config.execConcurrency,
       timeoutS: config.execTimeoutS,
@@ -63,6 +73,7 @@ export function execSettingsOf(config: Config): ExecSettings {
  * refuses to remove a cgroup that still has processes or children, so it is tried a few times.
  */
 export async function releaseExec(exec: ExecSettings): Promise<void> {
+  if (exec.netFilesDir) rmSync(exec.netFilesDir, { recursive: true, force: true });
   const base = exec.pidsCgroup;
   if (!base) return;
   for (let i = 0; i < 50; i++) {
