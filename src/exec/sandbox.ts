@@ -7,11 +7,12 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import type { Writable } from 'node:stream';
-import { existsSync, lstatSync, mkdirSync, readlinkSync, realpathSync, rmdirSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readlinkSync, realpathSync, rmdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ToolError } from '../errors.js';
 import { isInside } from '../workspace/workspace.js';
+import { hasPidsCgroup, makeRunCgroups, planCgroups, removeCgroups } from './cgroup.js';
 import { connectNetwork, LAUNCHER_STDIO, findNetworkTools, NET_FILES, networkLauncher, writeNetFiles } from './network.js';
 import type { ExecSettings } from './settings.js';
 
@@ -68,9 +69,9 @@ export function bwrapArgs(exec: ExecSettings, spec: SandboxSpec): string[] {
   for (const f of spec.maskFiles) a.push('--ro-bind', '/dev/null', inside(spec.root, f));
   a.push('--chdir', spec.cwd);
   a.push('--', '/usr/bin/prlimit', `--cpu=${l.cpuS}`, `--data=${l.memoryBytes}`, `--fsize=${l.maxFileBytes}`, `--nofile=${l.maxOpenFiles}`, '--core=0');
-  // As root the kernel does not apply RLIMIT_NPROC (the pids cgroup bounds the run instead); otherwise it
-  // counts the processes of the sandbox's own user namespace.
-  if (!exec.pidsCgroup) a.push(`--nproc=${l.maxProcesses}`);
+  // A pids cgroup bounds the run where there is one (as root there must be: the kernel does not apply
+  // RLIMIT_NPROC to root's user namespaces); otherwise RLIMIT_NPROC counts the sandbox's own processes.
+  if (!hasPidsCgroup(exec.cgroups)) a.push(`--nproc=${l.maxProcesses}`);
   a.push('--', ...spec.argv);
   return a;
 }
@@ -119,10 +120,10 @@ export async function probeSandbox(exec: ExecSettings): Promise<string | null> {
   const probeDir = path.join(os.tmpdir(), `toolgate-probe-${process.pid}-${randomBytes(4).toString('hex')}`);
   mkdirSync(probeDir, { recursive: true });
   try {
-    if (process.getuid?.() === 0) {
-      const cg = makePidsCgroupBase();
-      if (typeof cg !== 'string' || !cg.startsWith('/')) return cg ?? 'no pids cgroup';
-      exec.pidsCgroup = cg;
+    const { plan, why } = planCgroups(exec.cgroupFs);
+    exec.cgroups = plan;
+    if (process.getuid?.() === 0 && !hasPidsCgroup(plan)) {
+      return `the service runs as root, where the kernel does not apply RLIMIT_NPROC, and no pids cgroup can be created to bound the processes of a command (${why || 'no pids controller'}); give the service a delegated cgroup or run it as a non-root user`;
     }
     const args = bwrapArgs({ ...exec, network: false }, { root: probeDir, maskDirs: [], maskFiles: [], cwd: WORKSPACE_MOUNT, env: {}, argv: ['/bin/sh', '-c', 'exit 0'] });
     const r = spawnSync('bwrap', args, { encoding: 'utf8', timeout: 10_000, stdio: ['ignore', 'ignore', 'pipe'] });
@@ -148,24 +149,6 @@ async function probeNetwork(exec: ExecSettings, probeDir: string): Promise<strin
   } catch (e) {
     return `TOOLGATE_EXEC_NETWORK=true: ${(e as Error).message} (slirp4netns and nft must be able to work in a new user namespace; docs/run-command.md, "Network")`;
   }
-}
-
-/**
- * As root the kernel exempts the sandbox from RLIMIT_NPROC, so each run gets its own pids cgroup (v1
- * controller mounted at /sys/fs/cgroup/pids): returns the directory the runs are created under, or why not.
- */
-function makePidsCgroupBase(): string {
-  const mount = '/sys/fs/cgroup/pids';
-  if (!existsSync(path.join(mount, 'pids.max')) && !existsSync(path.join(mount, 'cgroup.procs'))) {
-    return 'the service runs as root, where the kernel does not apply RLIMIT_NPROC, and no pids cgroup (v1, /sys/fs/cgroup/pids) is writable to bound the processes of a command; run the service as a non-root user';
-  }
-  const base = path.join(mount, `toolgate-${process.pid}`);
-  try {
-    mkdirSync(base, { recursive: true });
-  } catch (err) {
-    return `the service runs as root, where the kernel does not apply RLIMIT_NPROC, and ${base} cannot be created (${(err as NodeJS.ErrnoException).code ?? 'error'}); run the service as a non-root user`;
-  }
-  return base;
 }
 
 export interface CapturedOutput {
@@ -235,8 +218,6 @@ export interface RunOutcome {
   stoppedBy: StopReason | null;
 }
 
-let runSeq = 0;
-
 /** Output one run streams to its caller; past it only the answer's head and tail tell the rest. */
 export const STREAM_BUDGET_BYTES = 1024 * 1024;
 
@@ -244,19 +225,14 @@ export const STREAM_BUDGET_BYTES = 1024 * 1024;
 export async function runSandboxed(exec: ExecSettings, spec: SandboxSpec, opts: RunOptions): Promise<RunOutcome> {
   if (exec.network && !exec.netTools) throw new ToolError('EXECUTION_ERROR', "The command's network was not set up at start (TOOLGATE_EXEC_NETWORK); no command runs without it.");
   const args = bwrapArgs(exec, spec);
-  let cgroup: string | null = null;
-  if (exec.pidsCgroup) {
-    cgroup = path.join(exec.pidsCgroup, `run-${++runSeq}-${randomBytes(3).toString('hex')}`);
-    mkdirSync(cgroup);
-    writeFileSync(path.join(cgroup, 'pids.max'), String(exec.limits.maxProcesses + 2));
-  }
-  // A small shell becomes bwrap after it made the run the out-of-memory killer's first choice (the limits
-  // bound each process, not their sum: under memory pressure a command dies before the service) and, as
-  // root, joined the run's pids cgroup, so that every process of the run is born inside it. With the
-  // network on it becomes the launcher of src/exec/network.ts first, which becomes bwrap once wired.
-  const join = cgroup ? 'echo $$ > "$0/cgroup.procs" && ' : '';
+  const cgroups = exec.cgroups ? makeRunCgroups(exec.cgroups, exec.limits) : null;
+  // A small shell becomes bwrap after it made the run the out-of-memory killer's first choice (under
+  // memory pressure a command dies before the service) and joined the run's cgroups, so that every process
+  // of the run is born inside them. With the network on it becomes the launcher of src/exec/network.ts
+  // first, which becomes bwrap once wired.
+  const join = (cgroups?.procs ?? []).map((f) => `echo $$ > '${f.replace(/'/g, `'\\''`)}' && `).join('');
   const launch = exec.network && exec.netTools ? networkLauncher(exec.netTools, ['bwrap', ...args]) : ['bwrap', ...args];
-  const argv = ['-c', `echo 1000 > /proc/self/oom_score_adj && ${join}exec "$@"`, cgroup ?? 'sh', ...launch];
+  const argv = ['-c', `echo 1000 > /proc/self/oom_score_adj && ${join}exec "$@"`, 'sh', ...launch];
   const started = performance.now();
   const child = spawn('/bin/sh', argv, { stdio: ['pipe', 'pipe', 'pipe', ...(exec.network ? LAUNCHER_STDIO : [])], env: { PATH: SANDBOX_PATH } });
   exec.running.add(child);
@@ -329,7 +305,7 @@ export async function runSandboxed(exec: ExecSettings, spec: SandboxSpec, opts: 
   opts.signal.removeEventListener('abort', onAbort);
   exec.running.delete(child);
   if (!stoppedBy && exec.closing) stoppedBy = 'shutdown';
-  if (cgroup) removeCgroup(cgroup);
+  if (cgroups) removeCgroups(cgroups.dirs);
   // The sandbox itself could not be made (not the command's failure, and never run without it).
   if (networkError && !stoppedBy) throw new ToolError('EXECUTION_ERROR', `The command's sandbox could not be made: ${networkError}`);
   const durationMs = performance.now() - started;
@@ -343,11 +319,3 @@ function signalName(n: number): string | null {
   return null;
 }
 
-/** A run's cgroup goes once its processes are gone (they die with bwrap; a few tries while the kernel reaps them). */
-function removeCgroup(dir: string, tries = 20): void {
-  try {
-    rmdirSync(dir);
-  } catch {
-    if (tries > 0) setTimeout(() => removeCgroup(dir, tries - 1), 100).unref();
-  }
-}

@@ -3,8 +3,8 @@
 import type { Config } from '../config.js';
 import type { ChildProcess } from 'node:child_process';
 import type { NetworkTools } from './network.js';
-import { readdirSync, rmdirSync, rmSync } from 'node:fs';
-import path from 'node:path';
+import { rmSync } from 'node:fs';
+import { releaseCgroups, SYSTEM_CGROUP_FS, type CgroupFs, type CgroupPlan } from './cgroup.js';
 
 export interface ExecLimits {
   concurrency: number;
@@ -33,8 +33,10 @@ export interface ExecSettings {
   hiddenFiles: readonly string[];
   /** The sandboxes running now: killed at shutdown (one set per app, so one app's close spares another's runs). */
   readonly running: Set<ChildProcess>;
-  /** Set by the start-up probe: how the process count is bounded (a pids cgroup directory as root, else rlimit). */
-  pidsCgroup: string | null;
+  /** Where cgroups are looked for (the system's; tests give a tree of their own). */
+  cgroupFs: CgroupFs;
+  /** Set by the start-up probe: the runs' cgroups (pids and memory), or null where none can be made. */
+  cgroups: CgroupPlan | null;
   /** Calls between their start and their answer (TOOLGATE_EXEC_CONCURRENCY). */
   active: number;
   /** Set at shutdown: runs killed then say so. */
@@ -62,29 +64,17 @@ export function execSettingsOf(config: Config): ExecSettings {
     },
     hiddenFiles: [config.tokensFile, config.policy].filter((f): f is string => typeof f === 'string'),
     running: new Set(),
-    pidsCgroup: null,
+    cgroupFs: SYSTEM_CGROUP_FS,
+    cgroups: null,
     closing: false,
     active: 0,
   };
 }
 
-/**
- * Removes the pids cgroup the probe made (app close), once the runs' own cgroups are gone: the kernel
- * refuses to remove a cgroup that still has processes or children, so it is tried a few times.
- */
+/** Removes what the probe made (app close): the network files and the runs' base cgroups. */
 export async function releaseExec(exec: ExecSettings): Promise<void> {
   if (exec.netFilesDir) rmSync(exec.netFilesDir, { recursive: true, force: true });
-  const base = exec.pidsCgroup;
-  if (!base) return;
-  for (let i = 0; i < 50; i++) {
-    try {
-      for (const e of readdirSync(base, { withFileTypes: true })) if (e.isDirectory()) rmdirSync(path.join(base, e.name));
-      rmdirSync(base);
-      return;
-    } catch {
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
+  if (exec.cgroups) await releaseCgroups(exec.cgroups);
 }
 
 /** Kills every sandbox still running (service shutdown): --die-with-parent takes their process trees along. */
