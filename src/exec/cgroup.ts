@@ -4,6 +4,7 @@
 // otherwise. As root a pids cgroup is required (the kernel does not apply RLIMIT_NPROC to root's user
 // namespaces); otherwise a run without one is bounded by rlimits only.
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 
 /** Where the cgroup file systems and this process's own cgroups are read (tests point it at a tree of their own). */
@@ -18,6 +19,9 @@ export const SYSTEM_CGROUP_FS: CgroupFs = { root: '/sys/fs/cgroup', selfCgroup: 
 export type CgroupPlan =
   | { kind: 'v2'; base: string; pids: boolean; memory: boolean }
   | { kind: 'v1'; pids: string | null; memory: string | null };
+
+/** One base per app (a process may hold several apps, each releasing its own base at close). */
+const baseName = () => `toolgate-${process.pid}-${randomBytes(3).toString('hex')}`;
 
 const errCode = (e: unknown) => (e as NodeJS.ErrnoException).code ?? 'error';
 
@@ -82,7 +86,7 @@ function planV2(fs: CgroupFs, own: Map<string, string>): CgroupPlan | string {
       }
       enable();
     }
-    const base = path.join(dir, `toolgate-${process.pid}`);
+    const base = path.join(dir, baseName());
     mkdirSync(base, { recursive: true });
     writeFileSync(path.join(base, 'cgroup.subtree_control'), wanted.map((c) => `+${c}`).join(' '));
     return { kind: 'v2', base, pids: wanted.includes('pids'), memory: wanted.includes('memory') };
@@ -93,11 +97,12 @@ function planV2(fs: CgroupFs, own: Map<string, string>): CgroupPlan | string {
 
 /** cgroup v1: a base directory under this process's own cgroup in the pids and the memory hierarchies. */
 function planV1(fs: CgroupFs, own: Map<string, string>): CgroupPlan | string {
+  const name = baseName();
   const base = (controller: string): string | null => {
     const mount = path.join(fs.root, controller);
     const rel = own.get(controller);
     if (rel === undefined || !existsSync(path.join(mount, 'cgroup.procs'))) return null;
-    const dir = path.join(mount, rel, `toolgate-${process.pid}`);
+    const dir = path.join(mount, rel, name);
     try {
       mkdirSync(dir, { recursive: true });
       return dir;

@@ -65,7 +65,9 @@ describe('run_command as root on a host with only cgroup v2', () => {
     expect(process.getuid?.()).toBe(0);
     expect((await fs.readFile(path.join(tree, 'cgroup.subtree_control'), 'utf8')).trim()).toBe('+pids +memory');
     const call = t.call('run_command', { command: 'while [ ! -e go ]; do sleep 0.05; done; echo went', timeout_s: 30 });
-    const base = path.join(tree, `toolgate-${process.pid}`);
+    const baseName = (await fs.readdir(tree)).find((e) => e.startsWith(`toolgate-${process.pid}-`));
+    expect(baseName).toBeDefined();
+    const base = path.join(tree, baseName as string);
     let run = '';
     for (let i = 0; i < 200 && !run; i++) {
       run = (await fs.readdir(base).catch(() => [])).find((e) => e.startsWith('run-')) ?? '';
