@@ -21,6 +21,8 @@ const DENIED_ENV = new Set(['LD_PRELOAD', 'LD_LIBRARY_PATH', 'LD_AUDIT', 'LD_DEB
 const MAX_ENV = 64;
 const MAX_COMMAND_CHARS = 16 * 1024;
 const MAX_STDIN_BYTES = 1024 * 1024;
+/** Paths one sandbox hides (each is a mount): a walk never enters a hidden directory, so this is a lot. */
+const MAX_HIDDEN = 4096;
 
 const Input = z
   .strictObject({
@@ -186,6 +188,9 @@ async function runOne(ctx: ToolContext, input: z.output<typeof Input>, exec: Exe
       }
     : root;
   const before = await snapshot(ws, walkRoot, walkSignal);
+  if (hidden.dirs.length + hidden.files.length > MAX_HIDDEN) {
+    throw new ToolError('ACCESS_DENIED', `The policy keeps ${hidden.dirs.length + hidden.files.length} paths of this project from this caller, more than a sandbox hides (${MAX_HIDDEN}); a rule on their directory hides them as one.`);
+  }
   if (allows && before.truncated) {
     throw new ToolError('ACCESS_DENIED', 'The policy keeps some paths of this project from this caller, and the project is too large to find them all (TOOLGATE_SEARCH_MAX_FILES, TOOLGATE_SEARCH_TIMEOUT_MS), so no command runs on it.');
   }
