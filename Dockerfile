@@ -41,9 +41,11 @@ FROM node:${NODE_MAJOR}-bookworm-slim AS runtime
 
 # tini as PID 1: forwards SIGTERM/SIGINT to node (graceful shutdown) and reaps
 # zombies. bubblewrap (and util-linux's prlimit) run run_command's sandbox when
-# TOOLGATE_EXEC=sandboxed (docs/run-command.md); off, they are never started.
+# TOOLGATE_EXEC=sandboxed; slirp4netns and nftables (with util-linux's unshare)
+# give a run its filtered network when TOOLGATE_EXEC_NETWORK=true
+# (docs/run-command.md); off, none of them is ever started.
 RUN apt-get update \
- && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends tini bubblewrap util-linux \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends tini bubblewrap util-linux slirp4netns nftables \
  && apt-get clean \
  && rm -rf /var/lib/apt/lists/*
 

@@ -29,6 +29,7 @@ import type { Resolver } from './web/fetch.js';
 import { webSettingsOf } from './web/settings.js';
 import { execSettingsOf, killAllRuns, releaseExec } from './exec/settings.js';
 import { probeSandbox } from './exec/sandbox.js';
+import type { CgroupFs } from './exec/cgroup.js';
 
 export const VERSION = '0.1.0';
 
@@ -68,6 +69,8 @@ export interface BuildOptions {
   tokens?: readonly TokenEntry[];
   /** Where open descriptors are named (tests of a machine without /proc); default /proc/self/fd. */
   fdDir?: string;
+  /** Where run_command looks for cgroups (tests of another host's layout); default /sys/fs/cgroup. */
+  cgroupFs?: CgroupFs;
   /** Where web_fetch and web_search resolve host names (tests of DNS failures); default the system resolver. */
   resolver?: Resolver;
 }
@@ -184,9 +187,10 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   const limits = limitsOf(config);
   if (opts.resolver && limits.web) limits.web = { ...limits.web, lookup: opts.resolver };
   const exec = limits.exec;
+  if (exec && opts.cgroupFs) exec.cgroupFs = opts.cgroupFs;
   if (exec && exec.mode === 'sandboxed') {
     // Never a command without its isolation: a sandbox that cannot be made here stops the start.
-    const cause = probeSandbox(exec);
+    const cause = await probeSandbox(exec);
     if (cause) throw new ConfigError(`TOOLGATE_EXEC=sandboxed: ${cause}. Fix that, or set TOOLGATE_EXEC=off.`);
   }
   const ops = await prepareOperations(config, { version: VERSION, instanceId, limits, auditStream: opts.auditStream, tokens: opts.tokens });

@@ -584,7 +584,7 @@ export interface paths {
         put?: never;
         /**
          * Run a command
-         * @description Run a command (tests, a linter, a build, a script) in a sandbox: the project is at /workspace (read-write, nothing else is writable but a fresh /tmp), no network, an empty environment plus PATH, HOME=/tmp, LANG and your env, limited time, CPU, memory, processes and file size. Answers exit_code, stdout and stderr (head and tail kept when long), and files_changed: what the command created, changed or removed in the project.
+         * @description Run a command (tests, a linter, a build, a script) in a sandbox: the project is at /workspace (read-write, nothing else is writable but a fresh /tmp), no network unless the operator allows it (and then never the service host), an empty environment plus PATH, HOME=/tmp, LANG and your env, limited time, CPU, memory, processes and file size. Answers exit_code, stdout and stderr (head and tail kept when long), and files_changed: what the command created, changed or removed in the project.
          *
          *     Risk: execute (high).
          */

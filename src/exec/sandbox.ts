@@ -4,12 +4,16 @@
 // system directories read-only, and rlimits set by prlimit inside before the command starts. The whole tree
 // dies with the bwrap process (--die-with-parent, PID 1 of the namespace), which is killed at the time limit,
 // on cancel and at shutdown.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, lstatSync, mkdirSync, readlinkSync, realpathSync, rmdirSync, writeFileSync } from 'node:fs';
+import type { Writable } from 'node:stream';
+import { existsSync, lstatSync, mkdirSync, readlinkSync, realpathSync, rmdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { ToolError } from '../errors.js';
 import { isInside } from '../workspace/workspace.js';
+import { hasPidsCgroup, makeRunCgroups, planCgroups, removeCgroups } from './cgroup.js';
+import { connectNetwork, LAUNCHER_STDIO, findNetworkTools, NET_FILES, networkLauncher, writeNetFiles } from './network.js';
 import type { ExecSettings } from './settings.js';
 
 /** Where the project is seen inside the sandbox. */
@@ -41,7 +45,10 @@ export interface SandboxSpec {
 /** The bwrap arguments for one run; the command itself runs under prlimit. */
 export function bwrapArgs(exec: ExecSettings, spec: SandboxSpec): string[] {
   const l = exec.limits;
-  const a = ['--unshare-user', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-net', '--unshare-cgroup-try'];
+  const a = ['--unshare-user', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try'];
+  // With the network on, bwrap starts inside the run's own network namespace, already wired and filtered
+  // (networkLauncher below); never the service's.
+  if (!(exec.network && exec.netTools)) a.push('--unshare-net');
   a.push('--uid', SANDBOX_UID, '--gid', SANDBOX_UID, '--hostname', 'sandbox');
   a.push('--die-with-parent', '--new-session', '--disable-userns', '--cap-drop', 'ALL');
   a.push('--clearenv', '--setenv', 'PATH', SANDBOX_PATH, '--setenv', 'HOME', '/tmp', '--setenv', 'LANG', 'C.UTF-8');
@@ -54,6 +61,7 @@ export function bwrapArgs(exec: ExecSettings, spec: SandboxSpec): string[] {
     else if (st.isDirectory()) a.push('--ro-bind', dir, dir);
   }
   for (const f of ETC_FILES) a.push('--ro-bind-try', f, f);
+  if (exec.network && exec.netFilesDir) for (const f of NET_FILES) a.push('--ro-bind', path.join(exec.netFilesDir, f), `/etc/${f}`);
   a.push('--proc', '/proc', '--dev', '/dev');
   a.push('--size', String(l.tmpBytes), '--tmpfs', '/tmp');
   a.push('--bind', spec.root, WORKSPACE_MOUNT);
@@ -61,9 +69,9 @@ export function bwrapArgs(exec: ExecSettings, spec: SandboxSpec): string[] {
   for (const f of spec.maskFiles) a.push('--ro-bind', '/dev/null', inside(spec.root, f));
   a.push('--chdir', spec.cwd);
   a.push('--', '/usr/bin/prlimit', `--cpu=${l.cpuS}`, `--data=${l.memoryBytes}`, `--fsize=${l.maxFileBytes}`, `--nofile=${l.maxOpenFiles}`, '--core=0');
-  // As root the kernel does not apply RLIMIT_NPROC (the pids cgroup bounds the run instead); otherwise it
-  // counts the processes of the sandbox's own user namespace.
-  if (!exec.pidsCgroup) a.push(`--nproc=${l.maxProcesses}`);
+  // A pids cgroup bounds the run where there is one (as root there must be: the kernel does not apply
+  // RLIMIT_NPROC to root's user namespaces); otherwise RLIMIT_NPROC counts the sandbox's own processes.
+  if (!hasPidsCgroup(exec.cgroups)) a.push(`--nproc=${l.maxProcesses}`);
   a.push('--', ...spec.argv);
   return a;
 }
@@ -100,43 +108,47 @@ export function inRoot(root: string, candidates: readonly string[]): string[] {
  * Checks at start that a sandbox can be made here and how the process count is bounded; returns the cause
  * when it cannot (the service then refuses to start: it never runs a command without its isolation).
  */
-export function probeSandbox(exec: ExecSettings): string | null {
+export async function probeSandbox(exec: ExecSettings): Promise<string | null> {
   if (process.platform !== 'linux') return `bubblewrap needs Linux (this is ${process.platform})`;
   if (!existsSync('/usr/bin/prlimit')) return '/usr/bin/prlimit (util-linux) is missing; the limits are set with it';
+  if (exec.network) {
+    const tools = findNetworkTools(process.env.PATH ?? '');
+    if (!Array.isArray(tools)) exec.netTools = tools;
+    const missing = Array.isArray(tools) ? tools : [];
+    if (missing.length > 0) return `TOOLGATE_EXEC_NETWORK=true needs ${missing.join(', ')} (Debian packages: util-linux, nftables, slirp4netns) to give commands a network whose egress is filtered, and ${missing.length === 1 ? 'it is' : 'they are'} missing; install ${missing.length === 1 ? 'it' : 'them'} or set TOOLGATE_EXEC_NETWORK=false`;
+  }
   const probeDir = path.join(os.tmpdir(), `toolgate-probe-${process.pid}-${randomBytes(4).toString('hex')}`);
   mkdirSync(probeDir, { recursive: true });
   try {
-    if (process.getuid?.() === 0) {
-      const cg = makePidsCgroupBase();
-      if (typeof cg !== 'string' || !cg.startsWith('/')) return cg ?? 'no pids cgroup';
-      exec.pidsCgroup = cg;
+    const { plan, why } = planCgroups(exec.cgroupFs);
+    exec.cgroups = plan;
+    if (process.getuid?.() === 0 && !hasPidsCgroup(plan)) {
+      return `the service runs as root, where the kernel does not apply RLIMIT_NPROC, and no pids cgroup can be created to bound the processes of a command (${why || 'no pids controller'}); give the service a delegated cgroup or run it as a non-root user`;
     }
-    const args = bwrapArgs(exec, { root: probeDir, maskDirs: [], maskFiles: [], cwd: WORKSPACE_MOUNT, env: {}, argv: ['/bin/sh', '-c', 'exit 0'] });
+    const args = bwrapArgs({ ...exec, network: false }, { root: probeDir, maskDirs: [], maskFiles: [], cwd: WORKSPACE_MOUNT, env: {}, argv: ['/bin/sh', '-c', 'exit 0'] });
     const r = spawnSync('bwrap', args, { encoding: 'utf8', timeout: 10_000, stdio: ['ignore', 'ignore', 'pipe'] });
     if (r.error) return (r.error as NodeJS.ErrnoException).code === 'ENOENT' ? 'bwrap (bubblewrap) is not installed' : `bwrap could not run: ${r.error.message}`;
     if (r.status !== 0) return `bwrap could not create the sandbox (exit ${String(r.status)}): ${r.stderr.trim().slice(0, 300) || 'no message'} (user namespaces may be disabled, or a seccomp profile refuses them; docs/run-command.md)`;
+    if (exec.network) return await probeNetwork(exec, probeDir);
     return null;
   } finally {
     rmdirSync(probeDir);
   }
 }
 
-/**
- * As root the kernel exempts the sandbox from RLIMIT_NPROC, so each run gets its own pids cgroup (v1
- * controller mounted at /sys/fs/cgroup/pids): returns the directory the runs are created under, or why not.
- */
-function makePidsCgroupBase(): string {
-  const mount = '/sys/fs/cgroup/pids';
-  if (!existsSync(path.join(mount, 'pids.max')) && !existsSync(path.join(mount, 'cgroup.procs'))) {
-    return 'the service runs as root, where the kernel does not apply RLIMIT_NPROC, and no pids cgroup (v1, /sys/fs/cgroup/pids) is writable to bound the processes of a command; run the service as a non-root user';
-  }
-  const base = path.join(mount, `toolgate-${process.pid}`);
+/** One networked run of a command that checks its interface is up: the whole path a command's network takes. */
+async function probeNetwork(exec: ExecSettings, probeDir: string): Promise<string | null> {
+  const dir = path.join(os.tmpdir(), `toolgate-net-${process.pid}-${randomBytes(4).toString('hex')}`);
+  writeNetFiles(dir);
+  exec.netFilesDir = dir;
+  const spec = { root: probeDir, maskDirs: [], maskFiles: [], cwd: WORKSPACE_MOUNT, env: {}, argv: ['/bin/sh', '-c', 'grep -q "tap0:" /proc/net/dev'] };
   try {
-    mkdirSync(base, { recursive: true });
-  } catch (err) {
-    return `the service runs as root, where the kernel does not apply RLIMIT_NPROC, and ${base} cannot be created (${(err as NodeJS.ErrnoException).code ?? 'error'}); run the service as a non-root user`;
+    const r = await runSandboxed(exec, spec, { timeoutMs: 10_000, stdin: undefined, signal: new AbortController().signal });
+    if (r.exitCode === 0) return null;
+    return `TOOLGATE_EXEC_NETWORK=true: a probe run did not get its network (${r.stoppedBy ?? `exit ${String(r.exitCode)}`}): ${r.stderr.text.trim().slice(0, 300) || 'no message'}`;
+  } catch (e) {
+    return `TOOLGATE_EXEC_NETWORK=true: ${(e as Error).message} (slirp4netns and nft must be able to work in a new user namespace; docs/run-command.md, "Network")`;
   }
-  return base;
 }
 
 export interface CapturedOutput {
@@ -206,29 +218,28 @@ export interface RunOutcome {
   stoppedBy: StopReason | null;
 }
 
-let runSeq = 0;
-
 /** Output one run streams to its caller; past it only the answer's head and tail tell the rest. */
 export const STREAM_BUDGET_BYTES = 1024 * 1024;
 
 /** Runs one command in the sandbox to its end (or until it is stopped); never throws for the command's own failure. */
 export async function runSandboxed(exec: ExecSettings, spec: SandboxSpec, opts: RunOptions): Promise<RunOutcome> {
+  if (exec.network && !exec.netTools) throw new ToolError('EXECUTION_ERROR', "The command's network was not set up at start (TOOLGATE_EXEC_NETWORK); no command runs without it.");
   const args = bwrapArgs(exec, spec);
-  let cgroup: string | null = null;
-  if (exec.pidsCgroup) {
-    cgroup = path.join(exec.pidsCgroup, `run-${++runSeq}-${randomBytes(3).toString('hex')}`);
-    mkdirSync(cgroup);
-    writeFileSync(path.join(cgroup, 'pids.max'), String(exec.limits.maxProcesses + 2));
-  }
-  // A small shell becomes bwrap after it made the run the out-of-memory killer's first choice (the limits
-  // bound each process, not their sum: under memory pressure a command dies before the service) and, as
-  // root, joined the run's pids cgroup, so that every process of the run is born inside it.
-  const join = cgroup ? 'echo $$ > "$0/cgroup.procs" && ' : '';
-  const command = '/bin/sh';
-  const argv = ['-c', `echo 1000 > /proc/self/oom_score_adj && ${join}exec bwrap "$@"`, cgroup ?? 'sh', ...args];
+  const cgroups = exec.cgroups ? makeRunCgroups(exec.cgroups, exec.limits) : null;
+  // A small shell becomes bwrap after it made the run the out-of-memory killer's first choice (under
+  // memory pressure a command dies before the service) and joined the run's cgroups, so that every process
+  // of the run is born inside them. With the network on it becomes the launcher of src/exec/network.ts
+  // first, which becomes bwrap once wired.
+  const join = (cgroups?.procs ?? []).map((f) => `echo $$ > '${f.replace(/'/g, `'\\''`)}' && `).join('');
+  const launch = exec.network && exec.netTools ? networkLauncher(exec.netTools, ['bwrap', ...args]) : ['bwrap', ...args];
+  const argv = ['-c', `echo 1000 > /proc/self/oom_score_adj && ${join}exec "$@"`, 'sh', ...launch];
   const started = performance.now();
-  const child = spawn(command, argv, { stdio: ['pipe', 'pipe', 'pipe'], env: { PATH: SANDBOX_PATH } });
+  const child = spawn('/bin/sh', argv, { stdio: ['pipe', 'pipe', 'pipe', ...(exec.network ? LAUNCHER_STDIO : [])], env: { PATH: SANDBOX_PATH } });
   exec.running.add(child);
+  const closed = new Promise<{ code: number | null; sig: NodeJS.Signals | null }>((resolve) => {
+    child.on('error', () => resolve({ code: null, sig: null }));
+    child.on('close', (c, s) => resolve({ code: c, sig: s }));
+  });
   const out = new HeadTail(exec.limits.outputMaxBytes);
   const err = new HeadTail(exec.limits.outputMaxBytes);
   let streamed = 0;
@@ -276,16 +287,27 @@ export async function runSandboxed(exec: ExecSettings, spec: SandboxSpec, opts: 
       }, 1000)
     : null;
 
-  const { code, sig } = await new Promise<{ code: number | null; sig: NodeJS.Signals | null }>((resolve) => {
-    child.on('error', () => resolve({ code: null, sig: null }));
-    child.on('close', (c, s) => resolve({ code: c, sig: s }));
-  });
+  let slirp: ChildProcess | null = null;
+  let networkError: string | null = null;
+  if (exec.network && exec.netTools) {
+    try {
+      slirp = await connectNetwork(exec.netTools, child, closed, () => err.result().text);
+    } catch (e) {
+      networkError = (e as Error).message;
+      child.kill('SIGKILL');
+      (child.stdio[4] as Writable | null)?.destroy();
+    }
+  }
+  const { code, sig } = await closed;
+  slirp?.kill('SIGKILL');
   clearTimeout(timer);
   if (poll) clearInterval(poll);
   opts.signal.removeEventListener('abort', onAbort);
   exec.running.delete(child);
   if (!stoppedBy && exec.closing) stoppedBy = 'shutdown';
-  if (cgroup) removeCgroup(cgroup);
+  if (cgroups) removeCgroups(cgroups.dirs);
+  // The sandbox itself could not be made (not the command's failure, and never run without it).
+  if (networkError && !stoppedBy) throw new ToolError('EXECUTION_ERROR', `The command's sandbox could not be made: ${networkError}`);
   const durationMs = performance.now() - started;
   // bwrap answers 128+N when the command died of signal N, as a shell does.
   const signal = sig ?? (code !== null && code > 128 && code < 128 + 65 ? signalName(code - 128) : null);
@@ -297,11 +319,3 @@ function signalName(n: number): string | null {
   return null;
 }
 
-/** A run's cgroup goes once its processes are gone (they die with bwrap; a few tries while the kernel reaps them). */
-function removeCgroup(dir: string, tries = 20): void {
-  try {
-    rmdirSync(dir);
-  } catch {
-    if (tries > 0) setTimeout(() => removeCgroup(dir, tries - 1), 100).unref();
-  }
-}

@@ -2,8 +2,9 @@
 // src/app.ts limitsOf; the contract is docs/run-command.md.
 import type { Config } from '../config.js';
 import type { ChildProcess } from 'node:child_process';
-import { readdirSync, rmdirSync } from 'node:fs';
-import path from 'node:path';
+import type { NetworkTools } from './network.js';
+import { rmSync } from 'node:fs';
+import { releaseCgroups, SYSTEM_CGROUP_FS, type CgroupFs, type CgroupPlan } from './cgroup.js';
 
 export interface ExecLimits {
   concurrency: number;
@@ -22,12 +23,20 @@ export interface ExecLimits {
 export interface ExecSettings {
   mode: 'off' | 'sandboxed';
   limits: ExecLimits;
+  /** TOOLGATE_EXEC_NETWORK: a user-mode network with egress rules instead of an empty network namespace. */
+  network: boolean;
+  /** Set by the start-up probe with the network on: a directory holding the sandbox's resolv.conf and hosts. */
+  netFilesDir: string | null;
+  /** Set by the start-up probe with the network on: where unshare, nft and slirp4netns are. */
+  netTools: NetworkTools | null;
   /** Files the sandbox must never show although they may lie inside a project (tokens, policy). */
   hiddenFiles: readonly string[];
   /** The sandboxes running now: killed at shutdown (one set per app, so one app's close spares another's runs). */
   readonly running: Set<ChildProcess>;
-  /** Set by the start-up probe: how the process count is bounded (a pids cgroup directory as root, else rlimit). */
-  pidsCgroup: string | null;
+  /** Where cgroups are looked for (the system's; tests give a tree of their own). */
+  cgroupFs: CgroupFs;
+  /** Set by the start-up probe: the runs' cgroups (pids and memory), or null where none can be made. */
+  cgroups: CgroupPlan | null;
   /** Calls between their start and their answer (TOOLGATE_EXEC_CONCURRENCY). */
   active: number;
   /** Set at shutdown: runs killed then say so. */
@@ -37,6 +46,9 @@ export interface ExecSettings {
 export function execSettingsOf(config: Config): ExecSettings {
   return {
     mode: config.exec,
+    network: config.execNetwork,
+    netFilesDir: null,
+    netTools: null,
     limits: {
       concurrency: config.execConcurrency,
       timeoutS: config.execTimeoutS,
@@ -52,28 +64,17 @@ export function execSettingsOf(config: Config): ExecSettings {
     },
     hiddenFiles: [config.tokensFile, config.policy].filter((f): f is string => typeof f === 'string'),
     running: new Set(),
-    pidsCgroup: null,
+    cgroupFs: SYSTEM_CGROUP_FS,
+    cgroups: null,
     closing: false,
     active: 0,
   };
 }
 
-/**
- * Removes the pids cgroup the probe made (app close), once the runs' own cgroups are gone: the kernel
- * refuses to remove a cgroup that still has processes or children, so it is tried a few times.
- */
+/** Removes what the probe made (app close): the network files and the runs' base cgroups. */
 export async function releaseExec(exec: ExecSettings): Promise<void> {
-  const base = exec.pidsCgroup;
-  if (!base) return;
-  for (let i = 0; i < 50; i++) {
-    try {
-      for (const e of readdirSync(base, { withFileTypes: true })) if (e.isDirectory()) rmdirSync(path.join(base, e.name));
-      rmdirSync(base);
-      return;
-    } catch {
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
+  if (exec.netFilesDir) rmSync(exec.netFilesDir, { recursive: true, force: true });
+  if (exec.cgroups) await releaseCgroups(exec.cgroups);
 }
 
 /** Kills every sandbox still running (service shutdown): --die-with-parent takes their process trees along. */

@@ -273,7 +273,7 @@ export class PolicyService {
    * reaches what is under it (docs/policy.md, "Walks, searches and listings"). A viewing call's walk also
    * leaves out what a read may not see.
    */
-  private filterWalk(tool: ToolDefinition, p: ResolvedPath, switches: SwitchStates, startApproved: boolean, viewing: boolean): void {
+  private filterWalk(tool: ToolDefinition, p: ResolvedPath, switches: SwitchStates, startApproved: boolean, viewing: boolean, input: Record<string, unknown>): void {
     if (!p.stat?.isDirectory()) return;
     const ruled = (t: { name: string; risk: Risk }) => {
       const view = toolPolicyView(this.policy, t, switches);
@@ -281,7 +281,9 @@ export class PolicyService {
     };
     if (!ruled(tool) && !(viewing && ruled(READ))) return;
     const policy = this.policy;
-    const at = (t: { name: string; risk: Risk }, realRel: string) => evaluate(policy, { tool: t.name, risk: t.risk, realRel, switches });
+    // The call's command words (run_command) decide each entry as they decided the call: a `commands:` rule matches there too.
+    const command = tool.commandWords?.(input);
+    const at = (t: { name: string; risk: Risk }, realRel: string) => evaluate(policy, { ...(t === tool && command !== undefined && { command }), tool: t.name, risk: t.risk, realRel, switches });
     p.allowsEntry = (realRel) => {
       const d = viewing ? strictest([at(tool, realRel), at(READ, realRel)]).decision : at(tool, realRel).decision;
       return d === 'allow' || (d === 'ask' && startApproved);
@@ -319,7 +321,7 @@ export class PolicyService {
       const denied = denialError(d);
       if (denied) throw denied;
       if (d.decision === 'ask' && !cleared) await clear(p, d);
-      this.filterWalk(tool, p, switches, d.decision === 'ask', viewing);
+      this.filterWalk(tool, p, switches, d.decision === 'ask', viewing, input);
     };
     /** Spends the repeat's approval on the path that asks (the first one; the approval covers the call), or asks. */
     const clear = async (p: ResolvedPath, d: PolicyDecision): Promise<void> => {

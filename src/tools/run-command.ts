@@ -1,7 +1,9 @@
 // run_command: one command (tests, a linter, a build) in the bubblewrap sandbox of src/exec/, with the
 // project at /workspace. Off unless the operator sets TOOLGATE_EXEC=sandboxed; the contract is
 // docs/run-command.md.
+import { lstatSync } from 'node:fs';
 import fs from 'node:fs/promises';
+import path from 'node:path';
 import { z } from 'zod';
 import { ToolError } from '../envelope.js';
 import { clearSetIdBits, compare, MAX_CHANGES_LISTED, projectBytes, snapshot, type FileChange } from '../exec/changes.js';
@@ -19,6 +21,8 @@ const DENIED_ENV = new Set(['LD_PRELOAD', 'LD_LIBRARY_PATH', 'LD_AUDIT', 'LD_DEB
 const MAX_ENV = 64;
 const MAX_COMMAND_CHARS = 16 * 1024;
 const MAX_STDIN_BYTES = 1024 * 1024;
+/** Paths one sandbox hides (each is a mount): a walk never enters a hidden directory, so this is a lot. */
+const MAX_HIDDEN = 4096;
 
 const Input = z
   .strictObject({
@@ -96,6 +100,15 @@ export function commandWords(input: { command?: string | undefined; argv?: reado
   return PLAIN_WORDS.test(line) ? line.split(/\s+/) : null;
 }
 
+/** A hidden symbolic link stays: its target is decided by its own path, and /dev/null cannot be bound over a link. */
+function notSymlink(p: string): boolean {
+  try {
+    return !lstatSync(p).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
 function execOf(limits: { exec?: ExecSettings }): ExecSettings {
   const exec = limits.exec;
   if (!exec || exec.mode === 'off') throw new ToolError('NOT_FOUND', 'run_command is off on this service (TOOLGATE_EXEC=off); the operator enables it with TOOLGATE_EXEC=sandboxed (docs/run-command.md).');
@@ -106,7 +119,7 @@ export const runCommand = defineTool({
   name: 'run_command',
   title: 'Run command',
   description:
-    'Run a command (tests, a linter, a build, a script) in a sandbox: the project is at /workspace (read-write, nothing else is writable but a fresh /tmp), no network, an empty environment plus PATH, HOME=/tmp, LANG and your env, limited time, CPU, memory, processes and file size. Answers exit_code, stdout and stderr (head and tail kept when long), and files_changed: what the command created, changed or removed in the project.',
+    'Run a command (tests, a linter, a build, a script) in a sandbox: the project is at /workspace (read-write, nothing else is writable but a fresh /tmp), no network unless the operator allows it (and then never the service host), an empty environment plus PATH, HOME=/tmp, LANG and your env, limited time, CPU, memory, processes and file size. Answers exit_code, stdout and stderr (head and tail kept when long), and files_changed: what the command created, changed or removed in the project.',
   risk: 'execute',
   riskLevel: 'high',
   openWorld: false,
@@ -114,6 +127,9 @@ export const runCommand = defineTool({
   example: { command: 'ls -la' },
   output: Output,
   offered: (config) => config.exec !== 'off',
+  // A command can read the whole project: it is decided like a read as well, and what a read may not see
+  // (the walk leaves it out) is hidden inside the sandbox (docs/run-command.md, "Path rules").
+  viewing: () => true,
   commandWords: (input) => commandWords(input),
   approvalPreview: (input) => ({
     summary: `Run '${commandText(input).slice(0, 200)}' in '${input.cwd}'.`,
@@ -157,13 +173,33 @@ async function runOne(ctx: ToolContext, input: z.output<typeof Input>, exec: Exe
   const timeoutMs = Math.min(input.timeout_s ?? limits.timeoutS, limits.timeoutS) * 1000;
   // The walks must finish even when the call's own signal has fired (the answer says what the command did).
   const walkSignal = new AbortController().signal;
-  const before = await snapshot(ws, root, walkSignal);
+  // The entries the policy keeps from this caller are the ones the walk leaves out: recorded while it walks,
+  // then hidden in the sandbox (a directory under an empty tmpfs, a file under /dev/null).
+  const hidden = { dirs: [] as string[], files: [] as string[] };
+  const allows = root.allowsEntry;
+  const walkRoot = allows
+    ? {
+        ...root,
+        allowsEntry: (realRel: string, isDir: boolean) => {
+          const ok = allows(realRel, isDir);
+          if (!ok) (isDir ? hidden.dirs : hidden.files).push(path.join(ws.root, realRel));
+          return ok;
+        },
+      }
+    : root;
+  const before = await snapshot(ws, walkRoot, walkSignal);
+  if (hidden.dirs.length + hidden.files.length > MAX_HIDDEN) {
+    throw new ToolError('ACCESS_DENIED', `The policy keeps ${hidden.dirs.length + hidden.files.length} paths of this project from this caller, more than a sandbox hides (${MAX_HIDDEN}); a rule on their directory hides them as one.`);
+  }
+  if (allows && before.truncated) {
+    throw new ToolError('ACCESS_DENIED', 'The policy keeps some paths of this project from this caller, and the project is too large to find them all (TOOLGATE_SEARCH_MAX_FILES, TOOLGATE_SEARCH_TIMEOUT_MS), so no command runs on it.');
+  }
   const cwd = dir.realRel === '.' ? WORKSPACE_MOUNT : `${WORKSPACE_MOUNT}/${dir.realRel}`;
   const argv = input.command !== undefined ? ['/bin/sh', '-c', input.command] : (input.argv as string[]);
   const quota = limits.quotaBytes;
   const outcome = await runSandboxed(
     exec,
-    { root: ws.root, maskDirs: inRoot(ws.root, [ws.stateDir]), maskFiles: inRoot(ws.root, exec.hiddenFiles), cwd, env, argv },
+    { root: ws.root, maskDirs: [...inRoot(ws.root, [ws.stateDir]), ...hidden.dirs], maskFiles: [...inRoot(ws.root, exec.hiddenFiles), ...hidden.files.filter(notSymlink)], cwd, env, argv },
     {
       timeoutMs,
       stdin: input.stdin,

@@ -303,8 +303,12 @@ function cancelledRequestOf(body: unknown): unknown {
   return msg && typeof msg === 'object' && msg.method === 'notifications/cancelled' ? msg.params?.requestId : undefined;
 }
 
-function callKey(actor: string | null, ip: string, id: unknown): string {
-  return `${actor ?? `ip:${ip}`}\n${JSON.stringify(id)}`;
+/**
+ * A call's key among those in flight: the caller (token, else address) and its session, so that two
+ * clients at one address (whose JSON-RPC ids coincide) neither cancel nor shadow each other's calls.
+ */
+function callKey(actor: string | null, ip: string, session: string | string[] | undefined, id: unknown): string {
+  return `${actor ?? `ip:${ip}`}\n${typeof session === 'string' ? session : ''}\n${JSON.stringify(id)}`;
 }
 
 function toolCallNameOf(body: unknown): string | null {
@@ -320,10 +324,16 @@ function toolCallNameOf(body: unknown): string | null {
  * transport does not validate it. A client that claims it falsely only makes its own call wait.
  */
 const ELICITING_SESSION = 'tg-e1-';
+/** The session id of every other client: it keys the client's calls for notifications/cancelled. */
+const PLAIN_SESSION = 'tg-s1-';
 /** JSON-RPC ids of the elicitation requests this door sends: the answer names its approval on any replica. */
 const ANSWER_ID = 'toolgate-approval:';
 /** The longest an HTTP call waits for its person's answer (SPEC §6: 30 s, as over WebSocket). */
 const MAX_ELICIT_WAIT_S = 30;
+
+function isInitialize(body: unknown): boolean {
+  return !!body && typeof body === 'object' && !Array.isArray(body) && (body as { method?: unknown }).method === 'initialize';
+}
 
 /** Whether a POST is an initialize whose client can answer form elicitation (an empty capability means form). */
 function initializeWithElicitation(body: unknown): boolean {
@@ -391,7 +401,8 @@ export async function registerMcp(app: FastifyInstance, opts: McpHttpOptions): P
   /**
    * Tool calls in flight on this replica, by caller and JSON-RPC id: stateless, a client's
    * notifications/cancelled comes on a POST of its own, and is routed here to stop its call (run_command
-   * kills its command). Only the same caller (token, else client address) reaches its own calls.
+   * kills its command). Only the same caller (token, else client address) in the same session reaches its
+   * own calls.
    */
   const inFlight = new Map<string, AbortController>();
 
@@ -400,7 +411,7 @@ export async function registerMcp(app: FastifyInstance, opts: McpHttpOptions): P
     const auth = await pipeline.authenticate(req.headers.authorization, req.ip);
     if (auth.ok) {
       const cancelled = cancelledRequestOf(req.body);
-      const running = cancelled === undefined ? undefined : inFlight.get(callKey(auth.principal?.id ?? null, req.ip, cancelled));
+      const running = cancelled === undefined ? undefined : inFlight.get(callKey(auth.principal?.id ?? null, req.ip, req.headers['mcp-session-id'], cancelled));
       if (running) {
         running.abort();
         return reply.code(202).send();
@@ -437,7 +448,7 @@ export async function registerMcp(app: FastifyInstance, opts: McpHttpOptions): P
     const base = httpCaller(req);
     const switches = base.switches;
     const callId = toolCallNameOf(req.body) !== null ? (req.body as { id?: unknown }).id : undefined;
-    const key = callId === undefined ? null : callKey(auth.principal?.id ?? null, req.ip, callId);
+    const key = callId === undefined ? null : callKey(auth.principal?.id ?? null, req.ip, req.headers['mcp-session-id'], callId);
     const cancel = key === null || inFlight.has(key) ? null : new AbortController();
     if (key !== null && cancel) {
       inFlight.set(key, cancel);
@@ -461,6 +472,7 @@ export async function registerMcp(app: FastifyInstance, opts: McpHttpOptions): P
     });
     // The transport writes the head later and keeps headers set here (it sets no session id when stateless).
     if (mayElicit && initializeWithElicitation(req.body)) reply.raw.setHeader('mcp-session-id', `${ELICITING_SESSION}${randomUUID()}`);
+    else if (isInitialize(req.body)) reply.raw.setHeader('mcp-session-id', `${PLAIN_SESSION}${randomUUID()}`);
     reply.hijack();
     reply.raw.on('close', () => {
       void transport.close();

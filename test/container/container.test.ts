@@ -5,6 +5,9 @@
 // directory owned by uid 1000 at /workspace, a read-only tokens file) on the host network, and drives
 // it over HTTP from the host: write, read, edit, a CONFLICT, /metrics, /readyz; then the process's
 // identity and file-system limits, and SIGTERM -> a clean exit 0 with the audit chain on the volume.
+// A second container runs with TOOLGATE_EXEC=sandboxed and the security settings the Helm chart gives a pod
+// with exec.enabled (read from helm/toolgate/values.yaml), and runs commands for real in bubblewrap, with
+// the network on; without those settings the service refuses to start and says why.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -15,6 +18,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
 import { hashToken } from '../../src/ops/auth.js';
 import { verifyAuditFile } from '../../src/ops/audit.js';
 
@@ -305,5 +309,117 @@ describe('toolgate container image', () => {
     // One line per tool call: the request without a token (refused at the door), write, read, edit, the
     // CONFLICT and the refused escape.
     expect(lines).toBe(6);
+  });
+});
+
+interface ChartSecurity {
+  securityContext: { runAsUser: number; runAsGroup: number; readOnlyRootFilesystem: boolean; allowPrivilegeEscalation: boolean; capabilities: { drop: string[]; add?: string[] } };
+  exec: { seccompProfile: { type: string }; appArmorProfile: { type: string }; procMount: string };
+}
+
+/**
+ * The podman flags that give a container what the chart gives the pod with exec.enabled (its
+ * securityContext with exec's seccomp, AppArmor and procMount settings): non-root, read-only, no
+ * capabilities, no privilege escalation, and the three settings the sandbox needs (docs/run-command.md).
+ */
+async function chartExecFlags(): Promise<string[]> {
+  const values = parseYaml(await fs.readFile(path.join(REPO, 'helm/toolgate/values.yaml'), 'utf8')) as ChartSecurity;
+  const sc = values.securityContext;
+  const flags = ['--user', `${sc.runAsUser}:${sc.runAsGroup}`];
+  if (sc.readOnlyRootFilesystem) flags.push('--read-only');
+  flags.push(...sc.capabilities.drop.flatMap((c) => ['--cap-drop', c]), ...(sc.capabilities.add ?? []).flatMap((c) => ['--cap-add', c]));
+  if (!sc.allowPrivilegeEscalation) flags.push('--security-opt', 'no-new-privileges');
+  if (values.exec.seccompProfile.type === 'Unconfined') flags.push('--security-opt', 'seccomp=unconfined');
+  if (values.exec.appArmorProfile.type === 'Unconfined') flags.push('--security-opt', 'apparmor=unconfined');
+  if (values.exec.procMount === 'Unmasked') flags.push('--security-opt', 'unmask=/proc/*');
+  return flags;
+}
+
+describe('run_command in the container, with the chart\'s exec settings', () => {
+  const execName = `${name}-exec`;
+  const runner = `tg_container_runner_${randomBytes(16).toString('hex')}`;
+  let execWs = '';
+  let execBase = '';
+  let execStarted = false;
+
+  const execLogs = async () => {
+    const r = await run(PODMAN, ['logs', execName], { timeoutMs: 20_000 });
+    return `${r.stdout}${r.stderr}`;
+  };
+
+  async function runCommand(body: unknown): Promise<{ status: number; body: Envelope }> {
+    const res = await fetch(`${execBase}/v1/tools/run_command`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${runner}` }, body: JSON.stringify(body) });
+    return { status: res.status, body: (await res.json()) as Envelope };
+  }
+
+  beforeAll(async () => {
+    execWs = path.join(work, 'exec-ws');
+    await fs.mkdir(execWs, { mode: 0o755 });
+    await fs.chown(execWs, 1000, 1000);
+    const tokens = path.join(work, 'exec-tokens.yaml');
+    await fs.writeFile(tokens, `- id: container-runner\n  sha256: ${hashToken(runner)}\n  projects: ["*"]\n  risks: [read, write, execute]\n`, { mode: 0o644 });
+    const execPort = await freePort();
+    execBase = `http://127.0.0.1:${execPort}`;
+    const common = [
+      '--tmpfs', '/tmp:rw,size=64m',
+      '--network=host',
+      '-v', `${execWs}:/workspace`,
+      '-v', `${tokens}:/etc/toolgate/tokens.yaml:ro`,
+      '-e', 'TOOLGATE_TOKENS_FILE=/etc/toolgate/tokens.yaml',
+      '-e', `TOOLGATE_PORT=${execPort}`,
+      '-e', 'TOOLGATE_AUDIT_STDOUT=false',
+      '-e', 'TOOLGATE_EXEC=sandboxed',
+    ];
+
+    // Without the chart's settings: the start-up probe fails and the service refuses to start, naming why.
+    const refused = await run(PODMAN, ['run', '--rm', '--read-only', ...common, IMAGE], { timeoutMs: 60_000 });
+    expect(refused.code).not.toBe(0);
+    expect(refused.stdout + refused.stderr).toMatch(/TOOLGATE_EXEC=sandboxed: bwrap could not create the sandbox/);
+
+    // The network needs the TUN device for slirp4netns (docs/run-command.md, "Deployment").
+    await podman(['run', '-d', '--name', execName, ...(await chartExecFlags()), '--device', '/dev/net/tun', ...common, '-e', 'TOOLGATE_EXEC_NETWORK=true', IMAGE]);
+    execStarted = true;
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const state = await podman(['inspect', '--format', '{{.State.Status}}', execName]);
+      if (state !== 'running') throw new Error(`the exec container is ${state} before it was ready:\n${tail(await execLogs())}`);
+      if (await fetch(`${execBase}/readyz`).then((r) => r.status === 200, () => false)) break;
+      if (Date.now() > deadline) throw new Error(`/readyz not 200 within 30 s:\n${tail(await execLogs())}`);
+      await sleep(200);
+    }
+  });
+
+  afterAll(async () => {
+    if (execStarted) await run(PODMAN, ['rm', '-f', '-t', '0', execName], { timeoutMs: 60_000 });
+  });
+
+  it('runs a command in bubblewrap: the project at /workspace, uid 1000, its own PID namespace, the file on the volume', async () => {
+    const r = await runCommand({ command: 'echo made > made.txt; id -u; pwd; cat /proc/1/cmdline | tr "\\0" " "; echo; ls /proc | grep -c "^[0-9]"' });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(r.body.status).toBe('success');
+    const data = r.body.data as { exit_code: number; stdout: string; files_changed: { path: string; change: string }[] };
+    expect(data.exit_code).toBe(0);
+    const [uid, cwd, init] = data.stdout.split('\n');
+    expect(uid).toBe('1000');
+    expect(cwd).toBe('/workspace');
+    // PID 1 is bwrap's own init, not tini or the service: the service's processes are not visible.
+    expect(init).not.toMatch(/tini|node/);
+    expect(data.files_changed).toEqual([expect.objectContaining({ path: 'made.txt', change: 'created' })]);
+    expect(await fs.readFile(path.join(execWs, 'made.txt'), 'utf8')).toBe('made\n');
+    expect((await fs.stat(path.join(execWs, 'made.txt'))).uid).toBe(1000);
+  });
+
+  it('gives the command a network that refuses the service\'s port and the metadata address', async () => {
+    const port = new URL(execBase).port;
+    const probe = (host: string, p: string | number) =>
+      `node -e "require('net').connect(${p}, '${host}').on('connect', () => { console.log('OPEN ${host}'); process.exit(0); }).on('error', (e) => { console.log('SHUT ${host}', e.code); process.exit(0); })"`;
+    // The container shares the host's network here: the service listens on the host's address too.
+    const hostAddress = Object.values(os.networkInterfaces()).flatMap((l) => l ?? []).find((a) => !a.internal && a.family === 'IPv4')?.address ?? '127.0.0.1';
+    const r = await runCommand({ command: `grep -c tap0 /proc/net/route; ${probe('127.0.0.1', port)}; ${probe('10.0.2.2', port)}; ${probe(hostAddress, port)}; ${probe('169.254.169.254', 80)}`, timeout_s: 20 });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    const out = (r.body.data as { stdout: string }).stdout;
+    expect(Number(out.split('\n')[0])).toBeGreaterThan(0);
+    expect(out).not.toContain('OPEN');
+    expect(out.match(/SHUT/g)?.length).toBe(4);
   });
 });

@@ -298,6 +298,28 @@ describe('the web tools in the chart', () => {
   });
 });
 
+describe('run_command in the chart', () => {
+  const d = () => templates.find((t) => t.file === 'deployment.yaml')!.source;
+
+  it('exec.enabled sets TOOLGATE_EXEC=sandboxed and the security settings the sandbox needs, nothing more', () => {
+    const src = d();
+    expect(src).toMatch(/if \.Values\.exec\.enabled \}\}\n\s+- name: TOOLGATE_EXEC\n\s+value: "sandboxed"/);
+    expect(src).toMatch(/name: TOOLGATE_EXEC_NETWORK\n\s+value: \{\{ \.Values\.exec\.network \| toString \| quote \}\}/);
+    for (const key of ['seccompProfile', 'appArmorProfile', 'procMount']) expect(src).toContain(`set $securityContext "${key}" .Values.exec.${key}`);
+    expect(src).toMatch(/if \.Values\.exec\.enabled \}\}\n(?:.*\n)?\s+hostUsers: \{\{ \.Values\.exec\.hostUsers \}\}/);
+    const exec = defaults.exec as Values;
+    expect(exec).toMatchObject({ enabled: false, network: false, seccompProfile: { type: 'Unconfined' }, appArmorProfile: { type: 'Unconfined' }, procMount: 'Unmasked', hostUsers: false });
+    // No capability, no privilege escalation, non-root: the sandbox needs none of them.
+    expect(defaults.securityContext).toMatchObject({ allowPrivilegeEscalation: false, privileged: false, capabilities: { drop: ['ALL'] }, runAsNonRoot: true });
+  });
+
+  it('refuses exec values the cluster would refuse', () => {
+    for (const over of [{ exec: { procMount: 'Open' } }, { exec: { hostUsers: 'no' } }, { exec: { network: 'yes' } }]) {
+      expect(validate(coalesce(defaults, over)), JSON.stringify(over)).toBe(false);
+    }
+  });
+});
+
 describe('the scope tracking of the template scan', () => {
   it('resolves relative references and rejects unbalanced blocks', () => {
     const src = '{{- with .Values.a }}{{ .b | quote }}{{ with .c }}{{ .d }}{{ end }}{{ range .e }}{{ .f }}{{ end }}{{ end }}{{ $.Values.g.h }}';

@@ -5,6 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -185,6 +186,29 @@ describe('run_command against hostile commands', () => {
     const leaked = r.data.stdout.includes('CONNECTED') || listenerHits !== before;
     record('connect to 127.0.0.1 listener, service port, metadata', leaked, r.data.stderr.split('\n').filter((l) => l.includes('Error')).slice(0, 1).join('') || `exit ${r.data.exit_code}`);
     expect(leaked).toBe(false);
+    expect(await answersRead()).toBe(true);
+  });
+
+  it("with the network on (TOOLGATE_EXEC_NETWORK), cannot reach the host's loopback, the service's port on any host address or the metadata address", async () => {
+    const tokensFile = path.join(p1, 'tokens.yaml');
+    const netApp = await buildApp(
+      loadConfig({ TOOLGATE_ROOT: p1, TOOLGATE_PROJECTS_ROOT: path.join(base, 'projects'), TOOLGATE_TOKENS_FILE: tokensFile, TOOLGATE_AUDIT_STDOUT: 'false', TOOLGATE_RATE_LIMIT: '0', TOOLGATE_EXEC: 'sandboxed', TOOLGATE_EXEC_NETWORK: 'true', TOOLGATE_EXEC_MIN_FREE_BYTES: '0' }),
+    );
+    try {
+      await netApp.listen({ host: '0.0.0.0', port: 0 });
+      const netPort = (netApp.server.address() as net.AddressInfo).port;
+      const host = Object.values(os.networkInterfaces()).flatMap((l) => l ?? []).find((a) => !a.internal && a.family === 'IPv4')?.address ?? '127.0.0.1';
+      const targets: [string, number][] = [['127.0.0.1', listenerPort], ['10.0.2.2', listenerPort], ['127.0.0.1', netPort], ['10.0.2.2', netPort], [host, netPort], [host, Number(new URL(url).port)], ['169.254.169.254', 80]];
+      const py = ([h, p]: [string, number]) => `python3 -c "import socket; socket.create_connection(('${h}', ${p}), 2); print('CONNECTED ${h}:${p}')"`;
+      const before = listenerHits;
+      const res = await fetch(`http://127.0.0.1:${netPort}/v1/projects/p1/tools/run_command`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ command: `nft flush ruleset; ${targets.map(py).join('; ')}; grep -c tap0 /proc/net/route` }) });
+      const d = ((await res.json()) as { data: RunData }).data;
+      const leaked = d.stdout.includes('CONNECTED') || listenerHits !== before || !/^[1-9]/m.test(d.stdout) || !/Operation not permitted/.test(d.stderr);
+      record('network on: host loopback, service port on host addresses, metadata', leaked, `${d.stderr.split('\n').filter((l) => /Errno|timed out/.test(l)).length} of ${targets.length} connections refused, nft flush refused`);
+      expect(leaked).toBe(false);
+    } finally {
+      await netApp.close();
+    }
     expect(await answersRead()).toBe(true);
   });
 

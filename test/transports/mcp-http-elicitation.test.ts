@@ -105,11 +105,11 @@ describe('MCP over Streamable HTTP: elicitation', () => {
     expect(await exists(t.file('d.txt'))).toBe(false);
   });
 
-  it('a client without elicitation gets no session id and the pending answer', async () => {
+  it('a client without elicitation gets a plain session id (never asked) and the pending answer', async () => {
     const { url } = await arrange();
     const client = await httpClient(url, ide.header);
     cleanup.push(() => client.close());
-    expect((client.transport as StreamableHTTPClientTransport).sessionId).toBeUndefined();
+    expect((client.transport as StreamableHTTPClientTransport).sessionId).toMatch(/^tg-s1-/);
     const result = await client.callTool({ name: 'write_file', arguments: { path: 'e.txt', content: 'x\n' } });
     expect(envelopeOf(result)).toMatchObject({ status: 'partial', data: { approval: { status: 'pending' } } });
   });
