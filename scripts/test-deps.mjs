@@ -1,4 +1,4 @@
-// `npm test` runs this first (pretest). Three suites need Debian programs besides Node: redis-server (a real
+// `npm test` runs this first (pretest). Suites need Debian programs besides Node: redis-server (a real
 // Redis for the shared rate limit and the replicas), yamllint (the chart's lint rules, helm/.yamllint,
 // which no npm package implements) and chromium (the approval console in a real browser, driven by
 // puppeteer-core, which downloads no browser of its own). Installs them where it can (root with apt-get); otherwise fails at
@@ -10,6 +10,10 @@ const NEEDED = [
   { program: 'redis-server', pkg: 'redis-server', usedBy: 'test/ops/rate-limit.test.ts, test/replicas/replicas.test.ts' },
   { program: 'yamllint', pkg: 'yamllint', usedBy: 'test/helm/chart.test.ts' },
   { program: 'chromium', pkg: 'chromium', usedBy: 'test/console/console.test.ts' },
+  // run_command's sandbox (docs/run-command.md): bubblewrap always, slirp4netns and nft for TOOLGATE_EXEC_NETWORK.
+  { program: 'bwrap', pkg: 'bubblewrap', usedBy: 'test/exec/*, test/security/run-command-hostile.test.ts' },
+  { program: 'slirp4netns', pkg: 'slirp4netns', usedBy: 'test/exec/run-command-network.test.ts' },
+  { program: 'nft', pkg: 'nftables', usedBy: 'test/exec/run-command-network.test.ts' },
 ];
 
 const runs = (program) => {

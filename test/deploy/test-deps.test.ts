@@ -1,5 +1,5 @@
 // The README's test command on a fresh machine (issue 12): `npm test` first runs scripts/test-deps.mjs, which
-// installs the Debian programs three suites need or fails at once naming them; it never lets a suite skip.
+// installs the Debian programs the suites need or fails at once naming them; it never lets a suite skip.
 import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -28,24 +28,27 @@ const run = (dir: string, env: Record<string, string> = {}) =>
   spawnSync(process.execPath, [SCRIPT], { encoding: 'utf8', env: { PATH: dir, HOME: os.tmpdir(), ...env } });
 
 describe('npm test on a fresh machine', () => {
-  it('without redis-server, yamllint and chromium and no way to install them, fails at once naming them and the command', () => {
+  it('without redis-server, yamllint, chromium, bwrap, slirp4netns and nft and no way to install them, fails at once naming them and the command', () => {
     const res = run(freshPath({}));
     expect(res.status).toBe(1);
     expect(res.stderr).toContain('redis-server (Debian package redis-server)');
     expect(res.stderr).toContain('yamllint (Debian package yamllint)');
     expect(res.stderr).toContain('chromium (Debian package chromium), used by test/console/console.test.ts');
-    expect(res.stderr).toContain('apt-get install -y --no-install-recommends redis-server yamllint chromium');
+    expect(res.stderr).toContain('bwrap (Debian package bubblewrap)');
+    expect(res.stderr).toContain('slirp4netns (Debian package slirp4netns)');
+    expect(res.stderr).toContain('nft (Debian package nftables)');
+    expect(res.stderr).toContain('apt-get install -y --no-install-recommends redis-server yamllint chromium bubblewrap slirp4netns nftables');
   });
 
   it('names only what is missing', () => {
-    const res = run(freshPath({ 'redis-server': 'exit 0', chromium: 'exit 0', 'apt-get': 'exit 0' }), { TOOLGATE_TEST_NO_INSTALL: '1' });
+    const res = run(freshPath({ 'redis-server': 'exit 0', chromium: 'exit 0', bwrap: 'exit 0', slirp4netns: 'exit 0', nft: 'exit 0', 'apt-get': 'exit 0' }), { TOOLGATE_TEST_NO_INSTALL: '1' });
     expect(res.status).toBe(1);
     expect(res.stderr).not.toContain('redis-server (');
     expect(res.stderr).toMatch(/apt-get install -y --no-install-recommends yamllint$/m);
   });
 
   it('passes quietly when all are there', () => {
-    const res = run(freshPath({ 'redis-server': 'exit 0', yamllint: 'exit 0', chromium: 'exit 0' }));
+    const res = run(freshPath({ 'redis-server': 'exit 0', yamllint: 'exit 0', chromium: 'exit 0', bwrap: 'exit 0', slirp4netns: 'exit 0', nft: 'exit 0' }));
     expect([res.status, res.stderr]).toEqual([0, '']);
   });
 
@@ -55,12 +58,12 @@ describe('npm test on a fresh machine', () => {
     const log = path.join(dir, 'apt.log');
     writeFileSync(
       path.join(dir, 'apt-get'),
-      `#!/bin/sh\n[ "$1" = --version ] && exit 0\necho "$@" >> ${log}\nif [ "$1" = install ]; then for p in redis-server yamllint chromium; do printf '#!/bin/sh\\nexit 0\\n' > ${dir}/$p; /bin/chmod 755 ${dir}/$p; done; fi\n`,
+      `#!/bin/sh\n[ "$1" = --version ] && exit 0\necho "$@" >> ${log}\nif [ "$1" = install ]; then for p in redis-server yamllint chromium bwrap slirp4netns nft; do printf '#!/bin/sh\\nexit 0\\n' > ${dir}/$p; /bin/chmod 755 ${dir}/$p; done; fi\n`,
     );
     chmodSync(path.join(dir, 'apt-get'), 0o755);
     const res = run(dir);
     expect(res.status, res.stderr).toBe(0);
-    expect(res.stderr).toContain('installing redis-server, yamllint, chromium');
-    expect(readFileSync(log, 'utf8')).toBe('update -qq\ninstall -y -qq --no-install-recommends redis-server yamllint chromium\n');
+    expect(res.stderr).toContain('installing redis-server, yamllint, chromium, bubblewrap, slirp4netns, nftables');
+    expect(readFileSync(log, 'utf8')).toBe('update -qq\ninstall -y -qq --no-install-recommends redis-server yamllint chromium bubblewrap slirp4netns nftables\n');
   });
 });
