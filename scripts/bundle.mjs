@@ -20,6 +20,8 @@ const REPO = path.resolve(import.meta.dirname, '..');
 //   and pino-pretty runs in that worker;
 // - ioredis is imported only with TOOLGATE_REDIS_URL: left outside, other starts do not even parse it;
 // - yaml: @fastify/swagger-ui (outside) loads it from node_modules anyway, so one copy, not two.
+// (iconv-lite is not bundled either: src/workspace/encoding.ts requires it from node_modules at the first
+// encoding other than utf-8, through createRequire, which esbuild leaves alone.)
 const EXTERNAL = ['@fastify/swagger-ui', 'thread-stream', 'pino-pretty', 'ioredis', 'yaml'];
 
 // Bundled CommonJS packages call require() (for Node's built-ins and the externals above); an ES module
