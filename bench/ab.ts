@@ -3,6 +3,10 @@
 // apart differ by more than most changes). Each build serves its own copy of the workspace with the
 // production settings of the bench. Workloads: BENCH_ONLY=read,write,edit (default edit); rounds and
 // windows as in `npm run bench`. A ref `.` is the working tree (built with `npm run build`).
+//
+// With read and write measured, it also prints PASS/MISS for B against A as the baseline on the hot path's
+// targets (TARGETS below). `npm run bench:ab -- --guard` is the guard against the next slide: the baseline
+// commit GUARD_BASELINE against the working tree, read and write, exit 1 on a MISS (bench/README.md, "Guard").
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -15,10 +19,36 @@ import { startToolgate, useToolgateMain, type Server } from './lib/servers.js';
 import { fmt, MiB } from './lib/stats.js';
 import { editWorkload, readWorkload, writeReadFile, writeWorkload, type Targets } from './lib/workloads.js';
 
-const refs = process.argv.slice(2);
-if (refs.length !== 2) throw new Error('usage: npm run bench:ab -- <refA> <refB>   (a ref "." is the working tree)');
-const wanted = process.env.BENCH_ONLY ? [...options.sections] : ['edit'];
+/** The hot path's baseline: the build before the new doors (issue 22). */
+const GUARD_BASELINE = '0f0025a';
+/** Peak RSS under the c=32 loads may exceed the baseline's by this much. */
+const RSS_SLACK_MIB = 5;
+
 const C = options.concurrency;
+
+interface Target {
+  workload: 'read' | 'write';
+  concurrency: number;
+  /** B/A throughput at least this (the paired ratio of the rounds), or, with rss, B's peak RSS at most A's + RSS_SLACK_MIB. */
+  minRatio?: number;
+  rss?: true;
+}
+const TARGETS: Target[] = [
+  { workload: 'read', concurrency: 1, minRatio: 1.0 },
+  { workload: 'read', concurrency: C, minRatio: 1.0 },
+  { workload: 'write', concurrency: 1, minRatio: 1.0 },
+  { workload: 'write', concurrency: C, minRatio: 1.0 },
+  { workload: 'read', concurrency: C, rss: true },
+  { workload: 'write', concurrency: C, rss: true },
+];
+
+const args = process.argv.slice(2);
+const guard = args[0] === '--guard';
+const refs = guard ? [GUARD_BASELINE, args[1] ?? '.'] : args;
+if ((guard && args.length > 2) || (!guard && refs.length !== 2)) {
+  throw new Error('usage: npm run bench:ab -- <refA> <refB>   (a ref "." is the working tree)\n       npm run bench:ab -- --guard [refB]   (baseline ' + GUARD_BASELINE + ', refB default ".")');
+}
+const wanted = process.env.BENCH_ONLY ? [...options.sections] : guard ? ['read', 'write'] : ['edit'];
 
 const token = randomBytes(32).toString('hex');
 const tokensFile = path.join(options.cacheDir, 'tokens-ab.json');
@@ -50,6 +80,8 @@ try {
     throw new Error(`bench:ab measures read, write and edit, not ${w}`);
   };
   const lines: string[] = [];
+  /** What each measured load gave, for the targets: B/A and the two peak RSS medians. */
+  const got = new Map<string, { ratio: number; rssA: number; rssB: number }>();
   for (const w of wanted) {
     const subjects: Subject[] = [];
     for (const [i, side] of sides.entries()) {
@@ -61,6 +93,7 @@ try {
       const r = await compareLoad(`${w} A/B`, c, subjects, { durationS });
       const a = r.side0?.median;
       const b = r.side1?.median;
+      got.set(`${w} c=${c}`, { ratio: rpsRatio(r, 'side1', 'side0'), rssA: a?.peakRssMiB ?? Number.NaN, rssB: b?.peakRssMiB ?? Number.NaN });
       lines.push(
         `${w} c=${c}: ${sides[0]?.name} ${fmt(a?.rps)} req/s p50 ${fmt(a?.p50)} ms, peak ${fmt(a?.peakRssMiB)} MiB | ${sides[1]?.name} ${fmt(b?.rps)} req/s p50 ${fmt(b?.p50)} ms, peak ${fmt(b?.peakRssMiB)} MiB | B/A ${fmt(rpsRatio(r, 'side1', 'side0'))}×`,
       );
@@ -68,6 +101,30 @@ try {
     }
   }
   process.stdout.write(`\n${lines.join('\n')}\n`);
+  const verdicts = judge(got, sides[0]?.name ?? refs[0] ?? '', sides[1]?.name ?? refs[1] ?? '');
+  if (verdicts.length > 0) process.stdout.write(`\n${verdicts.join('\n')}\n`);
+  if (guard && verdicts.some((v) => v.startsWith('MISS'))) process.exitCode = 1;
 } finally {
   for (const s of servers) await s.stop();
+}
+
+/** PASS/MISS of B against A for each target whose load was measured (unmeasured ones are named, not judged). */
+function judge(got: Map<string, { ratio: number; rssA: number; rssB: number }>, nameA: string, nameB: string): string[] {
+  const out: string[] = [];
+  const skipped: string[] = [];
+  for (const t of TARGETS) {
+    const key = `${t.workload} c=${t.concurrency}`;
+    const m = got.get(key);
+    const what = t.rss ? `peak RSS ${key} <= baseline + ${RSS_SLACK_MIB} MiB` : `${t.workload}_file 4 KiB c=${t.concurrency} >= ${fmt(t.minRatio)}x baseline`;
+    if (!m) {
+      skipped.push(what);
+      continue;
+    }
+    const pass = t.rss ? m.rssB <= m.rssA + RSS_SLACK_MIB : m.ratio >= (t.minRatio as number);
+    const figure = t.rss ? `${fmt(m.rssB)} MiB vs ${fmt(m.rssA)} MiB (${m.rssB - m.rssA >= 0 ? '+' : ''}${fmt(m.rssB - m.rssA)} MiB)` : `${fmt(m.ratio)}x`;
+    out.push(`${pass ? 'PASS' : 'MISS'}  ${what}: ${figure}`);
+  }
+  if (out.length > 0) out.unshift(`targets of ${nameB} against the baseline ${nameA}:`);
+  if (out.length > 0 && skipped.length > 0) out.push(`(not measured: ${skipped.join('; ')}; BENCH_ONLY=read,write measures them)`);
+  return out;
 }

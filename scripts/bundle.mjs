@@ -29,6 +29,20 @@ const EXTERNAL = ['@fastify/swagger-ui', 'thread-stream', 'pino-pretty', 'ioredi
 // renames any bundled module's own top-level `require` (require2) rather than clash with it.
 const BANNER = "import { createRequire as __toolgateCreateRequire } from 'node:module';\nconst require = __toolgateCreateRequire(import.meta.url);";
 
+// `import { z } from 'zod'` is zod's namespace object, which re-exports every locale: 366 KiB of the start's
+// bundle for messages in 40-odd languages. The service answers in English, the locale zod sets itself
+// (config(en()) in zod/v4/classic), and nothing reads z.locales: the bundle keeps en alone.
+const zodEnglishOnly = {
+  name: 'zod-english-only',
+  setup(b) {
+    b.onLoad({ filter: /[\\/]node_modules[\\/]zod[\\/]v4[\\/]locales[\\/]index\.js$/ }, (args) => ({
+      contents: 'export { default as en } from "./en.js";\n',
+      loader: 'js',
+      resolveDir: path.dirname(args.path),
+    }));
+  },
+};
+
 const { values } = parseArgs({ options: { outdir: { type: 'string', default: 'dist' } }, strict: true });
 const outdir = path.resolve(REPO, values.outdir);
 const outfile = path.join(outdir, 'serve.js');
@@ -54,6 +68,7 @@ const result = await build({
   format: 'esm',
   target: 'node20.19',
   external: EXTERNAL,
+  plugins: [zodEnglishOnly],
   banner: { js: BANNER },
   // Not minified: stack traces and logs keep their names, and the search worker's source, taken from
   // Function#toString (src/search/pool.ts), stays as written. No keepNames either: it would wrap functions

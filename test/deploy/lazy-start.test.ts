@@ -146,6 +146,10 @@ describe('a default start', () => {
       const read = await call(server, 'read_file', { path: 'a.txt' });
       expect(read.status).toBe(200);
       expect(read.body.data?.content).toBe('hello\n');
+      // Validation by zod, with the one locale the bundle keeps (scripts/bundle.mjs).
+      const invalid = await call(server, 'read_file', { path: 5 });
+      expect(invalid.status).toBe(400);
+      expect(invalid.body.error?.message).toMatch(/'path' must be a string/);
       const tools = await fetch(`${server.url}/v1/tools`, { headers: { authorization: `Bearer ${TOKEN}` } });
       expect(tools.status).toBe(200);
       // A feature whose code is missing fails as the envelope, on its first use only: the service stays up.
