@@ -7,7 +7,7 @@
 //
 // Plain JavaScript so that it runs with no loader: node scripts/bundle.mjs [--outdir DIR] (default dist).
 import { build } from 'esbuild';
-import { cp, readFile, stat, writeFile } from 'node:fs/promises';
+import { cp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
@@ -20,6 +20,8 @@ const REPO = path.resolve(import.meta.dirname, '..');
 //   and pino-pretty runs in that worker;
 // - ioredis is imported only with TOOLGATE_REDIS_URL: left outside, other starts do not even parse it;
 // - yaml: @fastify/swagger-ui (outside) loads it from node_modules anyway, so one copy, not two.
+// (iconv-lite is not bundled either: src/workspace/encoding.ts requires it from node_modules at the first
+// encoding other than utf-8, through createRequire, which esbuild leaves alone.)
 const EXTERNAL = ['@fastify/swagger-ui', 'thread-stream', 'pino-pretty', 'ioredis', 'yaml'];
 
 // Bundled CommonJS packages call require() (for Node's built-ins and the externals above); an ES module
@@ -27,19 +29,46 @@ const EXTERNAL = ['@fastify/swagger-ui', 'thread-stream', 'pino-pretty', 'ioredi
 // renames any bundled module's own top-level `require` (require2) rather than clash with it.
 const BANNER = "import { createRequire as __toolgateCreateRequire } from 'node:module';\nconst require = __toolgateCreateRequire(import.meta.url);";
 
+// `import { z } from 'zod'` is zod's namespace object, which re-exports every locale: 366 KiB of the start's
+// bundle for messages in 40-odd languages. The service answers in English, the locale zod sets itself
+// (config(en()) in zod/v4/classic), and nothing reads z.locales: the bundle keeps en alone.
+const zodEnglishOnly = {
+  name: 'zod-english-only',
+  setup(b) {
+    b.onLoad({ filter: /[\\/]node_modules[\\/]zod[\\/]v4[\\/]locales[\\/]index\.js$/ }, (args) => ({
+      contents: 'export { default as en } from "./en.js";\n',
+      loader: 'js',
+      resolveDir: path.dirname(args.path),
+    }));
+  },
+};
+
 const { values } = parseArgs({ options: { outdir: { type: 'string', default: 'dist' } }, strict: true });
-const outfile = path.resolve(REPO, values.outdir, 'serve.js');
+const outdir = path.resolve(REPO, values.outdir);
+const outfile = path.join(outdir, 'serve.js');
+
+// Code a start does not run (a dynamic import(): the web engines, the office readers, the policy machinery,
+// Swagger UI...) goes to chunks of its own, read only when first imported; what both sides need goes to shared
+// chunks. The chunks sit beside serve.js, so import.meta.url (the console's files, the edit worker,
+// createRequire) names the same directory from any of them. The previous build's chunks are removed first.
+const CHUNK_PREFIX = 'serve.';
+for (const name of await readdir(outdir).catch(() => [])) {
+  if (name.startsWith(CHUNK_PREFIX) && name.endsWith('.js')) await rm(path.join(outdir, name));
+}
 
 const started = performance.now();
 const result = await build({
   absWorkingDir: REPO,
-  entryPoints: ['src/serve.ts'],
-  outfile,
+  entryPoints: { serve: 'src/serve.ts' },
+  outdir,
+  splitting: true,
+  chunkNames: `${CHUNK_PREFIX}[name]-[hash]`,
   bundle: true,
   platform: 'node',
   format: 'esm',
   target: 'node20.19',
   external: EXTERNAL,
+  plugins: [zodEnglishOnly],
   banner: { js: BANNER },
   // Not minified: stack traces and logs keep their names, and the search worker's source, taken from
   // Function#toString (src/search/pool.ts), stays as written. No keepNames either: it would wrap functions
@@ -102,4 +131,24 @@ await writeFile(path.resolve(REPO, values.outdir, '.build-stamp'), '');
 
 const inputs = Object.keys(result.metafile.inputs).length;
 const size = (await stat(outfile)).size;
-console.log(`bundle: ${path.relative(REPO, outfile)} (${inputs} modules, ${(size / 1024).toFixed(0)} KiB) in ${(performance.now() - started).toFixed(0)} ms`);
+const chunks = Object.keys(result.metafile.outputs).filter((f) => f.endsWith('.js') && path.basename(f) !== 'serve.js');
+const atStart = startChunks(result.metafile, path.relative(REPO, outfile));
+const startSize = (await Promise.all(atStart.map((f) => stat(path.resolve(REPO, f))))).reduce((n, st) => n + st.size, 0);
+console.log(
+  `bundle: ${path.relative(REPO, outfile)} (${inputs} modules, ${(size / 1024).toFixed(0)} KiB; ${chunks.length} chunks; read at start ${atStart.length} files, ${(startSize / 1024).toFixed(0)} KiB) in ${(performance.now() - started).toFixed(0)} ms`,
+);
+
+/** The files a start reads: serve.js and the chunks it imports statically, transitively. */
+function startChunks(metafile, entry) {
+  const seen = new Set([entry]);
+  const queue = [entry];
+  while (queue.length > 0) {
+    for (const imp of metafile.outputs[queue.pop()]?.imports ?? []) {
+      if (imp.kind === 'import-statement' && !imp.external && !seen.has(imp.path)) {
+        seen.add(imp.path);
+        queue.push(imp.path);
+      }
+    }
+  }
+  return [...seen];
+}

@@ -2,10 +2,8 @@
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
-import fastifySwagger from '@fastify/swagger';
-import fastifySwaggerUi from '@fastify/swagger-ui';
 import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
-import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { ConfigError, defaultInstanceId, type Config } from './config.js';
 import { probeFdDir, useFdDir } from './workspace/sandbox.js';
 import { bareContext, errorEnvelope, shortenText, ToolError, type Envelope } from './envelope.js';
@@ -20,9 +18,9 @@ import type { AfterHook, BeforeHook, Executor } from './tools/execute.js';
 import { registerAttachments } from './transports/attachments.js';
 import { registerApprovals } from './transports/approvals.js';
 import { registerConsole } from './transports/console.js';
+import { registerDocs } from './transports/docs.js';
 import { registerMcp } from './transports/mcp.js';
 import { registerRest, sendEnvelope } from './transports/rest.js';
-import { restOpenApiObjectTransform } from './transports/rest-openapi.js';
 import { registerWebSocket } from './transports/ws.js';
 import type { Workspace, WorkspaceLimits } from './workspace/workspace.js';
 import type { Resolver } from './web/fetch.js';
@@ -246,23 +244,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   const { projects, auth, audit, metrics } = ops;
   app.decorate('toolgate', { config, workspace: projects.single, projects, auth, audit, metrics, executor, policy: ops.policy, pipeline, shuttingDown: false } satisfies Toolgate);
 
-  await app.register(fastifySwagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'toolgate',
-        version: VERSION,
-        description:
-          'Sandboxed tool-execution service for AI agents: file tools over HTTP. Every answer is the standard envelope. ' +
-          'In multi-project mode every tool is also served at POST /v1/projects/{projectId}/tools/{tool} (or send X-Project-Id).',
-      },
-      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
-      security: [{ bearer: [] }],
-    },
-    transform: jsonSchemaTransform,
-    transformObject: restOpenApiObjectTransform,
-  });
-  await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
+  // Records the routes for the OpenAPI document (built, with Swagger UI, when /docs is first asked for).
+  registerDocs(app, { version: VERSION });
 
   await registerRest(app, { pipeline, toolsFor: (req) => ops.policy.toolsFor(req.principal, req.headers['x-toolgate-switches']) });
   await registerMcp(app, { pipeline, policy: ops.policy, version: VERSION });

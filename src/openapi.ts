@@ -11,7 +11,7 @@ export async function generateOpenApi(): Promise<string> {
   try {
     const app = await buildApp(loadConfig({ TOOLGATE_ROOT: dir }));
     try {
-      return app.swagger({ yaml: true });
+      return (await app.openApiDocument({ yaml: true })) as string;
     } finally {
       await app.close();
     }

@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import { ConfigError, flagOf, isSwitch, loadConfig, SETTINGS, type Config, type SettingKey } from './config.js';
 import { assertSafeBind } from './ops/auth.js';
-import { PolicyError } from './policy/policy-file.js';
+import { PolicyError } from './policy/policy-error.js';
 
 export class UsageError extends Error {}
 

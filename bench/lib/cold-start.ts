@@ -8,6 +8,9 @@ import { rssOf } from './rss.js';
 import { startCeiling, startToolgate, type ToolgateEnv } from './servers.js';
 import { fmt, median, MiB, pairedRatio } from './stats.js';
 
+/** Issue 22: a start (spawn to the first 200 from /readyz) costs at most this many times the bare Fastify route's. */
+export const COLD_START_MAX_RATIO = 1.5;
+
 export interface ColdResults {
   toolgateMs: { median: number; rounds: number[] };
   bareMs: { median: number; rounds: number[] };

@@ -14,7 +14,7 @@ import { changeIdentity, describeChange, describeChangesBriefly, type ChangeEntr
 import { TOOLS } from '../tools/registry.js';
 import { ApprovalError, argsHash, changesHash, openApprovalStore, type ApprovalBinding, type ApprovalRecord, type ApprovalStatus, type ApprovalStore } from '../policy/approvals.js';
 import { denialError, evaluate, resolveSwitches, strictest, toolPolicyView, type PolicyDecision, type SwitchStates } from '../policy/evaluate.js';
-import { loadPolicy, type Policy } from '../policy/policy-file.js';
+import type { Policy } from '../policy/policy-file.js';
 import { walkTree } from '../search/walk.js';
 import { fileState } from '../workspace/file-state.js';
 import type { ResolvedPath } from '../workspace/sandbox.js';
@@ -102,7 +102,8 @@ export class PolicyService {
     const { config, projects } = deps;
     // A rule may name a tool by any alias a call may use; it is stored as the tool itself (docs/policy.md).
     const toolNames = new Map(TOOLS.flatMap((t) => [t.name, ...(t.aliases ?? [])].map((n) => [n, t.name] as const)));
-    const policy = config.policy ? await loadPolicy(config.policy, { toolNames }) : null;
+    // The YAML parser and the policy file's schemas load only when there is a policy to read.
+    const policy = config.policy ? await (await import('../policy/policy-file.js')).loadPolicy(config.policy, { toolNames }) : null;
     let store: ApprovalStore | null = null;
     let service: PolicyService | null = null;
     if (policy) {

@@ -53,69 +53,78 @@ export function newApprovalId(): string {
   return `apr_${randomBytes(16).toString('base64url')}`;
 }
 
-const VersionSchema = z.strictObject({
-  mtime_ms: z.number(),
-  size_bytes: z.number().int().nonnegative(),
-  sha256: z.string().regex(/^[0-9a-f]{64}$/).nullable(),
-});
+/**
+ * The signed record's schema, built when a record is first written or checked: a start without a policy never
+ * builds it (docs/development.md, "Start-up").
+ */
+function buildApprovalRecordSchema() {
+  const VersionSchema = z.strictObject({
+    mtime_ms: z.number(),
+    size_bytes: z.number().int().nonnegative(),
+    sha256: z.string().regex(/^[0-9a-f]{64}$/).nullable(),
+  });
 
-/** One change of `changes[]` (src/tools/plan.ts, ChangeEntry). */
-export const ChangeEntrySchema = z.strictObject({
-  path: z.string(),
-  op: z.enum(CHANGE_OPS),
-  kind: z.enum(['file', 'directory']),
-  from: z.string().optional(),
-  to: z.string().optional(),
-  diff: z.string(),
-  content: z.string().nullable(),
-  truncated: z.boolean(),
-  lines_added: z.number().int().nonnegative(),
-  lines_removed: z.number().int().nonnegative(),
-  sha256_before: z.string().regex(/^[0-9a-f]{64}$/).nullable(),
-  sha256_after: z.string().regex(/^[0-9a-f]{64}$/).nullable(),
-});
+  /** One change of `changes[]` (src/tools/plan.ts, ChangeEntry). */
+  const ChangeEntrySchema = z.strictObject({
+    path: z.string(),
+    op: z.enum(CHANGE_OPS),
+    kind: z.enum(['file', 'directory']),
+    from: z.string().optional(),
+    to: z.string().optional(),
+    diff: z.string(),
+    content: z.string().nullable(),
+    truncated: z.boolean(),
+    lines_added: z.number().int().nonnegative(),
+    lines_removed: z.number().int().nonnegative(),
+    sha256_before: z.string().regex(/^[0-9a-f]{64}$/).nullable(),
+    sha256_after: z.string().regex(/^[0-9a-f]{64}$/).nullable(),
+  });
 
-const Iso = z.string().refine((s) => !Number.isNaN(Date.parse(s)), 'an ISO time');
+  const Iso = z.string().refine((s) => !Number.isNaN(Date.parse(s)), 'an ISO time');
 
-export const ApprovalRecordSchema = z.strictObject({
-  v: z.literal(1),
-  id: z.string().regex(APPROVAL_ID),
-  status: z.enum(APPROVAL_STATUSES),
-  /** Token id of the caller who asked; null without auth. */
-  caller: z.string().nullable(),
-  project: z.string().nullable(),
-  tool: z.string(),
-  /** Relative POSIX path the call acts on (for people; the binding is the argument hash). */
-  path: z.string().nullable(),
-  risk: z.enum(['read', 'write', 'destructive', 'execute']),
-  risk_level: z.enum(['low', 'medium', 'high']),
-  /** sha256 of the canonical JSON of the normalized arguments (argsHash). */
-  args_hash: z.string().regex(/^[0-9a-f]{64}$/),
-  /** The file's version when it was asked (null: it did not exist). */
-  file_version: VersionSchema.nullable(),
-  summary: z.string(),
-  diff_preview: z.string(),
-  diff_truncated: z.boolean(),
-  /**
-   * Every change the call makes, as the tool planned it when it asked (absent only in records written before
-   * changes were recorded; they read as none).
-   */
-  changes: z.array(ChangeEntrySchema).optional(),
-  /** sha256 of the changes' identities (changesHash): the approved repeat must plan the same; null for a call that changes no file. */
-  changes_hash: z.string().regex(/^[0-9a-f]{64}$/).nullable().optional(),
-  /** The policy rule that asked. */
-  rule: z.strictObject({ index: z.number().int().nonnegative(), name: z.string().optional() }).nullable(),
-  ttl_ms: z.number().int().positive(),
-  created_at: Iso,
-  expires_at: Iso,
-  decided_at: Iso.nullable(),
-  /** Token id of the person who decided; null without auth (a loopback caller) or when undecided. */
-  decided_by: z.string().nullable(),
-  reason: z.string().nullable(),
-  used_at: Iso.nullable(),
-});
+  return z.strictObject({
+    v: z.literal(1),
+    id: z.string().regex(APPROVAL_ID),
+    status: z.enum(APPROVAL_STATUSES),
+    /** Token id of the caller who asked; null without auth. */
+    caller: z.string().nullable(),
+    project: z.string().nullable(),
+    tool: z.string(),
+    /** Relative POSIX path the call acts on (for people; the binding is the argument hash). */
+    path: z.string().nullable(),
+    risk: z.enum(['read', 'write', 'destructive', 'execute']),
+    risk_level: z.enum(['low', 'medium', 'high']),
+    /** sha256 of the canonical JSON of the normalized arguments (argsHash). */
+    args_hash: z.string().regex(/^[0-9a-f]{64}$/),
+    /** The file's version when it was asked (null: it did not exist). */
+    file_version: VersionSchema.nullable(),
+    summary: z.string(),
+    diff_preview: z.string(),
+    diff_truncated: z.boolean(),
+    /**
+     * Every change the call makes, as the tool planned it when it asked (absent only in records written before
+     * changes were recorded; they read as none).
+     */
+    changes: z.array(ChangeEntrySchema).optional(),
+    /** sha256 of the changes' identities (changesHash): the approved repeat must plan the same; null for a call that changes no file. */
+    changes_hash: z.string().regex(/^[0-9a-f]{64}$/).nullable().optional(),
+    /** The policy rule that asked. */
+    rule: z.strictObject({ index: z.number().int().nonnegative(), name: z.string().optional() }).nullable(),
+    ttl_ms: z.number().int().positive(),
+    created_at: Iso,
+    expires_at: Iso,
+    decided_at: Iso.nullable(),
+    /** Token id of the person who decided; null without auth (a loopback caller) or when undecided. */
+    decided_by: z.string().nullable(),
+    reason: z.string().nullable(),
+    used_at: Iso.nullable(),
+  });
+}
 
-export type ApprovalRecord = z.output<typeof ApprovalRecordSchema>;
+let recordSchema: ReturnType<typeof buildApprovalRecordSchema> | null = null;
+const approvalRecordSchema = (): ReturnType<typeof buildApprovalRecordSchema> => (recordSchema ??= buildApprovalRecordSchema());
+
+export type ApprovalRecord = z.output<ReturnType<typeof buildApprovalRecordSchema>>;
 
 /** What the executor knows when a call needs approval. */
 export interface NewApproval {
@@ -273,7 +282,7 @@ export class RecordSigner {
     }
     const outer = z.strictObject({ record: z.unknown(), sig: z.string().regex(/^[0-9a-f]{64}$/) }).safeParse(raw);
     if (!outer.success) return null;
-    const parsed = ApprovalRecordSchema.safeParse(outer.data.record);
+    const parsed = approvalRecordSchema().safeParse(outer.data.record);
     if (!parsed.success || parsed.data.id !== id) return null;
     // The MAC covers the record as received, so a field added or changed outside the service fails here
     // even when the schema would accept it.
@@ -459,7 +468,7 @@ export class ApprovalStoreImpl implements ApprovalStore {
       reason: null,
       used_at: null,
     };
-    ApprovalRecordSchema.parse(record);
+    approvalRecordSchema().parse(record);
     await this.#b.insert(record);
     return record;
   }

@@ -5,7 +5,8 @@
 import path from 'node:path';
 import picomatch from 'picomatch';
 import { ToolError, type Risk } from '../envelope.js';
-import { GLOB_OPTIONS, type Policy, type PolicyAction, type PolicyRule } from './policy-file.js';
+import { GLOB_OPTIONS } from './policy-error.js';
+import type { Policy, PolicyAction, PolicyRule } from './policy-file.js';
 
 /** Switch name -> on. */
 export type SwitchStates = Readonly<Record<string, boolean>>;

@@ -27,6 +27,7 @@ import fs from 'node:fs/promises';
 import picomatch from 'picomatch';
 import { isMap, LineCounter, parseDocument, type Document, type Node as YamlNode } from 'yaml';
 import { z } from 'zod';
+import { GLOB_OPTIONS, PolicyError } from './policy-error.js';
 
 export type PolicyAction = 'allow' | 'ask' | 'deny';
 export const POLICY_ACTIONS = ['allow', 'ask', 'deny'] as const;
@@ -35,24 +36,7 @@ export const POLICY_RISKS = ['read', 'write', 'destructive', 'execute'] as const
 /** Default time an approval request stays open (SPEC §6). */
 export const DEFAULT_APPROVAL_TTL_MS = 15 * 60 * 1000;
 
-/** A problem in the policy file, with where it is (1-based line and column; 0 when the file is unreadable). */
-export class PolicyError extends Error {
-  readonly file: string;
-  readonly line: number;
-  readonly column: number;
-  readonly problem: string;
-  constructor(file: string, line: number, column: number, problem: string) {
-    super(line > 0 ? `${file}:${line}:${column}: ${problem}` : `${file}: ${problem}`);
-    this.name = 'PolicyError';
-    this.file = file;
-    this.line = line;
-    this.column = column;
-    this.problem = problem;
-  }
-}
-
-/** Options picomatch gets everywhere: dotfiles are files like others, unbalanced brackets are errors. */
-export const GLOB_OPTIONS = { dot: true, strictBrackets: true } as const;
+export { GLOB_OPTIONS, PolicyError } from './policy-error.js';
 
 /** Why a glob is refused, or null when it is usable. */
 export function globProblem(glob: string): string | null {

@@ -40,6 +40,11 @@ export interface RestOptions {
   toolsFor?: (req: FastifyRequest) => readonly ToolDefinition[];
 }
 
+interface ToolSchemas {
+  body: z.ZodType;
+  success: z.ZodType;
+}
+
 const noValidation = () => (data: unknown) => ({ value: data });
 const plainJson = () => (data: unknown) => JSON.stringify(data);
 
@@ -100,7 +105,9 @@ export async function registerRest(app: FastifyInstance, opts: RestOptions): Pro
     return sendEnvelope(reply, outcome.httpStatus, outcome.envelope, etag);
   };
 
-  const toolRoute = (tool: ToolDefinition, url: string, withProject: boolean) =>
+  // A tool's body and answer schemas, built once for its two routes (zod builds are most of a start's route
+  // registration: docs/development.md, "Start-up"); the routes only document them (no validation here).
+  const toolRoute = (tool: ToolDefinition, schemas: ToolSchemas, url: string, withProject: boolean) =>
     app.route({
       method: 'POST',
       url,
@@ -117,32 +124,41 @@ export async function registerRest(app: FastifyInstance, opts: RestOptions): Pro
         description: `${tool.description}\n\nRisk: ${tool.risk} (${tool.riskLevel}).${tool.aliases?.length ? ` Aliases: ${tool.aliases.join(', ')}.` : ''}`,
         tags: withProject ? ['tools (project)'] : ['tools'],
         operationId: withProject ? `project_${tool.name}` : tool.name,
-        ...(withProject && { params: z.object({ projectId: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/) }) }),
-        headers: z.object({
-          // Backticks: Swagger renders descriptions as Markdown, where a bare <sha256> was taken for an HTML tag.
-          'if-match': z.string().optional().describe('ETag of the version you read (`"<sha256>"`, as the ETag header gave it); CONFLICT when the file changed.'),
-          'x-request-id': z.string().optional(),
-          'x-project-id': z.string().optional(),
-          'x-toolgate-switches': z.string().optional().describe('Policy switches for this call, e.g. `memory=on`.'),
-          prefer: z.string().optional().describe('`wait=N`: hold a call that needs approval up to N seconds for the decision (TOOLGATE_APPROVAL_MAX_WAIT_S at most).'),
-        }),
-        body: tool.input
-          .extend({ approval_id: z.string().optional().describe('Repeat of a call that needed approval: the id from data.approval.id.') })
-          // Swagger's "Try it out" pre-fills the first: calls that run, in document order (see ToolDefinition.example).
-          .meta(tool.example === undefined ? {} : { examples: [tool.example, ...(tool.moreExamples ?? [])] }),
+        ...(withProject && { params: ProjectParams }),
+        headers: ToolCallHeaders,
+        body: schemas.body,
         response: {
-          200: successEnvelopeSchema(tool.output).describe('success or partial'),
-          202: PendingApprovalEnvelopeSchema.describe('waiting for approval: nothing changed yet'),
-          '4XX': ErrorEnvelopeSchema.describe('error envelope'),
-          '5XX': ErrorEnvelopeSchema.describe('error envelope'),
+          200: schemas.success,
+          202: PendingAnswer,
+          '4XX': ErrorAnswer4xx,
+          '5XX': ErrorAnswer5xx,
         },
       },
       handler: (req, reply) => handle(req, reply, tool.name, (req.params as { projectId?: string }).projectId),
     });
 
+  const ProjectParams = z.object({ projectId: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/) });
+  const ToolCallHeaders = z.object({
+    // Backticks: Swagger renders descriptions as Markdown, where a bare <sha256> was taken for an HTML tag.
+    'if-match': z.string().optional().describe('ETag of the version you read (`"<sha256>"`, as the ETag header gave it); CONFLICT when the file changed.'),
+    'x-request-id': z.string().optional(),
+    'x-project-id': z.string().optional(),
+    'x-toolgate-switches': z.string().optional().describe('Policy switches for this call, e.g. `memory=on`.'),
+    prefer: z.string().optional().describe('`wait=N`: hold a call that needs approval up to N seconds for the decision (TOOLGATE_APPROVAL_MAX_WAIT_S at most).'),
+  });
+  const PendingAnswer = PendingApprovalEnvelopeSchema.describe('waiting for approval: nothing changed yet');
+  const ErrorAnswer4xx = ErrorEnvelopeSchema.describe('error envelope');
+  const ErrorAnswer5xx = ErrorEnvelopeSchema.describe('error envelope');
   for (const tool of TOOLS) {
-    toolRoute(tool, `/v1/tools/${tool.name}`, false);
-    toolRoute(tool, `/v1/projects/:projectId/tools/${tool.name}`, true);
+    const schemas: ToolSchemas = {
+      body: tool.input
+        .extend({ approval_id: z.string().optional().describe('Repeat of a call that needed approval: the id from data.approval.id.') })
+        // Swagger's "Try it out" pre-fills the first: calls that run, in document order (see ToolDefinition.example).
+        .meta(tool.example === undefined ? {} : { examples: [tool.example, ...(tool.moreExamples ?? [])] }),
+      success: successEnvelopeSchema(tool.output).describe('success or partial'),
+    };
+    toolRoute(tool, schemas, `/v1/tools/${tool.name}`, false);
+    toolRoute(tool, schemas, `/v1/projects/:projectId/tools/${tool.name}`, true);
   }
   // Aliases and unknown names go through the same executor (which answers NOT_FOUND for unknown tools).
   const anyTool = { validatorCompiler: noValidation, serializerCompiler: plainJson, config: { toolCall: true as const }, schema: { hide: true } };

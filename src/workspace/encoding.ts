@@ -1,6 +1,12 @@
 // Text encodings (iconv-lite), binary detection and line endings.
-import iconv from 'iconv-lite';
+import { createRequire } from 'node:module';
+import type * as IconvLite from 'iconv-lite';
 import { ToolError } from '../envelope.js';
+
+// iconv-lite (half a MiB of code and tables) loads at the first encoding other than utf-8 and base64, from
+// node_modules (the bundle leaves it there), so a start and the utf-8 calls never read it.
+let iconvLoaded: typeof IconvLite | null = null;
+const iconv = (): typeof IconvLite => (iconvLoaded ??= createRequire(import.meta.url)('iconv-lite') as typeof IconvLite);
 
 const utf8Fatal = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 const SNIFF_BYTES = 8192;
@@ -11,7 +17,7 @@ export function checkEncoding(name: string | undefined): string {
   const lower = name.toLowerCase();
   if (lower === 'base64') return 'base64';
   if (lower === 'utf8' || lower === 'utf-8') return 'utf-8';
-  if (!iconv.encodingExists(lower)) throw new ToolError('INVALID_PARAM', `Unknown encoding '${name}'; use utf-8, base64 or an encoding such as latin1, windows-1251, shift_jis, utf-16le.`);
+  if (!iconv().encodingExists(lower)) throw new ToolError('INVALID_PARAM', `Unknown encoding '${name}'; use utf-8, base64 or an encoding such as latin1, windows-1251, shift_jis, utf-16le.`);
   return lower;
 }
 
@@ -32,7 +38,7 @@ export function decodeText(buf: Buffer, encoding: string, rel: string): string {
       throw new ToolError('ENCODING_ERROR', `File '${rel}' is not valid utf-8; pass encoding (e.g. latin1) or encoding: base64.`);
     }
   }
-  return iconv.decode(buf, encoding, { stripBOM: false });
+  return iconv().decode(buf, encoding, { stripBOM: false });
 }
 
 export function encodeText(text: string, encoding: string): Buffer {
@@ -41,7 +47,7 @@ export function encodeText(text: string, encoding: string): Buffer {
     return Buffer.from(text, 'base64');
   }
   if (encoding === 'utf-8') return Buffer.from(text, 'utf8');
-  return iconv.encode(text, encoding);
+  return iconv().encode(text, encoding);
 }
 
 export function countLines(text: string): number {

@@ -17,9 +17,11 @@ const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const TOKEN = 'bundle-test-token';
 /**
  * Of dist/, serving needs only these (console/: the approval page's static files; edit-worker.js: the edit
- * engine's worker on large files): the rest (tsc's per-module files, for the CLI's other commands) is removed.
+ * engine's worker on large files; serve.*.js: the bundle's chunks, code a start does not load): the rest (tsc's
+ * per-module files, for the CLI's other commands) is removed.
  */
 const SERVING_FILES = ['main.js', 'serve.js', 'cli.js', 'cli-client.js', 'edit-worker.js', 'console'];
+const isServingFile = (name: string) => SERVING_FILES.includes(name) || (name.startsWith('serve.') && name.endsWith('.js'));
 
 interface Envelope {
   status: string;
@@ -77,7 +79,9 @@ beforeAll(async () => {
   await fs.mkdir(dist, { recursive: true });
   await fs.copyFile(path.join(REPO, 'package.json'), path.join(build, 'package.json'));
   await fs.symlink(path.join(REPO, 'node_modules'), path.join(build, 'node_modules'), 'dir');
-  for (const entry of SERVING_FILES) await fs.cp(path.join(REPO, 'dist', entry), path.join(dist, entry), { recursive: true });
+  const serving = (await fs.readdir(path.join(REPO, 'dist'))).filter(isServingFile);
+  expect(serving.filter((name) => name.startsWith('serve.')).length).toBeGreaterThan(0);
+  for (const entry of serving) await fs.cp(path.join(REPO, 'dist', entry), path.join(dist, entry), { recursive: true });
   await fs.mkdir(path.join(base, 'ws'));
   await fs.mkdir(path.join(base, 'ws-cli'));
   const sha256 = createHash('sha256').update(TOKEN).digest('hex');
