@@ -11,7 +11,8 @@ import { docxToMarkdown } from './docx.js';
 import { OfficeError, isOfficeErrorCode } from './errors.js';
 import { officeWorkerJob, type ParserModules, type WorkerJob, type WorkerReply } from './worker.js';
 import { xlsxToText, type SheetSummary } from './xlsx.js';
-import { checkZip, storedZip, type FdSource, type ZipLimits } from './zip-guard.js';
+import { parseA1Range, xlsxRangeToText, type XlsxStreamInput } from './xlsx-stream.js';
+import { checkZip, inflateLimitError, storedZip, type FdSource, type ZipLimits } from './zip-guard.js';
 
 export type { SheetSummary } from './xlsx.js';
 
@@ -89,6 +90,9 @@ export const OFFICE_MEMORY_FACTOR = 4;
 const SKIP_PARTS = /(^|\/)embeddings\/|\.bin$|^docProps\/thumbnail\.|^word\/fonts\//i;
 const skip = (name: string) => SKIP_PARTS.test(name);
 
+// The parts a range read leaves compressed for the worker to inflate as far as it needs.
+const WORKSHEET_PART = /^xl\/worksheets\/[^/]+\.xml$/;
+
 const OLE_MAGIC = Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]);
 
 // Legacy .xls (BIFF in an OLE container) is refused: the npm `xlsx` package (SheetJS) is frozen at 0.18.5
@@ -109,6 +113,10 @@ function parserModules(): ParserModules {
       turndown: require.resolve('turndown'),
       gfm: require.resolve('@joplin/turndown-plugin-gfm'),
       exceljs: require.resolve('exceljs'),
+      saxes: require.resolve('saxes'),
+      excelUtils: require.resolve('exceljs/lib/utils/utils.js'),
+      defaultNumFormats: require.resolve('exceljs/lib/xlsx/defaultnumformats.js'),
+      sharedFormula: require.resolve('exceljs/lib/utils/shared-formula.js'),
     };
   }
   return modules;
@@ -153,7 +161,7 @@ function poolFor(memoryMb: number): BoundedPool {
   if (!pool) {
     pool = new BoundedPool({
       name: 'office',
-      handler: handlerSource(officeWorkerJob, docxToMarkdown, xlsxToText),
+      handler: handlerSource(officeWorkerJob, docxToMarkdown, xlsxToText, xlsxRangeToText, inflateLimitError),
       size: OFFICE_DEFAULTS.concurrency,
       reuse: false,
       resourceLimits: { maxOldGenerationSizeMb: memoryMb, maxYoungGenerationSizeMb: 32, stackSizeMb: 4 },
@@ -164,9 +172,9 @@ function poolFor(memoryMb: number): BoundedPool {
 }
 
 /** Runs one job in a fresh worker under memoryMb and timeoutMs. */
-async function runInWorker(job: WorkerJob, timeoutMs: number, memoryMb: number, signal: AbortSignal | undefined): Promise<WorkerReply> {
+async function runInWorker(job: WorkerJob, transfer: ArrayBuffer[], timeoutMs: number, memoryMb: number, signal: AbortSignal | undefined): Promise<WorkerReply> {
   try {
-    return await poolFor(memoryMb).run<WorkerReply>(job, { timeoutMs, signal, transfer: [job.zip] });
+    return await poolFor(memoryMb).run<WorkerReply>(job, { timeoutMs, signal, transfer });
   } catch (err) {
     if (!(err instanceof WorkerFailure)) {
       const e = err as WorkerJobError;
@@ -209,7 +217,7 @@ function toAttachments(raw: Array<{ name: string; media_type: string; bytes: Uin
  * Checks and inflates the document and parses it in a worker, all inside one concurrency slot and holding
  * its share of the memory budget (taken once the central directory says how much will be inflated).
  */
-async function parseOoxml(source: Buffer | FdSource, options: OfficeReadOptions, what: string, mainPart: RegExp, makeJob: (zip: ArrayBuffer) => WorkerJob) {
+async function parseOoxml(source: Buffer | FdSource, options: OfficeReadOptions, what: string, mainPart: RegExp, makeJob: (parts: XlsxStreamInput) => WorkerJob, defer?: RegExp) {
   const o = { ...OFFICE_DEFAULTS, ...options };
   return withSlot(o.signal, async () => {
     let release: (() => void) | undefined;
@@ -221,14 +229,27 @@ async function parseOoxml(source: Buffer | FdSource, options: OfficeReadOptions,
           beforeInflate: async (declaredBytes) => {
             release = await memoryBudget(o.memoryBudgetBytes).acquire(OFFICE_MEMORY_FACTOR * declaredBytes, o.signal);
           },
+          ...(defer ? { defer: (name: string) => defer.test(name) } : {}),
         });
         if (!archive.entries.has('[Content_Types].xml') || ![...archive.entries.keys()].some((n) => mainPart.test(n))) {
           throw new OfficeError('DOCUMENT_INVALID', `The file is a zip archive but not a ${what} (no Office Open XML parts); check the file type.`);
         }
-        // Only the stored copy outlives this function: the inflated entries can be collected while the parser runs.
-        return { zip: storedZip(archive), inflatedBytes: archive.inflatedBytes };
+        // Only the stored copy (and the deferred parts, still compressed) outlive this function: the inflated
+        // entries, views into the stored copy, are located by offset.
+        const zip = storedZip(archive);
+        const index: XlsxStreamInput['index'] = [...archive.entries].map(([name, data]) => [name, data.byteOffset, data.byteLength]);
+        const { maxEntryBytes, maxTotalBytes, maxRatio, ratioGraceBytes } = archive.limits;
+        const parts: XlsxStreamInput = {
+          parts: zip.buffer as ArrayBuffer,
+          index,
+          deferred: archive.deferred.buffer as ArrayBuffer,
+          deferredParts: archive.deferredEntries,
+          limits: { maxEntryBytes, maxTotalBytes, maxRatio, ratioGraceBytes, inflatedSoFar: archive.inflatedBytes },
+        };
+        return { parts, inflatedBytes: archive.inflatedBytes };
       })();
-      const reply = await runInWorker(makeJob(checked.zip.buffer as ArrayBuffer), o.timeoutMs, o.memoryMb, o.signal);
+      const transfer = [checked.parts.parts, ...(checked.parts.deferredParts.length > 0 ? [checked.parts.deferred] : [])];
+      const reply = await runInWorker(makeJob(checked.parts), transfer, o.timeoutMs, o.memoryMb, o.signal);
       return { reply, inflatedBytes: checked.inflatedBytes };
     } finally {
       release?.();
@@ -239,9 +260,9 @@ async function parseOoxml(source: Buffer | FdSource, options: OfficeReadOptions,
 /** A .docx as Markdown (headings, lists, tables, emphasis), its images as attachments. Throws OfficeError. */
 export async function readDocx(source: Buffer | FdSource, options: OfficeReadOptions = {}): Promise<OfficeReadResult> {
   const o = { ...OFFICE_DEFAULTS, ...options };
-  const { reply, inflatedBytes } = await parseOoxml(source, options, '.docx document', /^word\/[^/]+\.xml$/, (zip) => ({
+  const { reply, inflatedBytes } = await parseOoxml(source, options, '.docx document', /^word\/[^/]+\.xml$/, ({ parts }) => ({
     kind: 'docx',
-    zip,
+    zip: parts,
     modules: parserModules(),
     options: { maxImages: o.maxImages, maxImageBytes: o.maxImageBytes },
   }));
@@ -260,12 +281,20 @@ export async function readExcel(source: Buffer | FdSource, options: ExcelReadOpt
   if (Buffer.isBuffer(source) && source.subarray(0, 8).equals(OLE_MAGIC)) {
     throw new OfficeError('UNSUPPORTED_FORMAT', `The file is an OLE compound file: a legacy .xls workbook or a password-protected one. ${XLS_REFUSED}`);
   }
-  const { reply, inflatedBytes } = await parseOoxml(source, options, '.xlsx workbook', /^xl\/workbook\.xml$/, (zip) => ({
-    kind: 'xlsx',
-    zip,
-    modules: parserModules(),
-    options: { sheet: options.sheet, range: options.range, formulas: options.formulas ?? false, maxOutputBytes: o.maxOutputBytes, maxImages: o.maxImages, maxImageBytes: o.maxImageBytes },
-  }));
+  const base = { sheet: options.sheet, formulas: options.formulas ?? false, maxOutputBytes: o.maxOutputBytes, maxImages: o.maxImages, maxImageBytes: o.maxImageBytes };
+  // A range is read by the streaming reader (xlsx-stream.ts): the worksheets stay compressed until the
+  // worker inflates them, as far as the range's last row. Whole sheets are read by exceljs (xlsx.ts).
+  const range = options.range;
+  const bounds = range !== undefined ? parseA1Range(range) : undefined;
+  const { reply, inflatedBytes } = await parseOoxml(
+    source,
+    options,
+    '.xlsx workbook',
+    /^xl\/workbook\.xml$/,
+    (parts): WorkerJob =>
+      range !== undefined && bounds ? { kind: 'xlsx-range', input: parts, modules: parserModules(), options: { ...base, range, bounds } } : { kind: 'xlsx', zip: parts.parts, modules: parserModules(), options: base },
+    bounds ? WORKSHEET_PART : undefined,
+  );
   if (!reply.ok) throw replyError(reply, '.xlsx workbook');
   if (reply.kind !== 'xlsx') throw new OfficeError('DOCUMENT_INVALID', 'The document parser answered for the wrong kind of document.');
   const r = reply.result;
@@ -278,7 +307,7 @@ export async function readExcel(source: Buffer | FdSource, options: ExcelReadOpt
     attachments: toAttachments(r.attachments),
     imagesOmitted: r.imagesOmitted,
     warnings: [],
-    inflatedBytes,
+    inflatedBytes: inflatedBytes + (r.inflatedBytes ?? 0),
     sheets: r.sheets,
   };
 }

@@ -59,6 +59,23 @@ export interface CheckOptions {
    * inflated: the caller takes its share of a memory budget here (run.ts).
    */
   beforeInflate?: (declaredBytes: number) => Promise<void>;
+  /**
+   * Entries whose reader inflates them itself, as far as it needs (a range read stops inside a worksheet):
+   * checked like the others up to inflating (name, flags, declared sizes and ratio, both headers), then
+   * handed over compressed, with the limits that reader must apply (`inflateLimitError`).
+   */
+  defer?: (name: string) => boolean;
+}
+
+/** An entry handed over compressed (CheckOptions.defer): its bytes are at `offset` of CheckedArchive.deferred. */
+export interface DeferredEntry {
+  name: string;
+  offset: number;
+  length: number;
+  /** 0 stored, 8 deflated. */
+  method: number;
+  /** The inflated size both headers declare. */
+  declared: number;
 }
 
 export interface CheckedArchive {
@@ -70,6 +87,11 @@ export interface CheckedArchive {
   skipped: string[];
   /** Sum of the inflated bytes in `entries`. */
   inflatedBytes: number;
+  /** The compressed bytes of the deferred entries, one after another (owning its ArrayBuffer). */
+  deferred: Buffer;
+  deferredEntries: DeferredEntry[];
+  /** The limits a reader of deferred entries applies; inflatedBytes already counts against maxTotalBytes. */
+  limits: ZipLimits & { ratioGraceBytes: number };
 }
 
 /** A file descriptor to read the zip from (not closed here), instead of a Buffer. */
@@ -170,6 +192,33 @@ function hasDtd(name: string, data: Buffer): boolean {
 }
 
 /**
+ * The counter's verdict on an entry that has inflated `count` bytes so far (with `totalBefore` bytes of other
+ * entries before it): null while within its declared size, the per-entry limit, the remaining total and the
+ * ratio. Shared with the office worker, which inflates the worksheets of a range read itself
+ * (xlsx-stream.ts), so it is shipped there as source text: self-contained, no imports.
+ */
+export function inflateLimitError(
+  name: string,
+  count: number,
+  declared: number,
+  compressedSize: number,
+  limits: { maxEntryBytes: number; maxTotalBytes: number; maxRatio: number; ratioGraceBytes: number },
+  totalBefore: number,
+): { code: 'ARCHIVE_UNSAFE' | 'ARCHIVE_TOO_LARGE'; message: string } | null {
+  if (count > declared) {
+    return { code: 'ARCHIVE_UNSAFE', message: `Entry '${name}' inflates past the ${declared} bytes its header declares: the size fields lie (a zip bomb pattern); the document was not parsed.` };
+  }
+  if (count > limits.maxEntryBytes) return { code: 'ARCHIVE_TOO_LARGE', message: `Entry '${name}' inflates to more than ${limits.maxEntryBytes} bytes, the per-entry limit.` };
+  if (totalBefore + count > limits.maxTotalBytes) {
+    return { code: 'ARCHIVE_TOO_LARGE', message: `The document inflates to more than ${limits.maxTotalBytes} bytes in all, the limit; it was not parsed.` };
+  }
+  if (count > limits.ratioGraceBytes && count > limits.maxRatio * Math.max(compressedSize, 1)) {
+    return { code: 'ARCHIVE_UNSAFE', message: `Entry '${name}' inflates more than ${limits.maxRatio}x its compressed size (a zip bomb pattern); the document was not parsed.` };
+  }
+  return null;
+}
+
+/**
  * Inflates one entry under a counter: stops (destroying the inflate stream) as soon as the entry passes its
  * declared size, the per-entry limit, the remaining total, or the ratio; never trusts the size fields.
  */
@@ -187,16 +236,8 @@ async function inflateCounted(zip: yauzl.ZipFile, entry: yauzl.Entry, name: stri
   try {
     for await (const chunk of stream as AsyncIterable<Buffer>) {
       count += chunk.length;
-      if (count > declared) {
-        throw unsafe(`Entry '${name}' inflates past the ${declared} bytes its header declares: the size fields lie (a zip bomb pattern); the document was not parsed.`, { entry: name });
-      }
-      if (count > limits.maxEntryBytes) throw tooLarge(`Entry '${name}' inflates to more than ${limits.maxEntryBytes} bytes, the per-entry limit.`, { entry: name });
-      if (totalSoFar + count > limits.maxTotalBytes) {
-        throw tooLarge(`The document inflates to more than ${limits.maxTotalBytes} bytes in all, the limit; it was not parsed.`, { entry: name });
-      }
-      if (count > RATIO_GRACE_BYTES && count > limits.maxRatio * Math.max(entry.compressedSize, 1)) {
-        throw unsafe(`Entry '${name}' inflates more than ${limits.maxRatio}x its compressed size (a zip bomb pattern); the document was not parsed.`, { entry: name });
-      }
+      const limitError = inflateLimitError(name, count, declared, entry.compressedSize, { ...limits, ratioGraceBytes: RATIO_GRACE_BYTES }, totalSoFar);
+      if (limitError) throw new OfficeError(limitError.code, limitError.message, { entry: name });
       // `target` holds exactly `declared` bytes, and count never passes it here.
       chunk.copy(target, count - chunk.length);
       crc = crc32(chunk, crc);
@@ -208,6 +249,26 @@ async function inflateCounted(zip: yauzl.ZipFile, entry: yauzl.Entry, name: stri
   }
   if (count !== declared) throw corrupt(`entry '${name}' has ${count} bytes, its header declares ${declared}`);
   return { data: target.subarray(0, count), crc };
+}
+
+/** Copies one entry's compressed bytes into `target` (exactly its compressed size), inflating nothing. */
+async function readCompressed(zip: yauzl.ZipFile, entry: yauzl.Entry, name: string, target: Buffer): Promise<void> {
+  let count = 0;
+  try {
+    const stream = await zip.openReadStreamPromise(entry, { decodeFileData: false });
+    try {
+      for await (const chunk of stream as AsyncIterable<Buffer>) {
+        if (count + chunk.length > target.length) throw new Error('longer than its compressed size');
+        chunk.copy(target, count);
+        count += chunk.length;
+      }
+    } finally {
+      stream.destroy();
+    }
+  } catch (err) {
+    throw corrupt(`${name}: ${(err as Error).message}`);
+  }
+  if (count !== target.length) throw corrupt(`entry '${name}' has ${count} compressed bytes, its header declares ${target.length}`);
 }
 
 /** Compares the local header with the central directory: two readers that disagree are an attack surface. */
@@ -256,7 +317,7 @@ export async function checkZip(source: Buffer | FdSource, options: CheckOptions 
 
     // First pass, headers only: names, flags and declared sizes, before anything is inflated.
     const names = new Set<string>();
-    const wanted: Array<{ entry: yauzl.Entry; name: string }> = [];
+    let wanted: Array<{ entry: yauzl.Entry; name: string }> = [];
     const skipped: string[] = [];
     let declaredTotal = 0;
     for (const entry of entries) {
@@ -287,6 +348,16 @@ export async function checkZip(source: Buffer | FdSource, options: CheckOptions 
     }
 
     await options.beforeInflate?.(declaredTotal);
+    const later = wanted.filter(({ name }) => options.defer?.(name) === true);
+    const deferredEntries: DeferredEntry[] = [];
+    const deferred = Buffer.allocUnsafeSlow(later.reduce((n, { entry }) => n + entry.compressedSize, 0));
+    for (const { entry, name } of later) {
+      await checkLocalHeader(zip, entry, name);
+      const offset = deferredEntries.reduce((n, e) => n + e.length, 0);
+      await readCompressed(zip, entry, name, deferred.subarray(offset, offset + entry.compressedSize));
+      deferredEntries.push({ name, offset, length: entry.compressedSize, method: entry.compressionMethod, declared: entry.uncompressedSize });
+    }
+    if (later.length > 0) wanted = wanted.filter((w) => !later.includes(w));
     // Second pass: inflate under the counter into the stored zip, then look inside.
     const layout = new StoredZipWriter(wanted.map(({ entry, name }) => ({ name, size: entry.uncompressedSize })));
     const out = new Map<string, Buffer>();
@@ -302,7 +373,7 @@ export async function checkZip(source: Buffer | FdSource, options: CheckOptions 
       }
       out.set(name, data);
     }
-    return { entries: out, stored: layout.finish(), skipped, inflatedBytes: total };
+    return { entries: out, stored: layout.finish(), skipped, inflatedBytes: total, deferred, deferredEntries, limits: { ...limits, ratioGraceBytes: RATIO_GRACE_BYTES } };
   } finally {
     // yauzl's close() also closes a file descriptor, which belongs to the caller.
     if (Buffer.isBuffer(source)) zip.close();
