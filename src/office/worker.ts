@@ -6,7 +6,7 @@
 // it must be self-contained; the converters (docx.ts, xlsx.ts) come as arguments, and the parser packages
 // are loaded by the absolute paths the job names (resolved in the main thread from node_modules, since the
 // production bundle cannot carry them into an eval'd worker).
-import type { ConvertedDocx, DocxLibraries, ImageLimits, RawAttachment } from './docx.js';
+import type { ConvertedDocx, DocxLibraries, HeldImages, ImageLimits, RawAttachment } from './docx.js';
 import type { OfficeErrorCode } from './errors.js';
 import type { ConvertedWorkbook, XlsxLibraries, XlsxOptions } from './xlsx.js';
 import type { XlsxRangeOptions, XlsxStreamInput, XlsxStreamLibraries } from './xlsx-stream.js';
@@ -24,7 +24,7 @@ export interface ParserModules {
 }
 
 export type WorkerJob =
-  | { kind: 'docx'; zip: ArrayBuffer; modules: ParserModules; options: ImageLimits }
+  | { kind: 'docx'; zip: ArrayBuffer; modules: ParserModules; options: ImageLimits & { held?: HeldImages } }
   | { kind: 'xlsx'; zip: ArrayBuffer; modules: ParserModules; options: XlsxOptions }
   | { kind: 'xlsx-range'; input: XlsxStreamInput; modules: ParserModules; options: XlsxRangeOptions };
 
@@ -34,7 +34,7 @@ export type WorkerReply =
   | { ok: false; code: OfficeErrorCode; message: string };
 
 export interface Converters {
-  docx: (libs: DocxLibraries, zip: Buffer, limits: ImageLimits) => Promise<ConvertedDocx>;
+  docx: (libs: DocxLibraries, zip: Buffer, limits: ImageLimits & { held?: HeldImages }) => Promise<ConvertedDocx>;
   xlsx: (libs: XlsxLibraries, zip: Buffer, opts: XlsxOptions) => Promise<ConvertedWorkbook>;
   xlsxRange: (libs: XlsxStreamLibraries, input: XlsxStreamInput, opts: XlsxRangeOptions) => Promise<ConvertedWorkbook & { inflatedBytes: number }>;
   inflateLimitError: XlsxStreamLibraries['inflateLimitError'];

@@ -150,15 +150,16 @@ export async function xlsxRangeToText(libs: XlsxStreamLibraries, input: XlsxStre
     /** The last row dropped (0 when none), before the parser gets the first byte after it. */
     resume: (lastRow: number) => void;
   }
-  const EMPTY = Buffer.alloc(0);
+  const EMPTY: Buffer = Buffer.alloc(0);
   const LT_BANG = Buffer.from('<!', 'latin1');
   const LT_QUESTION = Buffer.from('<?', 'latin1');
   const rowSkipper = (skip: RowSkip, write: (bytes: Buffer) => void) => {
     let mode: 'head' | 'skip' | 'pass' = 'head';
-    let pending = EMPTY;
+    let pending: Buffer = EMPTY;
+    let scratch: Buffer = EMPTY;
     let lastRow = 0;
-    let rowTag = EMPTY;
-    let endTag = EMPTY;
+    let rowTag: Buffer = EMPTY;
+    let endTag: Buffer = EMPTY;
     const isDelimiter = (b: number | undefined) => b === 0x20 || b === 0x09 || b === 0x0a || b === 0x0d || b === 0x3e || b === 0x2f;
     const pass = (buf: Buffer, from: number) => {
       mode = 'pass';
@@ -168,7 +169,19 @@ export async function xlsxRangeToText(libs: XlsxStreamLibraries, input: XlsxStre
     };
     const push = (chunk: Buffer): void => {
       if (mode === 'pass') return write(chunk);
-      const buf = pending.length > 0 ? Buffer.concat([pending, chunk]) : chunk;
+      // The unfinished row left from the last chunk, and this chunk, in one buffer reused from chunk to chunk:
+      // a new one each time would be garbage the worker's GC does not see until much later.
+      let buf = chunk;
+      if (pending.length > 0) {
+        const need = pending.length + chunk.length;
+        if (scratch.length < need) {
+          const bigger = Buffer.allocUnsafeSlow(Math.max(need, 2 * scratch.length, 256 * 1024));
+          pending.copy(bigger, 0);
+          scratch = bigger;
+        } else pending.copy(scratch, 0);
+        chunk.copy(scratch, pending.length);
+        buf = scratch.subarray(0, need);
+      }
       pending = EMPTY;
       let keep = 0;
       if (mode === 'head') {
@@ -235,7 +248,7 @@ export async function xlsxRangeToText(libs: XlsxStreamLibraries, input: XlsxStre
         scan = next;
       }
       if (buf.length - keep > 1024 * 1024) return pass(buf, keep);
-      pending = Buffer.from(buf.subarray(keep));
+      pending = buf.subarray(keep);
     };
     const flush = () => {
       if (mode === 'head' && pending.length > 0) write(pending);

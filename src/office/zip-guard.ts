@@ -65,6 +65,13 @@ export interface CheckOptions {
    * handed over compressed, with the limits that reader must apply (`inflateLimitError`).
    */
   defer?: (name: string) => boolean;
+  /**
+   * Entries the caller keeps for itself (a document's images, returned as attachments): checked like the
+   * others up to inflating, and replaced in the stored zip by `placeholder(name)`, so the parser never sees
+   * their bytes. CheckedArchive.readHeld then inflates and checks them all under the same counters, once
+   * the parser is done with its memory, and keeps those asked for; a hostile one fails the read as before.
+   */
+  hold?: { match: (name: string) => boolean; placeholder: (name: string) => Buffer };
 }
 
 /** An entry handed over compressed (CheckOptions.defer): its bytes are at `offset` of CheckedArchive.deferred. */
@@ -81,6 +88,10 @@ export interface DeferredEntry {
 export interface CheckedArchive {
   /** Entry name → inflated bytes (views into `stored`), for every file entry that was not skipped. */
   entries: Map<string, Buffer>;
+  /** Entries held back from the stored zip (CheckOptions.hold): name → declared inflated size. */
+  held: Map<string, number>;
+  /** Inflates and checks every held entry, keeping those named (each in a buffer of its own); call it once. */
+  readHeld: (names: Iterable<string>) => Promise<Map<string, Buffer>>;
   /** The stored zip of `entries` (storedZip), owning its ArrayBuffer. */
   stored: Buffer;
   /** Names left out by `skip`. */
@@ -108,6 +119,7 @@ const XML_NAME = /\.(xml|rels|vml)$/i;
 const DTD_MARKERS = ['<!DOCTYPE', '<!ENTITY'].flatMap((s) => [Buffer.from(s, 'latin1'), Buffer.from(s, 'utf16le'), Buffer.from(s, 'utf16le').subarray(1)]);
 
 const readFd = promisify(fsRead);
+const EMPTY = Buffer.alloc(0);
 
 function unsafe(message: string, details?: Record<string, unknown>): OfficeError {
   return new OfficeError('ARCHIVE_UNSAFE', message, details);
@@ -222,7 +234,16 @@ export function inflateLimitError(
  * Inflates one entry under a counter: stops (destroying the inflate stream) as soon as the entry passes its
  * declared size, the per-entry limit, the remaining total, or the ratio; never trusts the size fields.
  */
-async function inflateCounted(zip: yauzl.ZipFile, entry: yauzl.Entry, name: string, limits: ZipLimits, totalSoFar: number, target: Buffer): Promise<{ data: Buffer; crc: number }> {
+async function inflateCounted(
+  zip: yauzl.ZipFile,
+  entry: yauzl.Entry,
+  name: string,
+  limits: ZipLimits,
+  totalSoFar: number,
+  target: Buffer | null,
+): Promise<{ data: Buffer; crc: number; head: Buffer }> {
+  // With no target the entry is only counted and checked (a held entry's first pass): its start is kept.
+  const head = Buffer.alloc(4);
   let stream: Readable;
   try {
     stream = await zip.openReadStreamPromise(entry);
@@ -239,7 +260,8 @@ async function inflateCounted(zip: yauzl.ZipFile, entry: yauzl.Entry, name: stri
       const limitError = inflateLimitError(name, count, declared, entry.compressedSize, { ...limits, ratioGraceBytes: RATIO_GRACE_BYTES }, totalSoFar);
       if (limitError) throw new OfficeError(limitError.code, limitError.message, { entry: name });
       // `target` holds exactly `declared` bytes, and count never passes it here.
-      chunk.copy(target, count - chunk.length);
+      if (count - chunk.length < head.length) chunk.copy(head, count - chunk.length);
+      if (target) chunk.copy(target, count - chunk.length);
       crc = crc32(chunk, crc);
     }
   } catch (err) {
@@ -248,7 +270,7 @@ async function inflateCounted(zip: yauzl.ZipFile, entry: yauzl.Entry, name: stri
     throw corrupt(`${name}: ${(err as Error).message}`);
   }
   if (count !== declared) throw corrupt(`entry '${name}' has ${count} bytes, its header declares ${declared}`);
-  return { data: target.subarray(0, count), crc };
+  return { data: target ? target.subarray(0, count) : EMPTY, crc, head: head.subarray(0, Math.min(count, head.length)) };
 }
 
 /** Copies one entry's compressed bytes into `target` (exactly its compressed size), inflating nothing. */
@@ -303,6 +325,7 @@ export async function checkZip(source: Buffer | FdSource, options: CheckOptions 
   } catch (err) {
     throw corrupt((err as Error).message);
   }
+  let closeLater = false;
   try {
     // The count is known from the end record before a single entry is read.
     if (zip.entryCount > limits.maxEntries) {
@@ -358,12 +381,24 @@ export async function checkZip(source: Buffer | FdSource, options: CheckOptions 
       deferredEntries.push({ name, offset, length: entry.compressedSize, method: entry.compressionMethod, declared: entry.uncompressedSize });
     }
     if (later.length > 0) wanted = wanted.filter((w) => !later.includes(w));
-    // Second pass: inflate under the counter into the stored zip, then look inside.
-    const layout = new StoredZipWriter(wanted.map(({ entry, name }) => ({ name, size: entry.uncompressedSize })));
+    // Second pass: inflate under the counter into the stored zip (a held entry into its own buffer, its
+    // placeholder into the zip), then look inside.
+    // An XML part is never held: the DTD check reads it whole.
+    const placeholders = wanted.map(({ name }) => (options.hold?.match(name) && !XML_NAME.test(name) ? options.hold.placeholder(name) : undefined));
+    const layout = new StoredZipWriter(wanted.map(({ entry, name }, i) => ({ name, size: placeholders[i]?.length ?? entry.uncompressedSize })));
     const out = new Map<string, Buffer>();
     let total = 0;
+    const heldEntries = new Map<string, yauzl.Entry>();
     for (const [i, { entry, name }] of wanted.entries()) {
       await checkLocalHeader(zip, entry, name);
+      const placeholder = placeholders[i];
+      if (placeholder) {
+        // Inflated and checked by readHeld, once the parser (which never sees these bytes) is done.
+        placeholder.copy(layout.slot(i));
+        layout.setCrc(i, crc32(placeholder));
+        heldEntries.set(name, entry);
+        continue;
+      }
       const { data, crc } = await inflateCounted(zip, entry, name, limits, total, layout.slot(i));
       layout.setCrc(i, crc);
       total += data.length;
@@ -373,10 +408,35 @@ export async function checkZip(source: Buffer | FdSource, options: CheckOptions 
       }
       out.set(name, data);
     }
-    return { entries: out, stored: layout.finish(), skipped, inflatedBytes: total, deferred, deferredEntries, limits: { ...limits, ratioGraceBytes: RATIO_GRACE_BYTES } };
+    const readHeld = async (names: Iterable<string>): Promise<Map<string, Buffer>> => {
+      const wantedNames = new Set(names);
+      const held = new Map<string, Buffer>();
+      try {
+        // Every held entry passes the counter and the checks, as all others did; only those asked for are kept.
+        for (const [name, entry] of heldEntries) {
+          const keep = wantedNames.has(name);
+          const { data, head } = await inflateCounted(zip, entry, name, limits, total, keep ? Buffer.allocUnsafeSlow(entry.uncompressedSize) : null);
+          total += entry.uncompressedSize;
+          if (isNestedArchive(name, head)) throw unsafe(`The archive contains another archive ('${name}'); nested archives are refused.`, { entry: name });
+          if (keep) held.set(name, data);
+        }
+      } finally {
+        if (Buffer.isBuffer(source)) zip.close();
+      }
+      return held;
+    };
+    closeLater = heldEntries.size > 0;
+    return {
+      entries: out,
+      held: new Map([...heldEntries].map(([name, entry]) => [name, entry.uncompressedSize])),
+      readHeld,
+      stored: layout.finish(),
+      skipped,
+      inflatedBytes: total,
+      deferred, deferredEntries, limits: { ...limits, ratioGraceBytes: RATIO_GRACE_BYTES } };
   } finally {
-    // yauzl's close() also closes a file descriptor, which belongs to the caller.
-    if (Buffer.isBuffer(source)) zip.close();
+    // yauzl's close() also closes a file descriptor, which belongs to the caller; with entries held, readHeld closes.
+    if (Buffer.isBuffer(source) && !closeLater) zip.close();
   }
 }
 
