@@ -94,8 +94,9 @@ const skip = (name: string) => SKIP_PARTS.test(name);
 // A document's images: kept in this thread (run.ts readDocx), never copied into the parser.
 const DOCX_MEDIA = /^word\/media\/[^/]+$/;
 
-// The parts a range read leaves compressed for the worker to inflate as far as it needs.
-const WORKSHEET_PART = /^xl\/worksheets\/[^/]+\.xml$/;
+// The parts a range read leaves compressed for the worker to inflate as far as it needs: the worksheets
+// and the shared strings.
+const STREAMED_PARTS = /^xl\/(worksheets\/[^/]+|sharedStrings)\.xml$/;
 
 const OLE_MAGIC = Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]);
 
@@ -329,7 +330,7 @@ export async function readExcel(source: Buffer | FdSource, options: ExcelReadOpt
     /^xl\/workbook\.xml$/,
     (parts): WorkerJob =>
       range !== undefined && bounds ? { kind: 'xlsx-range', input: parts, modules: parserModules(), options: { ...base, range, bounds } } : { kind: 'xlsx', zip: parts.parts, modules: parserModules(), options: base },
-    bounds ? { defer: WORKSHEET_PART } : {},
+    bounds ? { defer: STREAMED_PARTS } : {},
   );
   if (!reply.ok) throw replyError(reply, '.xlsx workbook');
   if (reply.kind !== 'xlsx') throw new OfficeError('DOCUMENT_INVALID', 'The document parser answered for the wrong kind of document.');

@@ -2,8 +2,8 @@
 // the worksheet parts reach the worker still deflated (zip-guard.ts, `defer`), are inflated here chunk by
 // chunk under the guard's counters (zip-guard.ts inflateLimitError) and parsed as they come with saxes, a
 // streaming XML parser; inflating stops at the first row past the range. Each other sheet is read only to
-// its <dimension> element near its start. Shared strings are parsed after the rows, up to the highest
-// index the range uses. Output, errors and value rules are those of xlsx.ts (exceljs's own helpers for
+// its <dimension> element near its start. Shared strings (also left compressed) are parsed after the rows,
+// up to the highest index the range uses. Output, errors and value rules are those of xlsx.ts (exceljs's own helpers for
 // dates, number formats and shared formulas), so a range reads the same either way (docs/operations.md,
 // "Office documents").
 //
@@ -564,7 +564,7 @@ export async function xlsxRangeToText(libs: XlsxStreamLibraries, input: XlsxStre
     selectedDims = declared ? rangeText(declared) : await scanDimension(sheetPart);
   }
 
-  // Shared strings, parsed only up to the highest index the range uses.
+  // Shared strings, inflated and parsed only up to the highest index the range uses.
   const strings = new Map<number, string>();
   if (sharedNeeded.size > 0) {
     const last = Math.max(...sharedNeeded);
@@ -572,7 +572,7 @@ export async function xlsxRangeToText(libs: XlsxStreamLibraries, input: XlsxStre
     let text = '';
     let depth: 'none' | 'si' | 'phonetic' = 'none';
     let inT = false;
-    parsePart(sharedStringsPart, {
+    await streamSheet(sharedStringsPart, {
       open: (tag) => {
         if (tag === 'si') {
           index++;

@@ -15,7 +15,7 @@ import type { ToolContext, ToolResult } from '../define.js';
 /**
  * The office engine (src/office/run.ts: the zip guard, yauzl, the worker pool), imported on the first office
  * call rather than at start: a server that never reads a document never loads it (docs/operations.md,
- * "Work off the main thread"). The parsers themselves (exceljs, mammoth, saxes) load only inside the worker.
+ * "Office documents"). The parsers themselves (exceljs, mammoth, saxes) load only inside the worker.
  */
 export function loadOfficeEngine(): Promise<typeof import('../../office/run.js')> {
   return import('../../office/run.js');
