@@ -1,15 +1,9 @@
-// A range of an .xlsx sheet → text, run inside the office worker (worker.ts) without loading the workbook:
-// the worksheet parts reach the worker still deflated (zip-guard.ts, `defer`), are inflated here chunk by
-// chunk under the guard's counters (zip-guard.ts inflateLimitError) and parsed as they come with saxes, a
-// streaming XML parser; inflating stops at the first row past the range. Each other sheet is read only to
-// its <dimension> element near its start. Shared strings (also left compressed) are parsed after the rows,
-// up to the highest index the range uses. Output, errors and value rules are those of xlsx.ts (exceljs's own helpers for
-// dates, number formats and shared formulas), so a range reads the same either way (docs/operations.md,
-// "Office documents").
-//
-// Stopping early means what a worksheet lists after its rows is not seen: hyperlinks are read on to the
-// end only when the sheet's relationships name one (exceljs shows only those), merged ranges never (a
-// merged range's other cells carry no value in what Excel writes).
+// A range of an .xlsx sheet → text, in the office worker (worker.ts), without loading the workbook: the
+// worksheets and shared strings arrive still compressed (zip-guard.ts, `defer`) and are inflated here chunk by
+// chunk under the guard's counters (inflateLimitError), rows before the range dropped unparsed, the rest
+// parsed with saxes as it comes; inflating stops at the first row past the range. Output, errors and value
+// rules are xlsx.ts's (exceljs's own date, number-format and shared-formula helpers), so a range reads as
+// the same cells of a whole-sheet read. What this does not see, and why: docs/operations.md, "Office documents".
 //
 // xlsxRangeToText is shipped to the worker as source text (Function#toString), so it must be
 // self-contained: no imports and nothing from outside its body; libraries and helpers come as arguments.
@@ -31,7 +25,7 @@ export interface XlsxStreamLibraries {
   inflateLimitError: typeof inflateLimitError;
 }
 
-/** One worksheet part as it was in the archive: compressed bytes at `offset` of the deferred buffer. */
+/** A part left compressed (a worksheet, the shared strings): its bytes at `offset` of the deferred buffer. */
 export interface DeferredPart {
   name: string;
   offset: number;

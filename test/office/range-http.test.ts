@@ -7,7 +7,7 @@ import ExcelJS from 'exceljs';
 import { unzipSync } from 'fflate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeApp, type TestApp } from '../helpers.js';
-import { entry, largeXlsx, rawZip, withEntries } from './fixtures.js';
+import { deflatedZeros, entry, largeXlsx, rawZip, withEntries } from './fixtures.js';
 
 interface ExcelData {
   content: string;
@@ -154,6 +154,22 @@ describe('read_excel of a range', () => {
       expect(res.body.status, JSON.stringify(args)).toBe('error');
       expect(res.body.error?.details, JSON.stringify(args)).toMatchObject({ office_code: 'ARCHIVE_CORRUPT' });
     }
+  });
+
+  it('holds a worksheet it inflates itself to the size its headers declare (a lying zip bomb)', async () => {
+    const book = await fs.readFile(t.file('big.xlsx'));
+    const zeros = await deflatedZeros(8 * 1024 * 1024);
+    const files = unzipSync(book);
+    const lying = rawZip(
+      Object.entries(files).map(([name, data]) =>
+        name === SHEET ? { name, data: zeros.data, method: 8 as const, crc: zeros.crc, compressedSize: zeros.data.length, uncompressedSize: 1000 } : entry(name, Buffer.from(data)),
+      ),
+    );
+    await fs.writeFile(t.file('lying.xlsx'), lying);
+    const res = await t.call('read_excel', { path: 'lying.xlsx', range: 'A1:B2' });
+    expect(res.body.error?.code).toBe('ENCODING_ERROR');
+    expect(res.body.error?.details).toMatchObject({ office_code: 'ARCHIVE_UNSAFE' });
+    expect(res.body.error?.message).toContain('inflates past the 1000 bytes its header declares');
   });
 
   it('refuses a DTD in a worksheet it streams, as the guard does for parts it inflates', async () => {
