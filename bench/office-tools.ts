@@ -12,6 +12,7 @@ const CASES: Record<string, { file: string; tool: string; args: Record<string, u
   'read_docx 20 MB': { file: 'large.docx', tool: 'read_docx', args: {} },
   'read_excel 50,000 rows (output capped at 256 KiB)': { file: 'large.xlsx', tool: 'read_excel', args: {} },
   'read_excel 50,000 rows (range A49990:F50001)': { file: 'large.xlsx', tool: 'read_excel', args: { range: 'A49990:F50001' } },
+  'read_excel 50,000 rows (range A1:F12, the first rows)': { file: 'large.xlsx', tool: 'read_excel', args: { range: 'A1:F12' } },
 };
 
 async function measure(label: string, source: string): Promise<void> {

@@ -26,6 +26,17 @@ export interface RawAttachment {
   name: string;
   media_type: string;
   bytes: Uint8Array;
+  /** An image the main thread held back (run.ts): its bytes are that entry's, `bytes` is empty. */
+  held?: string;
+}
+
+/**
+ * Images the main thread kept out of the parser's copy (zip-guard.ts, `hold`): each such entry reads as
+ * `prefix` + its name (the prefix carries a nonce, so a document cannot forge one); `sizes` by name.
+ */
+export interface HeldImages {
+  prefix: string;
+  sizes: Record<string, number>;
 }
 
 export interface ConvertedDocx {
@@ -36,7 +47,7 @@ export interface ConvertedDocx {
 }
 
 /** Converts the (already checked, stored) zip of a .docx; images become `![alt](attachment:imageN.ext)`. */
-export async function docxToMarkdown(libs: DocxLibraries, zip: Buffer, limits: ImageLimits): Promise<ConvertedDocx> {
+export async function docxToMarkdown(libs: DocxLibraries, zip: Buffer, limits: ImageLimits & { held?: HeldImages }): Promise<ConvertedDocx> {
   const extensions: Record<string, string> = {
     'image/png': 'png',
     'image/jpeg': 'jpg',
@@ -53,14 +64,18 @@ export async function docxToMarkdown(libs: DocxLibraries, zip: Buffer, limits: I
   let imageBytes = 0;
   const convertImage = libs.mammoth.images.imgElement(async (image) => {
     const data = await image.readAsBuffer();
-    if (attachments.length >= limits.maxImages || imageBytes + data.length > limits.maxImageBytes) {
+    const text = limits.held && data.length < 4096 ? data.toString('utf8') : '';
+    const held = limits.held && text.startsWith(limits.held.prefix) ? text.slice(limits.held.prefix.length) : undefined;
+    const size = held !== undefined ? (limits.held?.sizes[held] ?? 0) : data.length;
+    if (attachments.length >= limits.maxImages || imageBytes + size > limits.maxImageBytes) {
       imagesOmitted++;
       return { src: 'omitted:over-the-image-limit' };
     }
-    imageBytes += data.length;
+    imageBytes += size;
     const name = `image${attachments.length + 1}.${extensions[image.contentType] ?? 'bin'}`;
+    const media_type = image.contentType || 'application/octet-stream';
     // A copy that owns its memory: mammoth's buffer may be a view into the whole zip.
-    attachments.push({ name, media_type: image.contentType || 'application/octet-stream', bytes: new Uint8Array(data) });
+    attachments.push(held !== undefined ? { name, media_type, bytes: new Uint8Array(0), held } : { name, media_type, bytes: new Uint8Array(data) });
     return { src: `attachment:${name}` };
   });
 

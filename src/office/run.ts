@@ -4,14 +4,16 @@
 // thread (src/workers/bounded-pool.ts) parses a stored copy of the checked entries under a heap limit and a
 // deadline. Eight bombs sent at once thus inflate one after another, not all together (docs/operations.md,
 // "Work off the main thread").
+import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { memoryBudget } from '../workspace/memory-budget.js';
 import { BoundedPool, handlerSource, WorkerFailure, type WorkerJobError } from '../workers/bounded-pool.js';
-import { docxToMarkdown } from './docx.js';
+import { docxToMarkdown, type HeldImages, type RawAttachment } from './docx.js';
 import { OfficeError, isOfficeErrorCode } from './errors.js';
 import { officeWorkerJob, type ParserModules, type WorkerJob, type WorkerReply } from './worker.js';
 import { xlsxToText, type SheetSummary } from './xlsx.js';
-import { checkZip, storedZip, type FdSource, type ZipLimits } from './zip-guard.js';
+import { parseA1Range, xlsxRangeToText, type XlsxStreamInput } from './xlsx-stream.js';
+import { checkZip, inflateLimitError, storedZip, type FdSource, type ZipLimits } from './zip-guard.js';
 
 export type { SheetSummary } from './xlsx.js';
 
@@ -89,6 +91,13 @@ export const OFFICE_MEMORY_FACTOR = 4;
 const SKIP_PARTS = /(^|\/)embeddings\/|\.bin$|^docProps\/thumbnail\.|^word\/fonts\//i;
 const skip = (name: string) => SKIP_PARTS.test(name);
 
+// A document's images: kept in this thread (run.ts readDocx), never copied into the parser.
+const DOCX_MEDIA = /^word\/media\/[^/]+$/;
+
+// The parts a range read leaves compressed for the worker to inflate as far as it needs: the worksheets
+// and the shared strings.
+const STREAMED_PARTS = /^xl\/(worksheets\/[^/]+|sharedStrings)\.xml$/;
+
 const OLE_MAGIC = Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]);
 
 // Legacy .xls (BIFF in an OLE container) is refused: the npm `xlsx` package (SheetJS) is frozen at 0.18.5
@@ -109,6 +118,10 @@ function parserModules(): ParserModules {
       turndown: require.resolve('turndown'),
       gfm: require.resolve('@joplin/turndown-plugin-gfm'),
       exceljs: require.resolve('exceljs'),
+      saxes: require.resolve('saxes'),
+      excelUtils: require.resolve('exceljs/lib/utils/utils.js'),
+      defaultNumFormats: require.resolve('exceljs/lib/xlsx/defaultnumformats.js'),
+      sharedFormula: require.resolve('exceljs/lib/utils/shared-formula.js'),
     };
   }
   return modules;
@@ -144,29 +157,38 @@ async function withSlot<T>(signal: AbortSignal | undefined, fn: () => Promise<T>
   }
 }
 
-// One pool per heap limit (a call may ask for its own); a fresh worker per document, so nothing one hostile
-// document leaves behind meets the next. The slots above already bound how many run at once.
-const pools = new Map<number, BoundedPool>();
+// One pool per heap limit (a call may ask for its own) and young generation; a fresh worker per document, so
+// nothing one hostile document leaves behind meets the next. The slots above already bound how many run at once.
+const pools = new Map<string, BoundedPool>();
 
-function poolFor(memoryMb: number): BoundedPool {
-  let pool = pools.get(memoryMb);
+/**
+ * The worker's young generation by kind of job. Short-lived garbage is most of what a range read and a
+ * document conversion make, and the inflated chunks a range read streams through are freed only when a
+ * scavenge finds them dead: a small young generation collects them while they are few (the RSS figures
+ * in bench/README.md, "Office documents"). exceljs's workbook model lives long, so it keeps a larger one.
+ */
+const YOUNG_GENERATION_MB: Record<WorkerJob['kind'], number> = { 'xlsx-range': 2, docx: 8, xlsx: 32 };
+
+function poolFor(memoryMb: number, youngMb: number): BoundedPool {
+  const key = `${memoryMb}/${youngMb}`;
+  let pool = pools.get(key);
   if (!pool) {
     pool = new BoundedPool({
       name: 'office',
-      handler: handlerSource(officeWorkerJob, docxToMarkdown, xlsxToText),
+      handler: handlerSource(officeWorkerJob, docxToMarkdown, xlsxToText, xlsxRangeToText, inflateLimitError),
       size: OFFICE_DEFAULTS.concurrency,
       reuse: false,
-      resourceLimits: { maxOldGenerationSizeMb: memoryMb, maxYoungGenerationSizeMb: 32, stackSizeMb: 4 },
+      resourceLimits: { maxOldGenerationSizeMb: memoryMb, maxYoungGenerationSizeMb: youngMb, stackSizeMb: 4 },
     });
-    pools.set(memoryMb, pool);
+    pools.set(key, pool);
   }
   return pool;
 }
 
 /** Runs one job in a fresh worker under memoryMb and timeoutMs. */
-async function runInWorker(job: WorkerJob, timeoutMs: number, memoryMb: number, signal: AbortSignal | undefined): Promise<WorkerReply> {
+async function runInWorker(job: WorkerJob, transfer: ArrayBuffer[], timeoutMs: number, memoryMb: number, signal: AbortSignal | undefined): Promise<WorkerReply> {
   try {
-    return await poolFor(memoryMb).run<WorkerReply>(job, { timeoutMs, signal, transfer: [job.zip] });
+    return await poolFor(memoryMb, YOUNG_GENERATION_MB[job.kind]).run<WorkerReply>(job, { timeoutMs, signal, transfer });
   } catch (err) {
     if (!(err instanceof WorkerFailure)) {
       const e = err as WorkerJobError;
@@ -201,16 +223,26 @@ export function capText(text: string, maxBytes: number): { text: string; truncat
   return { text: bytes.subarray(0, cut).toString('utf8'), truncated: true };
 }
 
-function toAttachments(raw: Array<{ name: string; media_type: string; bytes: Uint8Array }>): OfficeAttachment[] {
-  return raw.map((a) => ({ name: a.name, media_type: a.media_type, bytes: Buffer.from(a.bytes.buffer, a.bytes.byteOffset, a.bytes.byteLength) }));
+/** The worker's images as attachments; a held one (docx) takes the bytes this thread kept for it. */
+function toAttachments(raw: RawAttachment[], held: Map<string, Buffer> = new Map()): OfficeAttachment[] {
+  return raw.map((a) => ({ name: a.name, media_type: a.media_type, bytes: (a.held !== undefined ? held.get(a.held) : undefined) ?? Buffer.from(a.bytes.buffer, a.bytes.byteOffset, a.bytes.byteLength) }));
 }
 
 /**
  * Checks and inflates the document and parses it in a worker, all inside one concurrency slot and holding
  * its share of the memory budget (taken once the central directory says how much will be inflated).
  */
-async function parseOoxml(source: Buffer | FdSource, options: OfficeReadOptions, what: string, mainPart: RegExp, makeJob: (zip: ArrayBuffer) => WorkerJob) {
+async function parseOoxml(
+  source: Buffer | FdSource,
+  options: OfficeReadOptions,
+  what: string,
+  mainPart: RegExp,
+  makeJob: (parts: XlsxStreamInput, held: HeldImages | undefined) => WorkerJob,
+  keep: { defer?: RegExp; hold?: RegExp } = {},
+) {
   const o = { ...OFFICE_DEFAULTS, ...options };
+  const { defer, hold } = keep;
+  const heldPrefix = `toolgate-held:${randomUUID()}:`;
   return withSlot(o.signal, async () => {
     let release: (() => void) | undefined;
     try {
@@ -221,15 +253,33 @@ async function parseOoxml(source: Buffer | FdSource, options: OfficeReadOptions,
           beforeInflate: async (declaredBytes) => {
             release = await memoryBudget(o.memoryBudgetBytes).acquire(OFFICE_MEMORY_FACTOR * declaredBytes, o.signal);
           },
+          ...(defer ? { defer: (name: string) => defer.test(name) } : {}),
+          ...(hold ? { hold: { match: (name: string) => hold.test(name), placeholder: (name: string) => Buffer.from(heldPrefix + name, 'utf8') } } : {}),
         });
         if (!archive.entries.has('[Content_Types].xml') || ![...archive.entries.keys()].some((n) => mainPart.test(n))) {
           throw new OfficeError('DOCUMENT_INVALID', `The file is a zip archive but not a ${what} (no Office Open XML parts); check the file type.`);
         }
-        // Only the stored copy outlives this function: the inflated entries can be collected while the parser runs.
-        return { zip: storedZip(archive), inflatedBytes: archive.inflatedBytes };
+        // Only the stored copy (and the deferred parts, still compressed) outlive this function: the inflated
+        // entries, views into the stored copy, are located by offset.
+        const zip = storedZip(archive);
+        const index: XlsxStreamInput['index'] = [...archive.entries].map(([name, data]) => [name, data.byteOffset, data.byteLength]);
+        const { maxEntryBytes, maxTotalBytes, maxRatio, ratioGraceBytes } = archive.limits;
+        const parts: XlsxStreamInput = {
+          parts: zip.buffer as ArrayBuffer,
+          index,
+          deferred: archive.deferred.buffer as ArrayBuffer,
+          deferredParts: archive.deferredEntries,
+          limits: { maxEntryBytes, maxTotalBytes, maxRatio, ratioGraceBytes, inflatedSoFar: archive.inflatedBytes },
+        };
+        const held = archive.held.size > 0 ? { prefix: heldPrefix, sizes: Object.fromEntries(archive.held) } : undefined;
+        return { parts, held, readHeld: archive.readHeld, inflatedBytes: archive.inflatedBytes };
       })();
-      const reply = await runInWorker(makeJob(checked.zip.buffer as ArrayBuffer), o.timeoutMs, o.memoryMb, o.signal);
-      return { reply, inflatedBytes: checked.inflatedBytes };
+      const transfer = [checked.parts.parts, ...(checked.parts.deferredParts.length > 0 ? [checked.parts.deferred] : [])];
+      const reply = await runInWorker(makeJob(checked.parts, checked.held), transfer, o.timeoutMs, o.memoryMb, o.signal);
+      // The images the parser placed, inflated now that its worker and memory are gone (still in the slot).
+      const wanted = reply.ok && reply.kind === 'docx' ? reply.result.attachments.flatMap((a) => (a.held !== undefined ? [a.held] : [])) : [];
+      const held = await checked.readHeld(wanted);
+      return { reply, held, inflatedBytes: checked.inflatedBytes };
     } finally {
       release?.();
     }
@@ -239,16 +289,24 @@ async function parseOoxml(source: Buffer | FdSource, options: OfficeReadOptions,
 /** A .docx as Markdown (headings, lists, tables, emphasis), its images as attachments. Throws OfficeError. */
 export async function readDocx(source: Buffer | FdSource, options: OfficeReadOptions = {}): Promise<OfficeReadResult> {
   const o = { ...OFFICE_DEFAULTS, ...options };
-  const { reply, inflatedBytes } = await parseOoxml(source, options, '.docx document', /^word\/[^/]+\.xml$/, (zip) => ({
-    kind: 'docx',
-    zip,
-    modules: parserModules(),
-    options: { maxImages: o.maxImages, maxImageBytes: o.maxImageBytes },
-  }));
+  // Images stay in this thread (they are returned as they are): the parser gets a placeholder for each.
+  const { reply, held, inflatedBytes } = await parseOoxml(
+    source,
+    options,
+    '.docx document',
+    /^word\/[^/]+\.xml$/,
+    ({ parts }, heldImages) => ({
+      kind: 'docx',
+      zip: parts,
+      modules: parserModules(),
+      options: { maxImages: o.maxImages, maxImageBytes: o.maxImageBytes, ...(heldImages ? { held: heldImages } : {}) },
+    }),
+    { hold: DOCX_MEDIA },
+  );
   if (!reply.ok) throw replyError(reply, '.docx document');
   if (reply.kind !== 'docx') throw new OfficeError('DOCUMENT_INVALID', 'The document parser answered for the wrong kind of document.');
   const { text, truncated } = capText(reply.result.markdown, o.maxOutputBytes);
-  return { text, truncated, attachments: toAttachments(reply.result.attachments), imagesOmitted: reply.result.imagesOmitted, warnings: reply.result.warnings, inflatedBytes };
+  return { text, truncated, attachments: toAttachments(reply.result.attachments, held), imagesOmitted: reply.result.imagesOmitted, warnings: reply.result.warnings, inflatedBytes };
 }
 
 /** A .xlsx/.xlsm workbook as one Markdown table per sheet (cached formula values), images as attachments. */
@@ -260,12 +318,20 @@ export async function readExcel(source: Buffer | FdSource, options: ExcelReadOpt
   if (Buffer.isBuffer(source) && source.subarray(0, 8).equals(OLE_MAGIC)) {
     throw new OfficeError('UNSUPPORTED_FORMAT', `The file is an OLE compound file: a legacy .xls workbook or a password-protected one. ${XLS_REFUSED}`);
   }
-  const { reply, inflatedBytes } = await parseOoxml(source, options, '.xlsx workbook', /^xl\/workbook\.xml$/, (zip) => ({
-    kind: 'xlsx',
-    zip,
-    modules: parserModules(),
-    options: { sheet: options.sheet, range: options.range, formulas: options.formulas ?? false, maxOutputBytes: o.maxOutputBytes, maxImages: o.maxImages, maxImageBytes: o.maxImageBytes },
-  }));
+  const base = { sheet: options.sheet, formulas: options.formulas ?? false, maxOutputBytes: o.maxOutputBytes, maxImages: o.maxImages, maxImageBytes: o.maxImageBytes };
+  // A range is read by the streaming reader (xlsx-stream.ts): the worksheets stay compressed until the
+  // worker inflates them, as far as the range's last row. Whole sheets are read by exceljs (xlsx.ts).
+  const range = options.range;
+  const bounds = range !== undefined ? parseA1Range(range) : undefined;
+  const { reply, inflatedBytes } = await parseOoxml(
+    source,
+    options,
+    '.xlsx workbook',
+    /^xl\/workbook\.xml$/,
+    (parts): WorkerJob =>
+      range !== undefined && bounds ? { kind: 'xlsx-range', input: parts, modules: parserModules(), options: { ...base, range, bounds } } : { kind: 'xlsx', zip: parts.parts, modules: parserModules(), options: base },
+    bounds ? { defer: STREAMED_PARTS } : {},
+  );
   if (!reply.ok) throw replyError(reply, '.xlsx workbook');
   if (reply.kind !== 'xlsx') throw new OfficeError('DOCUMENT_INVALID', 'The document parser answered for the wrong kind of document.');
   const r = reply.result;
@@ -278,7 +344,7 @@ export async function readExcel(source: Buffer | FdSource, options: ExcelReadOpt
     attachments: toAttachments(r.attachments),
     imagesOmitted: r.imagesOmitted,
     warnings: [],
-    inflatedBytes,
+    inflatedBytes: inflatedBytes + (r.inflatedBytes ?? 0),
     sheets: r.sheets,
   };
 }

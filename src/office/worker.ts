@@ -6,29 +6,38 @@
 // it must be self-contained; the converters (docx.ts, xlsx.ts) come as arguments, and the parser packages
 // are loaded by the absolute paths the job names (resolved in the main thread from node_modules, since the
 // production bundle cannot carry them into an eval'd worker).
-import type { ConvertedDocx, DocxLibraries, ImageLimits, RawAttachment } from './docx.js';
+import type { ConvertedDocx, DocxLibraries, HeldImages, ImageLimits, RawAttachment } from './docx.js';
 import type { OfficeErrorCode } from './errors.js';
 import type { ConvertedWorkbook, XlsxLibraries, XlsxOptions } from './xlsx.js';
+import type { XlsxRangeOptions, XlsxStreamInput, XlsxStreamLibraries } from './xlsx-stream.js';
 
 export interface ParserModules {
   mammoth: string;
   turndown: string;
   gfm: string;
   exceljs: string;
+  saxes: string;
+  /** exceljs's own helpers (utils, built-in number formats, shared formulas), for the range reader. */
+  excelUtils: string;
+  defaultNumFormats: string;
+  sharedFormula: string;
 }
 
 export type WorkerJob =
-  | { kind: 'docx'; zip: ArrayBuffer; modules: ParserModules; options: ImageLimits }
-  | { kind: 'xlsx'; zip: ArrayBuffer; modules: ParserModules; options: XlsxOptions };
+  | { kind: 'docx'; zip: ArrayBuffer; modules: ParserModules; options: ImageLimits & { held?: HeldImages } }
+  | { kind: 'xlsx'; zip: ArrayBuffer; modules: ParserModules; options: XlsxOptions }
+  | { kind: 'xlsx-range'; input: XlsxStreamInput; modules: ParserModules; options: XlsxRangeOptions };
 
 export type WorkerReply =
   | { ok: true; kind: 'docx'; result: ConvertedDocx }
-  | { ok: true; kind: 'xlsx'; result: ConvertedWorkbook }
+  | { ok: true; kind: 'xlsx'; result: ConvertedWorkbook & { inflatedBytes?: number } }
   | { ok: false; code: OfficeErrorCode; message: string };
 
 export interface Converters {
-  docx: (libs: DocxLibraries, zip: Buffer, limits: ImageLimits) => Promise<ConvertedDocx>;
+  docx: (libs: DocxLibraries, zip: Buffer, limits: ImageLimits & { held?: HeldImages }) => Promise<ConvertedDocx>;
   xlsx: (libs: XlsxLibraries, zip: Buffer, opts: XlsxOptions) => Promise<ConvertedWorkbook>;
+  xlsxRange: (libs: XlsxStreamLibraries, input: XlsxStreamInput, opts: XlsxRangeOptions) => Promise<ConvertedWorkbook & { inflatedBytes: number }>;
+  inflateLimitError: XlsxStreamLibraries['inflateLimitError'];
 }
 
 /**
@@ -36,20 +45,39 @@ export interface Converters {
  * failure the parser reports is part of the answer (`ok: false` with its office code), so that it keeps
  * its code across the thread boundary.
  */
-export async function officeWorkerJob(job: WorkerJob, docx: Converters['docx'], xlsx: Converters['xlsx']): Promise<{ result: WorkerReply; transfer: ArrayBuffer[] }> {
+export async function officeWorkerJob(
+  job: WorkerJob,
+  docx: Converters['docx'],
+  xlsx: Converters['xlsx'],
+  xlsxRange: Converters['xlsxRange'],
+  inflateLimitError: Converters['inflateLimitError'],
+): Promise<{ result: WorkerReply; transfer: ArrayBuffer[] }> {
   const { createRequire } = process.getBuiltinModule('node:module');
   const load = (path: string) => createRequire(path)(path);
   let reply: WorkerReply;
   let attachments: RawAttachment[];
   try {
-    const zip = Buffer.from(job.zip);
     if (job.kind === 'docx') {
       const libs = { mammoth: load(job.modules.mammoth), TurndownService: load(job.modules.turndown), gfm: load(job.modules.gfm) };
-      const result = await docx(libs, zip, job.options);
+      const result = await docx(libs, Buffer.from(job.zip), job.options);
       attachments = result.attachments;
       reply = { ok: true, kind: 'docx', result };
+    } else if (job.kind === 'xlsx-range') {
+      // Not exceljs itself: saxes and three of exceljs's small modules, so a range costs what it reads.
+      const m = job.modules;
+      const libs = {
+        SaxesParser: load(m.saxes).SaxesParser,
+        zlib: process.getBuiltinModule('node:zlib'),
+        excelUtils: load(m.excelUtils),
+        defaultNumFormats: load(m.defaultNumFormats),
+        sharedFormula: load(m.sharedFormula),
+        inflateLimitError,
+      };
+      const result = await xlsxRange(libs, job.input, job.options);
+      attachments = result.attachments;
+      reply = { ok: true, kind: 'xlsx', result };
     } else {
-      const result = await xlsx({ ExcelJS: load(job.modules.exceljs) }, zip, job.options);
+      const result = await xlsx({ ExcelJS: load(job.modules.exceljs) }, Buffer.from(job.zip), job.options);
       attachments = result.attachments;
       reply = { ok: true, kind: 'xlsx', result };
     }

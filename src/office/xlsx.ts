@@ -1,4 +1,5 @@
 // .xlsx/.xlsm → text, run inside the office worker (worker.ts) with exceljs: one Markdown table per sheet,
+// for a read of whole sheets (a range is read by xlsx-stream.ts, which stops after it, in the same format),
 // headed by column letters and row numbers so that every value keeps its cell address (what a model needs to
 // ask for a range next). Formulas answer their cached result (what Excel last computed; nothing is
 // recalculated), dates answer ISO 8601.
@@ -15,8 +16,6 @@ export interface XlsxLibraries {
 export interface XlsxOptions extends ImageLimits {
   /** A sheet name (exact, else case-insensitive) or 1-based position; all sheets when absent. */
   sheet?: string | number;
-  /** `A1:C10`, `B2` or `Sheet 1!A1:C10`; without a sheet it applies to the first selected sheet only. */
-  range?: string;
   /** Also show each formula next to its cached value: `6 (=SUM(A1:A3))`. */
   formulas: boolean;
   /** Output stops at the row that would pass this many UTF-8 bytes. */
@@ -47,23 +46,6 @@ export async function xlsxToText(libs: XlsxLibraries, zip: Buffer, opts: XlsxOpt
     for (let x = n; x > 0; x = Math.floor((x - 1) / 26)) s = String.fromCharCode(65 + ((x - 1) % 26)) + s;
     return s;
   };
-  const columnNumber = (letters: string): number => [...letters.toUpperCase()].reduce((n, ch) => n * 26 + ch.charCodeAt(0) - 64, 0);
-
-  // A1 ranges: `B2`, `A1:C10`, `$A$1:$C$10`, with an optional `Sheet!` or `'My sheet'!` prefix.
-  let rangeSheet: string | undefined;
-  let bounds: { top: number; left: number; bottom: number; right: number } | null = null;
-  if (opts.range !== undefined) {
-    const m = /^(?:(?:'((?:[^']|'')+)'|([^!]+))!)?\$?([A-Za-z]{1,3})\$?(\d{1,7})(?::\$?([A-Za-z]{1,3})\$?(\d{1,7}))?$/.exec(opts.range.trim());
-    if (!m) throw selectorError(`Range '${opts.range}' is not an A1 range; use e.g. 'A1:C10', 'B2' or 'Sheet1!A1:C10'.`);
-    rangeSheet = m[1] !== undefined ? m[1].replace(/''/g, "'") : m[2];
-    const c1 = columnNumber(m[3] as string);
-    const r1 = Number(m[4]);
-    const c2 = m[5] !== undefined ? columnNumber(m[5]) : c1;
-    const r2 = m[6] !== undefined ? Number(m[6]) : r1;
-    if (r1 < 1 || r2 < 1 || c1 > 16384 || c2 > 16384 || r1 > 1048576 || r2 > 1048576) throw selectorError(`Range '${opts.range}' is outside a worksheet (A1:XFD1048576).`);
-    bounds = { top: Math.min(r1, r2), left: Math.min(c1, c2), bottom: Math.max(r1, r2), right: Math.max(c1, c2) };
-  }
-
   const workbook = new libs.ExcelJS.Workbook();
   await workbook.xlsx.load(zip as unknown as ArrayBuffer);
   const all = workbook.worksheets;
@@ -73,7 +55,7 @@ export async function xlsxToText(libs: XlsxLibraries, zip: Buffer, opts: XlsxOpt
   });
   const available = () => sheets.map((s) => `${s.index}: '${s.name}'`).join(', ');
 
-  const wantedSheet = opts.sheet ?? rangeSheet;
+  const wantedSheet = opts.sheet;
   let selected = all;
   if (wantedSheet !== undefined) {
     let found: (typeof all)[number] | undefined;
@@ -81,8 +63,6 @@ export async function xlsxToText(libs: XlsxLibraries, zip: Buffer, opts: XlsxOpt
     else found = all.find((ws) => ws.name === wantedSheet) ?? all.find((ws) => ws.name.toLowerCase() === wantedSheet.toLowerCase());
     if (!found) throw selectorError(`The workbook has no sheet ${typeof wantedSheet === 'number' ? `number ${wantedSheet}` : `'${wantedSheet}'`}; its sheets are ${available()}.`);
     selected = [found];
-  } else if (bounds) {
-    selected = all.slice(0, 1);
   }
 
   const formatDate = (d: Date): string => {
@@ -113,7 +93,8 @@ export async function xlsxToText(libs: XlsxLibraries, zip: Buffer, opts: XlsxOpt
   const cellText = (cell: ExcelJSModule.Cell): string => {
     // A merged range shows its value once, in its top-left cell.
     if (cell.isMerged && cell.master !== cell) return '';
-    let text = valueText(cell.value);
+    // A formula's cached result from the cell itself: exceljs's `value` copy drops a falsy one (0, FALSE, '').
+    let text = cell.type === libs.ExcelJS.ValueType.Formula ? valueText(cell.result) : valueText(cell.value);
     if (opts.formulas && cell.formula) text = text === '' ? `=${cell.formula}` : `${text} (=${cell.formula})`;
     return text.replace(/\\/g, '\\\\').replace(/\|/g, '\\|').replace(/\r?\n/g, '<br>');
   };
@@ -137,8 +118,7 @@ export async function xlsxToText(libs: XlsxLibraries, zip: Buffer, opts: XlsxOpt
 
   for (const ws of selected) {
     const summary = sheets[all.indexOf(ws)] as SheetSummary;
-    const dims = summary.dimensions;
-    const area = bounds ?? (ws.actualRowCount > 0 ? { top: ws.dimensions.top, left: ws.dimensions.left, bottom: ws.dimensions.bottom, right: ws.dimensions.right } : null);
+    const area = ws.actualRowCount > 0 ? { top: ws.dimensions.top, left: ws.dimensions.left, bottom: ws.dimensions.bottom, right: ws.dimensions.right } : null;
     const title = `## Sheet ${summary.index}: ${summary.name}${summary.state !== 'visible' ? ` (${summary.state})` : ''}`;
     if (!push(out.length > 0 ? `\n${title}\n` : `${title}\n`)) {
       truncatedAt = { sheet: ws.name, row: area?.top ?? 1 };
@@ -159,12 +139,8 @@ export async function xlsxToText(libs: XlsxLibraries, zip: Buffer, opts: XlsxOpt
       });
     }
     if (!area || right === 0) {
-      push(bounds ? `(no values in ${opts.range}; the sheet's used range is ${dims ?? 'empty'})` : '(empty sheet)');
+      push('(empty sheet)');
     } else {
-      if (bounds) {
-        left = area.left;
-        right = area.right;
-      }
       const header = ['', ...Array.from({ length: right - left + 1 }, (_, i) => columnLetters(left + i))];
       push(`| ${header.join(' | ')} |`);
       push(`|${header.map(() => '---').join('|')}|`);

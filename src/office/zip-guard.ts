@@ -59,17 +59,50 @@ export interface CheckOptions {
    * inflated: the caller takes its share of a memory budget here (run.ts).
    */
   beforeInflate?: (declaredBytes: number) => Promise<void>;
+  /**
+   * Entries whose reader inflates them itself, as far as it needs (a range read stops inside a worksheet):
+   * checked like the others up to inflating (name, flags, declared sizes and ratio, both headers), then
+   * handed over compressed, with the limits that reader must apply (`inflateLimitError`).
+   */
+  defer?: (name: string) => boolean;
+  /**
+   * Entries the caller keeps for itself (a document's images, returned as attachments): checked like the
+   * others up to inflating, and replaced in the stored zip by `placeholder(name)`, so the parser never sees
+   * their bytes. CheckedArchive.readHeld then inflates and checks them all under the same counters, once
+   * the parser is done with its memory, and keeps those asked for; a hostile one fails the read as before.
+   */
+  hold?: { match: (name: string) => boolean; placeholder: (name: string) => Buffer };
+}
+
+/** An entry handed over compressed (CheckOptions.defer): its bytes are at `offset` of CheckedArchive.deferred. */
+export interface DeferredEntry {
+  name: string;
+  offset: number;
+  length: number;
+  /** 0 stored, 8 deflated. */
+  method: number;
+  /** The inflated size both headers declare. */
+  declared: number;
 }
 
 export interface CheckedArchive {
   /** Entry name → inflated bytes (views into `stored`), for every file entry that was not skipped. */
   entries: Map<string, Buffer>;
+  /** Entries held back from the stored zip (CheckOptions.hold): name → declared inflated size. */
+  held: Map<string, number>;
+  /** Inflates and checks every held entry, keeping those named (each in a buffer of its own); call it once. */
+  readHeld: (names: Iterable<string>) => Promise<Map<string, Buffer>>;
   /** The stored zip of `entries` (storedZip), owning its ArrayBuffer. */
   stored: Buffer;
   /** Names left out by `skip`. */
   skipped: string[];
   /** Sum of the inflated bytes in `entries`. */
   inflatedBytes: number;
+  /** The compressed bytes of the deferred entries, one after another (owning its ArrayBuffer). */
+  deferred: Buffer;
+  deferredEntries: DeferredEntry[];
+  /** The limits a reader of deferred entries applies; inflatedBytes already counts against maxTotalBytes. */
+  limits: ZipLimits & { ratioGraceBytes: number };
 }
 
 /** A file descriptor to read the zip from (not closed here), instead of a Buffer. */
@@ -86,6 +119,7 @@ const XML_NAME = /\.(xml|rels|vml)$/i;
 const DTD_MARKERS = ['<!DOCTYPE', '<!ENTITY'].flatMap((s) => [Buffer.from(s, 'latin1'), Buffer.from(s, 'utf16le'), Buffer.from(s, 'utf16le').subarray(1)]);
 
 const readFd = promisify(fsRead);
+const EMPTY = Buffer.alloc(0);
 
 function unsafe(message: string, details?: Record<string, unknown>): OfficeError {
   return new OfficeError('ARCHIVE_UNSAFE', message, details);
@@ -170,10 +204,46 @@ function hasDtd(name: string, data: Buffer): boolean {
 }
 
 /**
+ * The counter's verdict on an entry that has inflated `count` bytes so far (with `totalBefore` bytes of other
+ * entries before it): null while within its declared size, the per-entry limit, the remaining total and the
+ * ratio. Shared with the office worker, which inflates the worksheets of a range read itself
+ * (xlsx-stream.ts), so it is shipped there as source text: self-contained, no imports.
+ */
+export function inflateLimitError(
+  name: string,
+  count: number,
+  declared: number,
+  compressedSize: number,
+  limits: { maxEntryBytes: number; maxTotalBytes: number; maxRatio: number; ratioGraceBytes: number },
+  totalBefore: number,
+): { code: 'ARCHIVE_UNSAFE' | 'ARCHIVE_TOO_LARGE'; message: string } | null {
+  if (count > declared) {
+    return { code: 'ARCHIVE_UNSAFE', message: `Entry '${name}' inflates past the ${declared} bytes its header declares: the size fields lie (a zip bomb pattern); the document was not parsed.` };
+  }
+  if (count > limits.maxEntryBytes) return { code: 'ARCHIVE_TOO_LARGE', message: `Entry '${name}' inflates to more than ${limits.maxEntryBytes} bytes, the per-entry limit.` };
+  if (totalBefore + count > limits.maxTotalBytes) {
+    return { code: 'ARCHIVE_TOO_LARGE', message: `The document inflates to more than ${limits.maxTotalBytes} bytes in all, the limit; it was not parsed.` };
+  }
+  if (count > limits.ratioGraceBytes && count > limits.maxRatio * Math.max(compressedSize, 1)) {
+    return { code: 'ARCHIVE_UNSAFE', message: `Entry '${name}' inflates more than ${limits.maxRatio}x its compressed size (a zip bomb pattern); the document was not parsed.` };
+  }
+  return null;
+}
+
+/**
  * Inflates one entry under a counter: stops (destroying the inflate stream) as soon as the entry passes its
  * declared size, the per-entry limit, the remaining total, or the ratio; never trusts the size fields.
  */
-async function inflateCounted(zip: yauzl.ZipFile, entry: yauzl.Entry, name: string, limits: ZipLimits, totalSoFar: number, target: Buffer): Promise<{ data: Buffer; crc: number }> {
+async function inflateCounted(
+  zip: yauzl.ZipFile,
+  entry: yauzl.Entry,
+  name: string,
+  limits: ZipLimits,
+  totalSoFar: number,
+  target: Buffer | null,
+): Promise<{ data: Buffer; crc: number; head: Buffer }> {
+  // With no target the entry is only counted and checked (a held entry's first pass): its start is kept.
+  const head = Buffer.alloc(4);
   let stream: Readable;
   try {
     stream = await zip.openReadStreamPromise(entry);
@@ -187,18 +257,11 @@ async function inflateCounted(zip: yauzl.ZipFile, entry: yauzl.Entry, name: stri
   try {
     for await (const chunk of stream as AsyncIterable<Buffer>) {
       count += chunk.length;
-      if (count > declared) {
-        throw unsafe(`Entry '${name}' inflates past the ${declared} bytes its header declares: the size fields lie (a zip bomb pattern); the document was not parsed.`, { entry: name });
-      }
-      if (count > limits.maxEntryBytes) throw tooLarge(`Entry '${name}' inflates to more than ${limits.maxEntryBytes} bytes, the per-entry limit.`, { entry: name });
-      if (totalSoFar + count > limits.maxTotalBytes) {
-        throw tooLarge(`The document inflates to more than ${limits.maxTotalBytes} bytes in all, the limit; it was not parsed.`, { entry: name });
-      }
-      if (count > RATIO_GRACE_BYTES && count > limits.maxRatio * Math.max(entry.compressedSize, 1)) {
-        throw unsafe(`Entry '${name}' inflates more than ${limits.maxRatio}x its compressed size (a zip bomb pattern); the document was not parsed.`, { entry: name });
-      }
+      const limitError = inflateLimitError(name, count, declared, entry.compressedSize, { ...limits, ratioGraceBytes: RATIO_GRACE_BYTES }, totalSoFar);
+      if (limitError) throw new OfficeError(limitError.code, limitError.message, { entry: name });
       // `target` holds exactly `declared` bytes, and count never passes it here.
-      chunk.copy(target, count - chunk.length);
+      if (count - chunk.length < head.length) chunk.copy(head, count - chunk.length);
+      if (target) chunk.copy(target, count - chunk.length);
       crc = crc32(chunk, crc);
     }
   } catch (err) {
@@ -207,7 +270,27 @@ async function inflateCounted(zip: yauzl.ZipFile, entry: yauzl.Entry, name: stri
     throw corrupt(`${name}: ${(err as Error).message}`);
   }
   if (count !== declared) throw corrupt(`entry '${name}' has ${count} bytes, its header declares ${declared}`);
-  return { data: target.subarray(0, count), crc };
+  return { data: target ? target.subarray(0, count) : EMPTY, crc, head: head.subarray(0, Math.min(count, head.length)) };
+}
+
+/** Copies one entry's compressed bytes into `target` (exactly its compressed size), inflating nothing. */
+async function readCompressed(zip: yauzl.ZipFile, entry: yauzl.Entry, name: string, target: Buffer): Promise<void> {
+  let count = 0;
+  try {
+    const stream = await zip.openReadStreamPromise(entry, { decodeFileData: false });
+    try {
+      for await (const chunk of stream as AsyncIterable<Buffer>) {
+        if (count + chunk.length > target.length) throw new Error('longer than its compressed size');
+        chunk.copy(target, count);
+        count += chunk.length;
+      }
+    } finally {
+      stream.destroy();
+    }
+  } catch (err) {
+    throw corrupt(`${name}: ${(err as Error).message}`);
+  }
+  if (count !== target.length) throw corrupt(`entry '${name}' has ${count} compressed bytes, its header declares ${target.length}`);
 }
 
 /** Compares the local header with the central directory: two readers that disagree are an attack surface. */
@@ -242,6 +325,7 @@ export async function checkZip(source: Buffer | FdSource, options: CheckOptions 
   } catch (err) {
     throw corrupt((err as Error).message);
   }
+  let closeLater = false;
   try {
     // The count is known from the end record before a single entry is read.
     if (zip.entryCount > limits.maxEntries) {
@@ -256,7 +340,7 @@ export async function checkZip(source: Buffer | FdSource, options: CheckOptions 
 
     // First pass, headers only: names, flags and declared sizes, before anything is inflated.
     const names = new Set<string>();
-    const wanted: Array<{ entry: yauzl.Entry; name: string }> = [];
+    let wanted: Array<{ entry: yauzl.Entry; name: string }> = [];
     const skipped: string[] = [];
     let declaredTotal = 0;
     for (const entry of entries) {
@@ -287,12 +371,34 @@ export async function checkZip(source: Buffer | FdSource, options: CheckOptions 
     }
 
     await options.beforeInflate?.(declaredTotal);
-    // Second pass: inflate under the counter into the stored zip, then look inside.
-    const layout = new StoredZipWriter(wanted.map(({ entry, name }) => ({ name, size: entry.uncompressedSize })));
+    const later = wanted.filter(({ name }) => options.defer?.(name) === true);
+    const deferredEntries: DeferredEntry[] = [];
+    const deferred = Buffer.allocUnsafeSlow(later.reduce((n, { entry }) => n + entry.compressedSize, 0));
+    for (const { entry, name } of later) {
+      await checkLocalHeader(zip, entry, name);
+      const offset = deferredEntries.reduce((n, e) => n + e.length, 0);
+      await readCompressed(zip, entry, name, deferred.subarray(offset, offset + entry.compressedSize));
+      deferredEntries.push({ name, offset, length: entry.compressedSize, method: entry.compressionMethod, declared: entry.uncompressedSize });
+    }
+    if (later.length > 0) wanted = wanted.filter((w) => !later.includes(w));
+    // Second pass: inflate under the counter into the stored zip (a held entry into its own buffer, its
+    // placeholder into the zip), then look inside.
+    // An XML part is never held: the DTD check reads it whole.
+    const placeholders = wanted.map(({ name }) => (options.hold?.match(name) && !XML_NAME.test(name) ? options.hold.placeholder(name) : undefined));
+    const layout = new StoredZipWriter(wanted.map(({ entry, name }, i) => ({ name, size: placeholders[i]?.length ?? entry.uncompressedSize })));
     const out = new Map<string, Buffer>();
     let total = 0;
+    const heldEntries = new Map<string, yauzl.Entry>();
     for (const [i, { entry, name }] of wanted.entries()) {
       await checkLocalHeader(zip, entry, name);
+      const placeholder = placeholders[i];
+      if (placeholder) {
+        // Inflated and checked by readHeld, once the parser (which never sees these bytes) is done.
+        placeholder.copy(layout.slot(i));
+        layout.setCrc(i, crc32(placeholder));
+        heldEntries.set(name, entry);
+        continue;
+      }
       const { data, crc } = await inflateCounted(zip, entry, name, limits, total, layout.slot(i));
       layout.setCrc(i, crc);
       total += data.length;
@@ -302,10 +408,35 @@ export async function checkZip(source: Buffer | FdSource, options: CheckOptions 
       }
       out.set(name, data);
     }
-    return { entries: out, stored: layout.finish(), skipped, inflatedBytes: total };
+    const readHeld = async (names: Iterable<string>): Promise<Map<string, Buffer>> => {
+      const wantedNames = new Set(names);
+      const held = new Map<string, Buffer>();
+      try {
+        // Every held entry passes the counter and the checks, as all others did; only those asked for are kept.
+        for (const [name, entry] of heldEntries) {
+          const keep = wantedNames.has(name);
+          const { data, head } = await inflateCounted(zip, entry, name, limits, total, keep ? Buffer.allocUnsafeSlow(entry.uncompressedSize) : null);
+          total += entry.uncompressedSize;
+          if (isNestedArchive(name, head)) throw unsafe(`The archive contains another archive ('${name}'); nested archives are refused.`, { entry: name });
+          if (keep) held.set(name, data);
+        }
+      } finally {
+        if (Buffer.isBuffer(source)) zip.close();
+      }
+      return held;
+    };
+    closeLater = heldEntries.size > 0;
+    return {
+      entries: out,
+      held: new Map([...heldEntries].map(([name, entry]) => [name, entry.uncompressedSize])),
+      readHeld,
+      stored: layout.finish(),
+      skipped,
+      inflatedBytes: total,
+      deferred, deferredEntries, limits: { ...limits, ratioGraceBytes: RATIO_GRACE_BYTES } };
   } finally {
-    // yauzl's close() also closes a file descriptor, which belongs to the caller.
-    if (Buffer.isBuffer(source)) zip.close();
+    // yauzl's close() also closes a file descriptor, which belongs to the caller; with entries held, readHeld closes.
+    if (Buffer.isBuffer(source) && !closeLater) zip.close();
   }
 }
 

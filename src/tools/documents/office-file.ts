@@ -12,6 +12,15 @@ import { formatBytes } from '../../workspace/encoding.js';
 import { openVerifiedRetrying, type ResolvedPath } from '../../workspace/sandbox.js';
 import type { ToolContext, ToolResult } from '../define.js';
 
+/**
+ * The office engine (src/office/run.ts: the zip guard, yauzl, the worker pool), imported on the first office
+ * call rather than at start: a server that never reads a document never loads it (docs/operations.md,
+ * "Office documents"). The parsers themselves (exceljs, mammoth, saxes) load only inside the worker.
+ */
+export function loadOfficeEngine(): Promise<typeof import('../../office/run.js')> {
+  return import('../../office/run.js');
+}
+
 export const DEFAULT_OFFICE_MAX_BYTES = 64 * 1024 * 1024;
 
 export const AttachmentSchema = z

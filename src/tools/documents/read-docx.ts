@@ -1,8 +1,7 @@
 import { z } from 'zod';
-import { readDocx as readDocxEngine } from '../../office/run.js';
 import { PathArg } from '../args.js';
 import { defineTool } from '../define.js';
-import { officeAnswer, officeNotes, officeOutput, OfficeOutputFields, withOfficeDocument } from './office-file.js';
+import { loadOfficeEngine, officeAnswer, officeNotes, officeOutput, OfficeOutputFields, withOfficeDocument } from './office-file.js';
 
 const Input = z.strictObject({
   path: PathArg.describe('A .docx file, relative to the workspace root.'),
@@ -22,6 +21,7 @@ export const readDocx = defineTool({
   output: Output,
   async run(ctx, input) {
     const maxOutputBytes = ctx.ws.limits.maxOutputBytes;
+    const { readDocx: readDocxEngine } = await loadOfficeEngine();
     return withOfficeDocument(ctx, input.path, async (source, doc) => {
       const data = await officeOutput(ctx, await readDocxEngine(source, { maxOutputBytes, memoryBudgetBytes: ctx.ws.limits.memoryBudgetBytes, signal: ctx.signal }), doc.size);
       return officeAnswer(doc, data, `Read '${doc.p.rel}' as Markdown.${officeNotes(data, maxOutputBytes)}`);

@@ -1,8 +1,7 @@
 import { z } from 'zod';
-import { readExcel as readExcelEngine } from '../../office/run.js';
 import { PathArg } from '../args.js';
 import { defineTool } from '../define.js';
-import { officeAnswer, officeNotes, officeOutput, OfficeOutputFields, withOfficeDocument } from './office-file.js';
+import { loadOfficeEngine, officeAnswer, officeNotes, officeOutput, OfficeOutputFields, withOfficeDocument } from './office-file.js';
 
 const Input = z.strictObject({
   path: PathArg.describe('A .xlsx or .xlsm workbook, relative to the workspace root (legacy .xls is refused: save it as .xlsx).'),
@@ -36,6 +35,7 @@ export const readExcel = defineTool({
   output: Output,
   async run(ctx, input) {
     const maxOutputBytes = ctx.ws.limits.maxOutputBytes;
+    const { readExcel: readExcelEngine } = await loadOfficeEngine();
     return withOfficeDocument(ctx, input.path, async (source, { p, size }) => {
       const result = await readExcelEngine(source, { maxOutputBytes, fileName: p.realRel, sheet: input.sheet, range: input.range, formulas: input.formulas, memoryBudgetBytes: ctx.ws.limits.memoryBudgetBytes, signal: ctx.signal });
       const data = { ...(await officeOutput(ctx, result, size)), sheets: result.sheets ?? [], truncated_at: result.truncatedAt ?? null };
