@@ -1,7 +1,10 @@
 // The same small read_file through each door (REST, MCP Streamable HTTP with the SDK client, WebSocket) at
 // c=1 and c=32: what a door costs on top of the pipeline. The server runs in its own process (the clients'
 // own work would otherwise count against the server); rounds are interleaved and the median is reported.
-// `npx tsx bench/doors.ts` (N calls per measurement, ROUNDS rounds).
+// `npx tsx bench/doors.ts` (N calls per measurement, ROUNDS rounds). DOORS_SERVER_DIR runs the server of another
+// checkout (e.g. an export of main beside this branch) with these same clients; DOORS_CPU_PROF=dir writes the
+// server's CPU profile there (summarize it with bench/profile-summary.ts); DOORS_ONLY=MCP and DOORS_C=32 narrow
+// a run to what is being profiled.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
@@ -15,7 +18,10 @@ const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const PORT = Number(process.env.PORT ?? 18931);
 const root = await fs.mkdtemp(path.join(os.tmpdir(), 'toolgate-doors-'));
 await fs.writeFile(path.join(root, 'a.txt'), 'hello\n'.repeat(100));
-const server = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, '../src/main.ts')], {
+const serverDir = path.resolve(process.env.DOORS_SERVER_DIR ?? path.join(import.meta.dirname, '..'));
+const profDir = process.env.DOORS_CPU_PROF;
+const profArgs = profDir ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(profDir)] : [];
+const server = spawn(process.execPath, [...profArgs, '--import', 'tsx', path.join(serverDir, 'src/main.ts')], {
   env: { ...process.env, TOOLGATE_ROOT: root, TOOLGATE_PORT: String(PORT), TOOLGATE_AUDIT_STDOUT: 'false', TOOLGATE_RATE_LIMIT: '0', TOOLGATE_AUDIT: 'false', TOOLGATE_LOG_LEVEL: 'warn' },
   stdio: ['ignore', 'ignore', 'inherit'],
 });
@@ -73,11 +79,12 @@ async function measure(fn: () => Promise<void>, concurrency: number): Promise<nu
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
-const doors = { REST: rest, MCP: mcpRead, WS: wsRead } as const;
-for (const c of [1, 32]) {
+const only = process.env.DOORS_ONLY?.split(',');
+const doors = Object.fromEntries(Object.entries({ REST: rest, MCP: mcpRead, WS: wsRead }).filter(([name]) => !only || only.includes(name)));
+for (const c of process.env.DOORS_C ? [Number(process.env.DOORS_C)] : [1, 32]) {
   const runs: Record<string, number[]> = { REST: [], MCP: [], WS: [] };
   for (let r = 0; r < ROUNDS; r++) for (const [name, fn] of Object.entries(doors)) runs[name]?.push(await measure(fn, c));
-  const rest = median(runs.REST ?? []);
+  const rest = median(runs.REST ?? []) || NaN;
   for (const name of Object.keys(doors)) {
     const v = median(runs[name] ?? []);
     console.log(`${name.padEnd(5)} c=${String(c).padEnd(3)} ${String(Math.round(v)).padStart(6)} calls/s  ${(v / rest).toFixed(2)}x REST`);
