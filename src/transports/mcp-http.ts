@@ -1,0 +1,369 @@
+// The MCP door over Streamable HTTP, stateless: one SDK Server for the whole service instead of a Server and a
+// transport per POST (building them, the SDK's JSON Schema validator among them, cost more than the call).
+// The POST answers as the SDK's stateless transport answers (its checks, status codes and messages, JSON or an
+// SSE stream); each request reaches the shared server under an id of its own, since clients reuse ids, and
+// its answer goes back with the client's id. docs/operations.md, "MCP", says what the door keeps per call.
+import { randomUUID } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
+import { MAX_BATCH_SIZE } from '@modelcontextprotocol/sdk/server/requestBody.js';
+import { armSseKeepAlive, DEFAULT_SSE_KEEP_ALIVE_MS } from '@modelcontextprotocol/sdk/server/sseKeepAlive.js';
+import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
+import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
+import {
+  ElicitResultSchema,
+  ErrorCode,
+  isInitializeRequest,
+  isJSONRPCRequest,
+  JSONRPCMessageSchema,
+  McpError,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  type JSONRPCMessage,
+  type JSONRPCRequest,
+  type RequestId,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { FastifyReply } from 'fastify';
+import { ToolError } from '../envelope.js';
+import type { CallerInfo } from '../pipeline/execute-tool.js';
+import type { ToolDefinition } from '../tools/define.js';
+import type { ConfirmFn } from '../tools/execute.js';
+import { httpCaller } from './caller.js';
+import { jsonRpcError, type McpDoorOptions, type McpPostHandler } from './mcp.js';
+import { approvalElicitation, createMcpServer, decisionOf } from './mcp-server.js';
+
+/**
+ * Session ids this door hands out, in place of state: the client declared elicitation in its initialize. The
+ * SDK client echoes its session id on every later request, to whichever replica it reaches; this stateless
+ * door does not validate it. A client that claims it falsely only makes its own call wait.
+ */
+const ELICITING_SESSION = 'tg-e1-';
+/** JSON-RPC ids of the elicitation requests this door sends: the answer names its approval on any replica. */
+const ANSWER_ID = 'toolgate-approval:';
+
+/** The JSON-RPC id a notifications/cancelled names, or undefined for any other message. */
+function cancelledRequestOf(body: unknown): unknown {
+  const msg = (Array.isArray(body) ? body[0] : body) as { method?: unknown; params?: { requestId?: unknown } } | null;
+  return msg && typeof msg === 'object' && msg.method === 'notifications/cancelled' ? msg.params?.requestId : undefined;
+}
+
+function callKey(actor: string | null, ip: string, id: unknown): string {
+  return `${actor ?? `ip:${ip}`}\n${JSON.stringify(id)}`;
+}
+
+/** The tool a JSON-RPC tools/call names (the first one of a batch), or null. */
+function toolCallNameOf(body: unknown): string | null {
+  const first: unknown = Array.isArray(body) ? body[0] : body;
+  if (!first || typeof first !== 'object') return null;
+  const msg = first as { method?: unknown; params?: { name?: unknown } };
+  return msg.method === 'tools/call' && typeof msg.params?.name === 'string' ? msg.params.name : null;
+}
+
+/** Whether a POST is an initialize whose client can answer form elicitation (an empty capability means form). */
+function initializeWithElicitation(body: unknown): boolean {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return false;
+  const msg = body as { method?: unknown; params?: { capabilities?: { elicitation?: unknown } } };
+  const elicitation = msg.method === 'initialize' ? msg.params?.capabilities?.elicitation : undefined;
+  if (!elicitation || typeof elicitation !== 'object') return false;
+  return 'form' in elicitation || !('url' in elicitation);
+}
+
+/** A client's answer to this door's elicitation: a JSON-RPC response (no method) whose id names an approval. */
+function elicitationAnswerOf(body: unknown): { approvalId: string; result: unknown; failed: boolean } | null {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return null;
+  const msg = body as Record<string, unknown>;
+  if ('method' in msg || typeof msg.id !== 'string' || !msg.id.startsWith(ANSWER_ID)) return null;
+  if (!('result' in msg) && !('error' in msg)) return null;
+  return { approvalId: msg.id.slice(ANSWER_ID.length), result: msg.result, failed: 'error' in msg };
+}
+
+/** What the server's handlers need of the POST that carried a request. */
+interface PostCall {
+  callerFor(signal: AbortSignal): CallerInfo;
+  toolsFor(): Promise<readonly ToolDefinition[]>;
+  /** How to ask this POST's person about the request with this (server-side) id, when it may be asked. */
+  confirmFor?: ((requestId: RequestId) => ConfirmFn) | undefined;
+}
+
+/** One POST's JSON-RPC requests on the shared server, and where their answers go. */
+class Exchange {
+  /** The client's id of each request, by the id the shared server knows it by, in the order the POST sent them. */
+  readonly ids = new Map<number, RequestId>();
+  readonly answers = new Map<number, JSONRPCMessage>();
+  /** Until every request is answered, or the client went away. */
+  open = true;
+  keepAlive: NodeJS.Timeout | undefined;
+  readonly settled: Promise<void>;
+  private settle!: () => void;
+
+  constructor(
+    readonly call: PostCall,
+    /** Set for an SSE answer: messages are written to it as they come. */
+    readonly stream: ServerResponse | null,
+  ) {
+    this.settled = new Promise((resolve) => (this.settle = resolve));
+  }
+
+  end(): void {
+    if (!this.open) return;
+    this.open = false;
+    if (this.keepAlive) clearInterval(this.keepAlive);
+    this.stream?.end();
+    this.settle();
+  }
+
+  write(message: JSONRPCMessage): void {
+    // The framing of the SDK's transport (one `message` event per JSON-RPC message, no event ids: no resumption).
+    this.stream?.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
+  }
+}
+
+/**
+ * The transport of the shared server: it receives the requests of every POST under ids of its own and routes
+ * what the server sends (answers, progress, the door's own elicitation requests) to the POST they belong to.
+ */
+class HttpDoorTransport implements Transport {
+  onmessage?: Transport['onmessage'];
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  private lastId = 0;
+  private readonly exchanges = new Map<number, Exchange>();
+
+  async start(): Promise<void> {}
+
+  async close(): Promise<void> {
+    this.onclose?.();
+  }
+
+  callOf(requestId: RequestId): PostCall {
+    const exchange = typeof requestId === 'number' ? this.exchanges.get(requestId) : undefined;
+    if (!exchange) throw new McpError(ErrorCode.ConnectionClosed, 'The request is no longer open.');
+    return exchange.call;
+  }
+
+  /**
+   * Hands a POST's messages to the server in their order. Requests get ids of their own; a notifications/cancelled
+   * that names a request of the same POST is renamed with it, other notifications and responses change nothing
+   * on a stateless server (the door answers its own elicitation requests and cross-POST cancels before this).
+   */
+  deliver(exchange: Exchange, messages: readonly JSONRPCMessage[]): void {
+    const mine = new Map<RequestId, number>();
+    const out: JSONRPCMessage[] = [];
+    for (const message of messages) {
+      if (isJSONRPCRequest(message)) {
+        const id = ++this.lastId;
+        exchange.ids.set(id, message.id);
+        this.exchanges.set(id, exchange);
+        mine.set(message.id, id);
+        out.push({ ...message, id });
+      } else if ('method' in message && message.method === 'notifications/cancelled') {
+        const id = mine.get((message.params as { requestId?: RequestId } | undefined)?.requestId ?? '');
+        if (id !== undefined) out.push({ ...message, params: { ...message.params, requestId: id } });
+      }
+    }
+    for (const message of out) this.onmessage?.(message);
+  }
+
+  /** The client went away before every answer: its requests still running are cancelled, as on any cancel. */
+  abandon(exchange: Exchange): void {
+    if (!exchange.open) return;
+    exchange.end();
+    for (const id of exchange.ids.keys()) {
+      if (exchange.answers.has(id)) continue;
+      this.exchanges.delete(id);
+      this.onmessage?.({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'The client closed the request.' } });
+    }
+  }
+
+  async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    // The server sends well-formed messages: an answer is what has no method.
+    const answer = !('method' in message) && 'id' in message ? message : null;
+    const id = answer ? answer.id : options?.relatedRequestId;
+    // Stateless: a message that belongs to no request has no stream to go to (there is no GET stream).
+    if (id === undefined) return;
+    const exchange = typeof id === 'number' ? this.exchanges.get(id) : undefined;
+    if (!exchange?.open) throw new Error(`No connection established for request ID: ${String(id)}`);
+    if (!answer) {
+      // A notification or a request of the server about this request: on its stream; a JSON answer has none.
+      if (exchange.stream) exchange.write(message);
+      return;
+    }
+    const mapped = { ...answer, id: exchange.ids.get(id as number) ?? null } as JSONRPCMessage;
+    this.exchanges.delete(id as number);
+    exchange.answers.set(id as number, mapped);
+    if (exchange.stream) exchange.write(mapped);
+    if (exchange.answers.size === exchange.ids.size) exchange.end();
+  }
+}
+
+/** An error the SDK's transport answers before any JSON-RPC is handled, with the same status, code and text. */
+function transportError(reply: FastifyReply, status: number, code: number, message: string): FastifyReply {
+  return reply.code(status).type('application/json').send(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
+}
+
+export function createMcpDoor(opts: McpDoorOptions): McpPostHandler {
+  const { pipeline, policy, elicitWaitMs, closing } = opts;
+  const transport = new HttpDoorTransport();
+  const server = createMcpServer({
+    version: opts.version,
+    pipeline,
+    callerFor: (signal, requestId) => transport.callOf(requestId).callerFor(signal),
+    toolsFor: (requestId) => transport.callOf(requestId).toolsFor(),
+    confirmFor: (requestId) => transport.callOf(requestId).confirmFor?.(requestId),
+  });
+  // The transport only routes: connecting starts nothing that runs on its own.
+  void server.connect(transport);
+
+  /**
+   * Asks on the tools/call's own SSE stream with an id that names the approval, not through server.elicitInput:
+   * the answer arrives as another POST, maybe at another replica. So the call waits for the decision in the
+   * shared store, where that POST puts it.
+   */
+  const sseConfirm =
+    (requestId: RequestId): ConfirmFn =>
+    async (request, signal) => {
+      const store = policy.store;
+      const timeout = Math.min(elicitWaitMs, Date.parse(request.expires_at) - Date.now());
+      if (!store || !(timeout > 0)) return null;
+      const ask: JSONRPCRequest = { jsonrpc: '2.0', id: `${ANSWER_ID}${request.id}`, method: 'elicitation/create', params: approvalElicitation(request) };
+      try {
+        await transport.send(ask, { relatedRequestId: requestId });
+      } catch {
+        // The stream is gone (the client went away): nobody to ask.
+        return null;
+      }
+      const record = await store.waitForDecision(request.id, timeout, signal ? AbortSignal.any([signal, closing]) : closing);
+      if (!record || record.status === 'pending') return null;
+      // Decided (here, on another replica or in the console): the pipeline's repeat meets that decision.
+      return { approve: record.status === 'approved', reason: record.reason };
+    };
+
+  /**
+   * Tool calls in flight on this replica, by caller and JSON-RPC id: stateless, a client's
+   * notifications/cancelled comes on a POST of its own, and is routed here to stop its call (run_command
+   * kills its command). Only the same caller (token, else client address) reaches its own calls.
+   */
+  const inFlight = new Map<string, AbortController>();
+
+  return async (req, reply) => {
+    // The same tokens as /v1, refused before any JSON-RPC is read.
+    const auth = await pipeline.authenticate(req.headers.authorization, req.ip);
+    if (auth.ok) {
+      const cancelled = cancelledRequestOf(req.body);
+      const running = cancelled === undefined ? undefined : inFlight.get(callKey(auth.principal?.id ?? null, req.ip, cancelled));
+      if (running) {
+        running.abort();
+        return reply.code(202).send();
+      }
+    }
+    if (!auth.ok) {
+      // A refused tools/call gets its audit line, like a refused REST call.
+      const tool = toolCallNameOf(req.body);
+      if (tool !== null) pipeline.refuse({ authorization: undefined, clientIp: req.ip, requestId: String(req.id) }, tool, auth.error, reply.elapsedTime);
+      for (const [k, v] of Object.entries(auth.headers)) void reply.header(k, v);
+      return reply.code(auth.error.httpStatus).send(jsonRpcError(auth.error.message));
+    }
+
+    // A person's answer to an elicitation sent by this or another replica: decided in the shared store, as
+    // POST /v1/approvals/{id}/approve would (which tokens may decide is checked there), answered 202 as the
+    // spec answers a posted response. Cancel or an error decides nothing; the call then answers pending.
+    const answer = elicitationAnswerOf(req.body);
+    if (answer) {
+      if (answer.failed) return reply.code(202).send();
+      const parsed = ElicitResultSchema.safeParse(answer.result);
+      if (!parsed.success) return reply.code(400).send(jsonRpcError('Invalid elicitation result.', { code: 'INVALID_PARAM' }));
+      const decision = decisionOf(parsed.data);
+      if (decision) {
+        try {
+          await policy.decideRequest(auth.principal, answer.approvalId, decision.approve ? 'approved' : 'rejected', decision.reason);
+        } catch (err) {
+          if (!(err instanceof ToolError)) throw err;
+          return reply.code(err.httpStatus).send(jsonRpcError(err.message, { code: err.code }));
+        }
+      }
+      return reply.code(202).send();
+    }
+
+    // The checks of the SDK's stateless transport, in its order.
+    const accept = req.headers.accept;
+    if (!accept?.includes('application/json') || !accept.includes('text/event-stream')) {
+      return transportError(reply, 406, -32000, 'Not Acceptable: Client must accept both application/json and text/event-stream');
+    }
+    if (!isJsonContentType(req.headers['content-type'])) return transportError(reply, 415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
+    const body = req.body;
+    if (body === undefined) return transportError(reply, 400, -32700, 'Parse error: Invalid JSON');
+    if (Array.isArray(body) && body.length > MAX_BATCH_SIZE) return transportError(reply, 400, -32600, `Invalid Request: Batch must not exceed ${MAX_BATCH_SIZE} messages`);
+    let messages: JSONRPCMessage[];
+    try {
+      messages = (Array.isArray(body) ? body : [body]).map((m) => JSONRPCMessageSchema.parse(m));
+    } catch {
+      return transportError(reply, 400, -32700, 'Parse error: Invalid JSON-RPC message');
+    }
+    const initializing = messages.some((m) => 'method' in m && m.method === 'initialize' && isInitializeRequest(m));
+    if (initializing && messages.length > 1) return transportError(reply, 400, -32600, 'Invalid Request: Only one initialization request is allowed');
+    const version = req.headers['mcp-protocol-version'];
+    if (!initializing && version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(String(version))) {
+      return transportError(reply, 400, -32000, `Bad Request: Unsupported protocol version: ${String(version)} (supported versions: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`);
+    }
+    // Only notifications and responses: 202, as the spec answers them. On a stateless server they change
+    // nothing (a cancel of a call in flight was routed above).
+    if (!messages.some((m) => isJSONRPCRequest(m))) return reply.code(202).send();
+
+    const base = httpCaller(req);
+    const switches = base.switches;
+    const toolCall = toolCallNameOf(body) !== null;
+    const callId = toolCall ? (body as { id?: unknown }).id : undefined;
+    const key = callId === undefined ? null : callKey(auth.principal?.id ?? null, req.ip, callId);
+    const cancel = key === null || inFlight.has(key) ? null : new AbortController();
+    if (key !== null && cancel) {
+      inFlight.set(key, cancel);
+      reply.raw.once('close', () => inFlight.delete(key));
+    }
+    // Only a client that declared elicitation can be asked, and only when something may ask and wait.
+    const session = req.headers['mcp-session-id'];
+    const mayElicit = policy.store !== null && elicitWaitMs > 0;
+    const eliciting = mayElicit && typeof session === 'string' && session.startsWith(ELICITING_SESSION) && toolCall;
+    // A tools/call that asked for progress (a running command's output) is answered on an SSE stream too.
+    const wantsProgress = toolCall && (body as { params?: { _meta?: { progressToken?: unknown } } } | null)?.params?._meta?.progressToken !== undefined;
+    const call: PostCall = {
+      callerFor: (signal) => ({ ...base, admitted: auth.admission, signal: cancel ? AbortSignal.any([signal, cancel.signal]) : signal }),
+      toolsFor: async () => policy.toolsFor(auth.principal, switches),
+      confirmFor: eliciting ? sseConfirm : undefined,
+    };
+    if (mayElicit && initializeWithElicitation(body)) void reply.header('mcp-session-id', `${ELICITING_SESSION}${randomUUID()}`);
+
+    if (!eliciting && !wantsProgress) {
+      // Plain JSON, once every request of the POST is answered: one answer, or an array for a batch of several.
+      const exchange = new Exchange(call, null);
+      reply.raw.once('close', () => transport.abandon(exchange));
+      transport.deliver(exchange, messages);
+      await exchange.settled;
+      if (exchange.answers.size < exchange.ids.size) {
+        // The client went away: nothing to answer.
+        reply.hijack();
+        return undefined;
+      }
+      const answers = [...exchange.answers.values()];
+      return reply
+        .code(200)
+        .type('application/json')
+        .send(JSON.stringify(answers.length === 1 ? answers[0] : answers));
+    }
+
+    // A stream that carries the call's progress or its question to the person, then its answer.
+    reply.hijack();
+    const res = reply.raw;
+    res.writeHead(200, {
+      ...(reply.getHeaders() as Record<string, string>),
+      'content-type': 'text/event-stream',
+      'cache-control': 'no-cache, no-transform',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+    });
+    res.flushHeaders();
+    const exchange = new Exchange(call, res);
+    res.once('close', () => transport.abandon(exchange));
+    exchange.keepAlive = armSseKeepAlive(DEFAULT_SSE_KEEP_ALIVE_MS, () => res.write(': keepalive\n\n'));
+    transport.deliver(exchange, messages);
+    await exchange.settled;
+    return undefined;
+  };
+}
