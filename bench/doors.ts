@@ -4,7 +4,8 @@
 // `npx tsx bench/doors.ts` (N calls per measurement, ROUNDS rounds). DOORS_SERVER_DIR runs the server of another
 // checkout (e.g. an export of main beside this branch) with these same clients; DOORS_CPU_PROF=dir writes the
 // server's CPU profile there (summarize it with bench/profile-summary.ts); DOORS_ONLY=MCP and DOORS_C=32 narrow
-// a run to what is being profiled.
+// a run to what is being profiled; DOORS_DIST=1 runs the production build (dist/main.js, `npm run build`
+// first) instead of src/main.ts through tsx.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
@@ -21,7 +22,8 @@ await fs.writeFile(path.join(root, 'a.txt'), 'hello\n'.repeat(100));
 const serverDir = path.resolve(process.env.DOORS_SERVER_DIR ?? path.join(import.meta.dirname, '..'));
 const profDir = process.env.DOORS_CPU_PROF;
 const profArgs = profDir ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(profDir)] : [];
-const server = spawn(process.execPath, [...profArgs, '--import', 'tsx', path.join(serverDir, 'src/main.ts')], {
+const entry = process.env.DOORS_DIST === '1' ? [path.join(serverDir, 'dist/main.js')] : ['--import', 'tsx', path.join(serverDir, 'src/main.ts')];
+const server = spawn(process.execPath, [...profArgs, ...entry], {
   env: { ...process.env, TOOLGATE_ROOT: root, TOOLGATE_PORT: String(PORT), TOOLGATE_AUDIT_STDOUT: 'false', TOOLGATE_RATE_LIMIT: '0', TOOLGATE_AUDIT: 'false', TOOLGATE_LOG_LEVEL: 'warn' },
   stdio: ['ignore', 'ignore', 'inherit'],
 });
@@ -65,29 +67,46 @@ function wsRead(): Promise<void> {
   });
 }
 
-/** Calls per second of `fn` at this concurrency, after a warm-up. */
-async function measure(fn: () => Promise<void>, concurrency: number): Promise<number> {
+/** CPU time (user + system, ms) the server process has used so far, from /proc (Linux), or NaN. */
+async function serverCpuMs(): Promise<number> {
+  const stat = await fs.readFile(`/proc/${server.pid}/stat`, 'utf8').catch(() => '');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+}
+
+/** Calls per second of `fn` at this concurrency after a warm-up, and the server's CPU time per call (µs). */
+async function measure(fn: () => Promise<void>, concurrency: number): Promise<{ rate: number; cpuUs: number }> {
   for (let i = 0; i < 200; i++) await fn();
   let left = N;
+  const cpu0 = await serverCpuMs();
   const started = performance.now();
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
       while (left-- > 0) await fn();
     }),
   );
-  return N / ((performance.now() - started) / 1000);
+  const rate = N / ((performance.now() - started) / 1000);
+  return { rate, cpuUs: ((await serverCpuMs()) - cpu0) * (1000 / N) };
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
 const only = process.env.DOORS_ONLY?.split(',');
 const doors = Object.fromEntries(Object.entries({ REST: rest, MCP: mcpRead, WS: wsRead }).filter(([name]) => !only || only.includes(name)));
+// Calls per second depend on what else the machine runs; the server's CPU time per call much less (the
+// clients' own work is not in it), so both are printed.
 for (const c of process.env.DOORS_C ? [Number(process.env.DOORS_C)] : [1, 32]) {
-  const runs: Record<string, number[]> = { REST: [], MCP: [], WS: [] };
+  const runs: Record<string, { rate: number; cpuUs: number }[]> = { REST: [], MCP: [], WS: [] };
   for (let r = 0; r < ROUNDS; r++) for (const [name, fn] of Object.entries(doors)) runs[name]?.push(await measure(fn, c));
-  const rest = median(runs.REST ?? []) || NaN;
+  const rest = median((runs.REST ?? []).map((x) => x.rate)) || NaN;
   for (const name of Object.keys(doors)) {
-    const v = median(runs[name] ?? []);
-    console.log(`${name.padEnd(5)} c=${String(c).padEnd(3)} ${String(Math.round(v)).padStart(6)} calls/s  ${(v / rest).toFixed(2)}x REST`);
+    const rates = (runs[name] ?? []).map((x) => x.rate);
+    const v = median(rates);
+    const cpu = median((runs[name] ?? []).map((x) => x.cpuUs));
+    // Each round's ratio to the REST measurement of the same round shows the spread the median hides.
+    const perRound = rates.map((x, i) => (x / (runs.REST?.[i]?.rate ?? NaN)).toFixed(2)).join(' ');
+    console.log(
+      `${name.padEnd(5)} c=${String(c).padEnd(3)} ${String(Math.round(v)).padStart(6)} calls/s  ${(v / rest).toFixed(2)}x REST  (rounds ${perRound})  server CPU ${Math.round(cpu)} µs/call`,
+    );
   }
 }
 ws.close();
