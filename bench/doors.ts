@@ -74,11 +74,12 @@ async function serverCpuMs(): Promise<number> {
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
 }
 
-/** Calls per second of `fn` at this concurrency after a warm-up, and the server's CPU time per call (µs). */
-async function measure(fn: () => Promise<void>, concurrency: number): Promise<{ rate: number; cpuUs: number }> {
+/** Calls per second of `fn` at this concurrency after a warm-up, and the server's and this client's CPU time per call (µs). */
+async function measure(fn: () => Promise<void>, concurrency: number): Promise<{ rate: number; cpuUs: number; clientUs: number }> {
   for (let i = 0; i < 200; i++) await fn();
   let left = N;
   const cpu0 = await serverCpuMs();
+  const client0 = process.cpuUsage();
   const started = performance.now();
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
@@ -86,7 +87,8 @@ async function measure(fn: () => Promise<void>, concurrency: number): Promise<{ 
     }),
   );
   const rate = N / ((performance.now() - started) / 1000);
-  return { rate, cpuUs: ((await serverCpuMs()) - cpu0) * (1000 / N) };
+  const client = process.cpuUsage(client0);
+  return { rate, cpuUs: ((await serverCpuMs()) - cpu0) * (1000 / N), clientUs: (client.user + client.system) / N };
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
@@ -95,17 +97,18 @@ const doors = Object.fromEntries(Object.entries({ REST: rest, MCP: mcpRead, WS: 
 // Calls per second depend on what else the machine runs; the server's CPU time per call much less (the
 // clients' own work is not in it), so both are printed.
 for (const c of process.env.DOORS_C ? [Number(process.env.DOORS_C)] : [1, 32]) {
-  const runs: Record<string, { rate: number; cpuUs: number }[]> = { REST: [], MCP: [], WS: [] };
+  const runs: Record<string, { rate: number; cpuUs: number; clientUs: number }[]> = { REST: [], MCP: [], WS: [] };
   for (let r = 0; r < ROUNDS; r++) for (const [name, fn] of Object.entries(doors)) runs[name]?.push(await measure(fn, c));
   const rest = median((runs.REST ?? []).map((x) => x.rate)) || NaN;
   for (const name of Object.keys(doors)) {
     const rates = (runs[name] ?? []).map((x) => x.rate);
     const v = median(rates);
     const cpu = median((runs[name] ?? []).map((x) => x.cpuUs));
+    const clientCpu = median((runs[name] ?? []).map((x) => x.clientUs));
     // Each round's ratio to the REST measurement of the same round shows the spread the median hides.
     const perRound = rates.map((x, i) => (x / (runs.REST?.[i]?.rate ?? NaN)).toFixed(2)).join(' ');
     console.log(
-      `${name.padEnd(5)} c=${String(c).padEnd(3)} ${String(Math.round(v)).padStart(6)} calls/s  ${(v / rest).toFixed(2)}x REST  (rounds ${perRound})  server CPU ${Math.round(cpu)} µs/call`,
+      `${name.padEnd(5)} c=${String(c).padEnd(3)} ${String(Math.round(v)).padStart(6)} calls/s  ${(v / rest).toFixed(2)}x REST  (rounds ${perRound})  CPU per call: server ${Math.round(cpu)} µs, client ${Math.round(clientCpu)} µs`,
     );
   }
 }
