@@ -2,7 +2,7 @@
 // transport per POST (building them, the SDK's JSON Schema validator among them, cost more than the call).
 // The POST answers as the SDK's stateless transport answers (its checks, status codes and messages, JSON or an
 // SSE stream); each request reaches the shared server under an id of its own, since clients reuse ids, and
-// its answer goes back with the client's id. docs/operations.md, "MCP", says what the door keeps per call.
+// its answer goes back with the client's id. docs/mcp.md says what the door keeps per call.
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { MAX_BATCH_SIZE } from '@modelcontextprotocol/sdk/server/requestBody.js';

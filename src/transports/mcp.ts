@@ -2,7 +2,7 @@
 // prior session), and the server `toolgate mcp` runs on stdio. tools/call goes through the same pipeline as
 // REST; structuredContent is the envelope. This module registers the routes only: the SDK and the door
 // (src/transports/mcp-http.ts) are imported at the first POST, so a service that is never asked over MCP
-// does not load them (docs/operations.md, "MCP").
+// does not load them (docs/mcp.md).
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { PolicyService } from '../ops/policy.js';

@@ -1,4 +1,4 @@
-// The MCP SDK is loaded when /mcp is first used, not when the service starts (docs/operations.md, "MCP"). A
+// The MCP SDK is loaded when /mcp is first used, not when the service starts (docs/mcp.md). A
 // child process builds the app from tsc's per-module build (dist/, made by vitest's global set-up) with a
 // module hook that reports every SDK module resolved, then is driven through its HTTP doors.
 import { spawn, type ChildProcess } from 'node:child_process';
