@@ -10,13 +10,17 @@ import { armSseKeepAlive, DEFAULT_SSE_KEEP_ALIVE_MS } from '@modelcontextprotoco
 import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
+  CallToolRequestSchema,
+  CallToolResultSchema,
   ElicitResultSchema,
   ErrorCode,
   isInitializeRequest,
   isJSONRPCRequest,
   JSONRPCMessageSchema,
+  JSONRPCRequestSchema,
   McpError,
   SUPPORTED_PROTOCOL_VERSIONS,
+  type CallToolRequest,
   type JSONRPCMessage,
   type JSONRPCRequest,
   type RequestId,
@@ -28,7 +32,7 @@ import type { ToolDefinition } from '../tools/define.js';
 import type { ConfirmFn } from '../tools/execute.js';
 import { httpCaller } from './caller.js';
 import { jsonRpcError, type McpDoorOptions, type McpPostHandler } from './mcp.js';
-import { approvalElicitation, createMcpServer, decisionOf } from './mcp-server.js';
+import { approvalElicitation, createMcpServer, decisionOf, runToolCall } from './mcp-server.js';
 
 /**
  * Session ids this door hands out, in place of state: the client declared elicitation in its initialize. The
@@ -194,6 +198,29 @@ class HttpDoorTransport implements Transport {
   }
 }
 
+/**
+ * A tools/call the door may answer without the server's dispatch: one JSON-RPC request (not a batch) as the
+ * SDK's transport would pass it on, valid for the server's tools/call schema, with no task asked (the server
+ * refuses tasks), and a protocol version header the transport accepts. Anything else takes the server's path,
+ * which answers it, or its error, as the SDK does.
+ */
+function directCallOf(body: unknown, version: string | string[] | undefined): { id: RequestId; params: CallToolRequest['params'] } | null {
+  if (Array.isArray(body) || (version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(String(version)))) return null;
+  const request = JSONRPCRequestSchema.safeParse(body);
+  if (!request.success) return null;
+  const call = CallToolRequestSchema.safeParse(request.data);
+  if (!call.success || call.data.params.task !== undefined) return null;
+  return { id: request.data.id, params: call.data.params };
+}
+
+/** The error answer the SDK's dispatch sends for a handler that threw. */
+function errorAnswer(id: RequestId, err: unknown): JSONRPCMessage {
+  const e = err as { code?: unknown; message?: unknown; data?: unknown };
+  const code = typeof e.code === 'number' && Number.isSafeInteger(e.code) ? e.code : ErrorCode.InternalError;
+  const message = typeof e.message === 'string' ? e.message : 'Internal error';
+  return { jsonrpc: '2.0', id, error: { code, message, ...(e.data !== undefined && { data: e.data }) } };
+}
+
 /** An error the SDK's transport answers before any JSON-RPC is handled, with the same status, code and text. */
 function transportError(reply: FastifyReply, status: number, code: number, message: string): FastifyReply {
   return reply.code(status).type('application/json').send(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
@@ -291,26 +318,38 @@ export function createMcpDoor(opts: McpDoorOptions): McpPostHandler {
     const body = req.body;
     if (body === undefined) return transportError(reply, 400, -32700, 'Parse error: Invalid JSON');
     if (Array.isArray(body) && body.length > MAX_BATCH_SIZE) return transportError(reply, 400, -32600, `Invalid Request: Batch must not exceed ${MAX_BATCH_SIZE} messages`);
-    let messages: JSONRPCMessage[];
-    try {
-      messages = (Array.isArray(body) ? body : [body]).map((m) => JSONRPCMessageSchema.parse(m));
-    } catch {
-      return transportError(reply, 400, -32700, 'Parse error: Invalid JSON-RPC message');
-    }
-    const initializing = messages.some((m) => 'method' in m && m.method === 'initialize' && isInitializeRequest(m));
-    if (initializing && messages.length > 1) return transportError(reply, 400, -32600, 'Invalid Request: Only one initialization request is allowed');
+    const toolCall = toolCallNameOf(body) !== null;
+    // Only a client that declared elicitation can be asked, and only when something may ask and wait.
+    const session = req.headers['mcp-session-id'];
+    const mayElicit = policy.store !== null && elicitWaitMs > 0;
+    const eliciting = mayElicit && typeof session === 'string' && session.startsWith(ELICITING_SESSION) && toolCall;
+    // A tools/call that asked for progress (a running command's output) is answered on an SSE stream too.
+    const wantsProgress = toolCall && (body as { params?: { _meta?: { progressToken?: unknown } } } | null)?.params?._meta?.progressToken !== undefined;
     const version = req.headers['mcp-protocol-version'];
-    if (!initializing && version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(String(version))) {
-      return transportError(reply, 400, -32000, `Bad Request: Unsupported protocol version: ${String(version)} (supported versions: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`);
+    // Most POSTs are one tools/call answered as JSON: that one skips the server's dispatch (below).
+    const direct = toolCall && !eliciting && !wantsProgress ? directCallOf(body, version) : null;
+
+    let messages: JSONRPCMessage[] = [];
+    let requests: boolean[] = [];
+    if (!direct) {
+      try {
+        messages = (Array.isArray(body) ? body : [body]).map((m) => JSONRPCMessageSchema.parse(m));
+      } catch {
+        return transportError(reply, 400, -32700, 'Parse error: Invalid JSON-RPC message');
+      }
+      const initializing = messages.some((m) => 'method' in m && m.method === 'initialize' && isInitializeRequest(m));
+      if (initializing && messages.length > 1) return transportError(reply, 400, -32600, 'Invalid Request: Only one initialization request is allowed');
+      if (!initializing && version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(String(version))) {
+        return transportError(reply, 400, -32000, `Bad Request: Unsupported protocol version: ${String(version)} (supported versions: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`);
+      }
+      // Only notifications and responses: 202, as the spec answers them. On a stateless server they change
+      // nothing (a cancel of a call in flight was routed above).
+      requests = messages.map((m) => isJSONRPCRequest(m));
+      if (!requests.includes(true)) return reply.code(202).send();
     }
-    // Only notifications and responses: 202, as the spec answers them. On a stateless server they change
-    // nothing (a cancel of a call in flight was routed above).
-    const requests = messages.map((m) => isJSONRPCRequest(m));
-    if (!requests.includes(true)) return reply.code(202).send();
 
     const base = httpCaller(req);
     const switches = base.switches;
-    const toolCall = toolCallNameOf(body) !== null;
     const callId = toolCall ? (body as { id?: unknown }).id : undefined;
     const key = callId === undefined ? null : callKey(auth.principal?.id ?? null, req.ip, callId);
     const cancel = key === null || inFlight.has(key) ? null : new AbortController();
@@ -318,12 +357,32 @@ export function createMcpDoor(opts: McpDoorOptions): McpPostHandler {
       inFlight.set(key, cancel);
       reply.raw.once('close', () => inFlight.delete(key));
     }
-    // Only a client that declared elicitation can be asked, and only when something may ask and wait.
-    const session = req.headers['mcp-session-id'];
-    const mayElicit = policy.store !== null && elicitWaitMs > 0;
-    const eliciting = mayElicit && typeof session === 'string' && session.startsWith(ELICITING_SESSION) && toolCall;
-    // A tools/call that asked for progress (a running command's output) is answered on an SSE stream too.
-    const wantsProgress = toolCall && (body as { params?: { _meta?: { progressToken?: unknown } } } | null)?.params?._meta?.progressToken !== undefined;
+
+    if (direct) {
+      // What the server would do with it: run the handler, check the result as its tools/call wrapper
+      // does, answer the error as its dispatch does, and nothing when the client went away.
+      const stop = cancel ?? new AbortController();
+      let gone = false;
+      reply.raw.once('close', () => {
+        if (reply.raw.writableFinished) return;
+        gone = true;
+        stop.abort(new Error('The client closed the request.'));
+      });
+      let answer: JSONRPCMessage;
+      try {
+        const result = CallToolResultSchema.safeParse(await runToolCall(pipeline, { ...base, admitted: auth.admission, signal: stop.signal }, direct.params));
+        if (!result.success) throw new McpError(ErrorCode.InvalidParams, `Invalid tools/call result: ${result.error.message}`);
+        answer = { result: result.data, jsonrpc: '2.0', id: direct.id };
+      } catch (err) {
+        answer = errorAnswer(direct.id, err);
+      }
+      if (gone) {
+        reply.hijack();
+        return undefined;
+      }
+      return reply.code(200).type('application/json').send(JSON.stringify(answer));
+    }
+
     const call: PostCall = {
       callerFor: (signal) => {
         if (!cancel) return { ...base, admitted: auth.admission, signal };

@@ -7,10 +7,12 @@ import {
   ErrorCode,
   ListToolsRequestSchema,
   McpError,
+  type CallToolRequest,
   type CallToolResult,
   type ElicitRequestFormParams,
   type ElicitResult,
   type RequestId,
+  type ServerNotification,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
@@ -257,26 +259,39 @@ export function createMcpServer(opts: McpServerOptions): Server {
     // Offered only to a client that can answer; the pipeline passes it on only to a caller that may decide its own calls.
     const inBand = confirm && server.getClientCapabilities()?.elicitation?.form ? confirm : opts.confirmFor?.(extra.requestId);
     if (inBand) caller.confirm = inBand;
-    // A client that asked for progress gets a running command's output as it comes (docs/run-command.md).
-    const progressToken = req.params._meta?.progressToken;
-    if (progressToken !== undefined) {
-      let n = 0;
-      caller.progress = (stream, data) => {
-        void extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress: ++n, message: `${stream}: ${data}` } }).catch(() => undefined);
-      };
-    }
-    const outcome = await pipeline.executeTool(caller, req.params.name, req.params.arguments ?? {});
-    // Attachments are loaded for the same caller and project as the call (the rule of GET /v1/attachments/{id}).
-    let resolved: ReturnType<Pipeline['resolveCaller']> | null = null;
-    const loadImage: AttachmentLoader = async (id) => {
-      resolved ??= pipeline.resolveCaller(caller);
-      const call = await resolved.catch(() => null);
-      const found = call ? await loadAttachment(call.ws, ownerOf({ actor: call.actor ?? null, clientIp: call.clientIp }), id) : null;
-      return found && { media_type: found.ref.media_type, data: found.data };
-    };
-    return mcpResult(outcome, loadImage);
+    return runToolCall(pipeline, caller, req.params, extra.sendNotification);
   });
   return server;
+}
+
+/**
+ * One tools/call through the pipeline, as the server's handler runs it and the HTTP door's direct path
+ * (src/transports/mcp-http.ts). `notify` sends the progress a client asked for with `_meta.progressToken`.
+ */
+export async function runToolCall(
+  pipeline: Pipeline,
+  caller: CallerInfo,
+  params: CallToolRequest['params'],
+  notify?: (notification: ServerNotification) => Promise<void>,
+): Promise<CallToolResult> {
+  // A client that asked for progress gets a running command's output as it comes (docs/run-command.md).
+  const progressToken = params._meta?.progressToken;
+  if (progressToken !== undefined && notify) {
+    let n = 0;
+    caller.progress = (stream, data) => {
+      void notify({ method: 'notifications/progress', params: { progressToken, progress: ++n, message: `${stream}: ${data}` } }).catch(() => undefined);
+    };
+  }
+  const outcome = await pipeline.executeTool(caller, params.name, params.arguments ?? {});
+  // Attachments are loaded for the same caller and project as the call (the rule of GET /v1/attachments/{id}).
+  let resolved: ReturnType<Pipeline['resolveCaller']> | null = null;
+  const loadImage: AttachmentLoader = async (id) => {
+    resolved ??= pipeline.resolveCaller(caller);
+    const call = await resolved.catch(() => null);
+    const found = call ? await loadAttachment(call.ws, ownerOf({ actor: call.actor ?? null, clientIp: call.clientIp }), id) : null;
+    return found && { media_type: found.ref.media_type, data: found.data };
+  };
+  return mcpResult(outcome, loadImage);
 }
 
 /** The tools for a caller's credentials and switches, or a protocol error when the credentials are refused. */

@@ -88,6 +88,28 @@ describe('MCP over HTTP: one shared server', () => {
     }
   });
 
+  it('answers a lone tools/call (its direct path) as the server answers the same call in a batch of one', async () => {
+    t = await makeApp();
+    await fs.writeFile(t.file('a.txt'), 'alpha\n');
+    const url = await mcpUrl(t.app);
+    const calls = [
+      { name: 'read_file', arguments: { path: 'a.txt' } },
+      { name: 'read_file', arguments: { path: 'missing.txt' } },
+      { name: 'read_file', arguments: { start_line: 2 } },
+      { name: 'no_such_tool', arguments: {} },
+      { name: 'read_file' },
+    ];
+    // What differs from one call to the next: the request's id and timing.
+    const stable = (raw: Raw) => JSON.parse(JSON.stringify(raw).replace(/"(request_id|duration_ms|elapsed_ms|time_ms)":("[^"]*"|[0-9.]+)/g, '"$1":"-"')) as unknown;
+    for (const [i, params] of calls.entries()) {
+      const message = { jsonrpc: '2.0', id: i, method: 'tools/call', params };
+      const alone = await door(url, JSON.stringify(message), MCP_HEADERS);
+      const inBatch = await door(url, JSON.stringify([message]), MCP_HEADERS);
+      expect(alone.status).toBe(200);
+      expect({ params, ...(stable(alone) as object) }).toEqual({ params, ...(stable(inBatch) as object) });
+    }
+  });
+
   it('keeps apart the calls of clients that use the same JSON-RPC ids at the same time', async () => {
     t = await makeApp();
     const names = Array.from({ length: 6 }, (_, i) => `f${i}.txt`);
@@ -120,26 +142,24 @@ describe('MCP over HTTP: one shared server', () => {
     ]);
   });
 
-  it('stops a call whose client went away before the answer (run_command is killed)', async () => {
+  it('stops a call whose client went away before the answer (run_command is killed), alone or in a batch', async () => {
     t = await makeApp({ TOOLGATE_EXEC: 'sandboxed' });
-    const marker = `sleeper${randomBytes(4).toString('hex')}`;
-    await fs.writeFile(path.join(t.root, `${marker}.sh`), 'echo started\nsleep 600\n');
-    const running = () => execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' }).split('\n').filter((l) => l.includes(marker)).length;
+    const url = await mcpUrl(t.app);
     const until = async (check: () => boolean) => {
       for (let i = 0; i < 300 && !check(); i++) await new Promise((r) => setTimeout(r, 100));
       return check();
     };
-    const url = await mcpUrl(t.app);
-    const gone = new AbortController();
-    const call = fetch(url, {
-      method: 'POST',
-      headers: MCP_HEADERS,
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'run_command', arguments: { command: `sh ${marker}.sh` } } }),
-      signal: gone.signal,
-    }).catch((err: unknown) => err);
-    expect(await until(() => running() > 0)).toBe(true);
-    gone.abort();
-    expect(await call).toBeInstanceOf(Error);
-    expect(await until(() => running() === 0)).toBe(true);
-  }, 60_000);
+    for (const batch of [false, true]) {
+      const marker = `sleeper${randomBytes(4).toString('hex')}`;
+      await fs.writeFile(path.join(t.root, `${marker}.sh`), 'echo started\nsleep 600\n');
+      const running = () => execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' }).split('\n').filter((l) => l.includes(marker)).length;
+      const message = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'run_command', arguments: { command: `sh ${marker}.sh` } } };
+      const gone = new AbortController();
+      const call = fetch(url, { method: 'POST', headers: MCP_HEADERS, body: JSON.stringify(batch ? [message] : message), signal: gone.signal }).catch((err: unknown) => err);
+      expect(await until(() => running() > 0)).toBe(true);
+      gone.abort();
+      expect(await call).toBeInstanceOf(Error);
+      expect({ batch, stopped: await until(() => running() === 0) }).toEqual({ batch, stopped: true });
+    }
+  }, 90_000);
 });
