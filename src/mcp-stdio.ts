@@ -4,7 +4,8 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { buildApp, VERSION } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { parseSettingFlags, UsageError } from './serve.js';
-import { createMcpServer, stdioCaller, toolsForCaller } from './transports/mcp.js';
+import { stdioCaller } from './transports/mcp.js';
+import { createMcpServer, toolsForCaller } from './transports/mcp-server.js';
 
 export async function runMcpStdio(argv: readonly string[]): Promise<void> {
   let app;

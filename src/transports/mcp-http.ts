@@ -1,0 +1,447 @@
+// The MCP door over Streamable HTTP, stateless: one SDK Server for the whole service instead of a Server and a
+// transport per POST (building them, the SDK's JSON Schema validator among them, cost more than the call).
+// The POST answers as the SDK's stateless transport answers (its checks, status codes and messages, JSON or an
+// SSE stream); each request reaches the shared server under an id of its own, since clients reuse ids, and
+// its answer goes back with the client's id. docs/mcp.md says what the door keeps per call.
+import { randomUUID } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
+import { MAX_BATCH_SIZE } from '@modelcontextprotocol/sdk/server/requestBody.js';
+import { armSseKeepAlive, DEFAULT_SSE_KEEP_ALIVE_MS } from '@modelcontextprotocol/sdk/server/sseKeepAlive.js';
+import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
+import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
+import {
+  CallToolRequestSchema,
+  CallToolResultSchema,
+  ElicitResultSchema,
+  ErrorCode,
+  isInitializeRequest,
+  isJSONRPCRequest,
+  JSONRPCMessageSchema,
+  JSONRPCRequestSchema,
+  McpError,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  type CallToolRequest,
+  type JSONRPCMessage,
+  type JSONRPCRequest,
+  type RequestId,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { FastifyReply } from 'fastify';
+import { ToolError } from '../envelope.js';
+import type { CallerInfo } from '../pipeline/execute-tool.js';
+import type { ToolDefinition } from '../tools/define.js';
+import type { ConfirmFn } from '../tools/execute.js';
+import { httpCaller } from './caller.js';
+import { jsonRpcError, type McpDoorOptions, type McpPostHandler } from './mcp.js';
+import { approvalElicitation, createMcpServer, decisionOf, runToolCall } from './mcp-server.js';
+
+/**
+ * Session ids this door hands out, in place of state: the client declared elicitation in its initialize. The
+ * SDK client echoes its session id on every later request, to whichever replica it reaches; this stateless
+ * door does not validate it. A client that claims it falsely only makes its own call wait.
+ */
+const ELICITING_SESSION = 'tg-e1-';
+/** The session id of every other client: it keys the client's calls for notifications/cancelled. */
+const PLAIN_SESSION = 'tg-s1-';
+/** JSON-RPC ids of the elicitation requests this door sends: the answer names its approval on any replica. */
+const ANSWER_ID = 'toolgate-approval:';
+
+/** The JSON-RPC id a notifications/cancelled names, or undefined for any other message. */
+function cancelledRequestOf(body: unknown): unknown {
+  const msg = (Array.isArray(body) ? body[0] : body) as { method?: unknown; params?: { requestId?: unknown } } | null;
+  return msg && typeof msg === 'object' && msg.method === 'notifications/cancelled' ? msg.params?.requestId : undefined;
+}
+
+/**
+ * A call's key among those in flight: the caller (token, else address) and its session, so that two
+ * clients at one address (whose JSON-RPC ids coincide) neither cancel nor shadow each other's calls.
+ */
+function callKey(actor: string | null, ip: string, session: string | string[] | undefined, id: unknown): string {
+  return `${actor ?? `ip:${ip}`}\n${typeof session === 'string' ? session : ''}\n${JSON.stringify(id)}`;
+}
+
+function isInitialize(body: unknown): boolean {
+  return !!body && typeof body === 'object' && !Array.isArray(body) && (body as { method?: unknown }).method === 'initialize';
+}
+
+/** The tool a JSON-RPC tools/call names (the first one of a batch), or null. */
+function toolCallNameOf(body: unknown): string | null {
+  const first: unknown = Array.isArray(body) ? body[0] : body;
+  if (!first || typeof first !== 'object') return null;
+  const msg = first as { method?: unknown; params?: { name?: unknown } };
+  return msg.method === 'tools/call' && typeof msg.params?.name === 'string' ? msg.params.name : null;
+}
+
+/** Whether a POST is an initialize whose client can answer form elicitation (an empty capability means form). */
+function initializeWithElicitation(body: unknown): boolean {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return false;
+  const msg = body as { method?: unknown; params?: { capabilities?: { elicitation?: unknown } } };
+  const elicitation = msg.method === 'initialize' ? msg.params?.capabilities?.elicitation : undefined;
+  if (!elicitation || typeof elicitation !== 'object') return false;
+  return 'form' in elicitation || !('url' in elicitation);
+}
+
+/** A client's answer to this door's elicitation: a JSON-RPC response (no method) whose id names an approval. */
+function elicitationAnswerOf(body: unknown): { approvalId: string; result: unknown; failed: boolean } | null {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return null;
+  const msg = body as Record<string, unknown>;
+  if ('method' in msg || typeof msg.id !== 'string' || !msg.id.startsWith(ANSWER_ID)) return null;
+  if (!('result' in msg) && !('error' in msg)) return null;
+  return { approvalId: msg.id.slice(ANSWER_ID.length), result: msg.result, failed: 'error' in msg };
+}
+
+/** What the server's handlers need of the POST that carried a request. */
+interface PostCall {
+  callerFor(signal: AbortSignal): CallerInfo;
+  toolsFor(): Promise<readonly ToolDefinition[]>;
+  /** How to ask this POST's person about the request with this (server-side) id, when it may be asked. */
+  confirmFor?: ((requestId: RequestId) => ConfirmFn) | undefined;
+}
+
+/** One POST's JSON-RPC requests on the shared server, and where their answers go. */
+class Exchange {
+  /** The client's id of each request, by the id the shared server knows it by, in the order the POST sent them. */
+  readonly ids = new Map<number, RequestId>();
+  readonly answers = new Map<number, JSONRPCMessage>();
+  /** Until every request is answered, or the client went away. */
+  open = true;
+  keepAlive: NodeJS.Timeout | undefined;
+  readonly settled: Promise<void>;
+  private settle!: () => void;
+
+  constructor(
+    readonly call: PostCall,
+    /** Set for an SSE answer: messages are written to it as they come. */
+    readonly stream: ServerResponse | null,
+  ) {
+    this.settled = new Promise((resolve) => (this.settle = resolve));
+  }
+
+  end(): void {
+    if (!this.open) return;
+    this.open = false;
+    if (this.keepAlive) clearInterval(this.keepAlive);
+    this.stream?.end();
+    this.settle();
+  }
+
+  write(message: JSONRPCMessage): void {
+    // The framing of the SDK's transport (one `message` event per JSON-RPC message, no event ids: no resumption).
+    this.stream?.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
+  }
+}
+
+/**
+ * The transport of the shared server: it receives the requests of every POST under ids of its own and routes
+ * what the server sends (answers, progress, the door's own elicitation requests) to the POST they belong to.
+ */
+class HttpDoorTransport implements Transport {
+  onmessage?: Transport['onmessage'];
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  private lastId = 0;
+  private readonly exchanges = new Map<number, Exchange>();
+
+  async start(): Promise<void> {}
+
+  async close(): Promise<void> {
+    this.onclose?.();
+  }
+
+  callOf(requestId: RequestId): PostCall {
+    const exchange = typeof requestId === 'number' ? this.exchanges.get(requestId) : undefined;
+    if (!exchange) throw new McpError(ErrorCode.ConnectionClosed, 'The request is no longer open.');
+    return exchange.call;
+  }
+
+  /**
+   * Hands a POST's messages to the server in their order. Requests get ids of their own; a notifications/cancelled
+   * that names a request of the same POST is renamed with it, other notifications and responses change nothing
+   * on a stateless server (the door answers its own elicitation requests and cross-POST cancels before this).
+   */
+  deliver(exchange: Exchange, messages: readonly JSONRPCMessage[], isRequest: readonly boolean[]): void {
+    const mine = new Map<RequestId, number>();
+    const out: JSONRPCMessage[] = [];
+    for (const [i, message] of messages.entries()) {
+      if (isRequest[i] && 'id' in message && 'method' in message) {
+        const id = ++this.lastId;
+        exchange.ids.set(id, message.id);
+        this.exchanges.set(id, exchange);
+        mine.set(message.id, id);
+        out.push({ ...message, id });
+      } else if ('method' in message && message.method === 'notifications/cancelled') {
+        const id = mine.get((message.params as { requestId?: RequestId } | undefined)?.requestId ?? '');
+        if (id !== undefined) out.push({ ...message, params: { ...message.params, requestId: id } });
+      }
+    }
+    for (const message of out) this.onmessage?.(message);
+  }
+
+  /** The client went away before every answer: its requests still running are cancelled, as on any cancel. */
+  abandon(exchange: Exchange): void {
+    if (!exchange.open) return;
+    exchange.end();
+    for (const id of exchange.ids.keys()) {
+      if (exchange.answers.has(id)) continue;
+      this.exchanges.delete(id);
+      this.onmessage?.({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'The client closed the request.' } });
+    }
+  }
+
+  async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    // The server sends well-formed messages: an answer is what has no method.
+    const answer = !('method' in message) && 'id' in message ? message : null;
+    const id = answer ? answer.id : options?.relatedRequestId;
+    // Stateless: a message that belongs to no request has no stream to go to (there is no GET stream).
+    if (id === undefined) return;
+    const exchange = typeof id === 'number' ? this.exchanges.get(id) : undefined;
+    if (!exchange?.open) throw new Error(`No connection established for request ID: ${String(id)}`);
+    if (!answer) {
+      // A notification or a request of the server about this request: on its stream; a JSON answer has none.
+      if (exchange.stream) exchange.write(message);
+      return;
+    }
+    const mapped = { ...answer, id: exchange.ids.get(id as number) ?? null } as JSONRPCMessage;
+    this.exchanges.delete(id as number);
+    exchange.answers.set(id as number, mapped);
+    if (exchange.stream) exchange.write(mapped);
+    if (exchange.answers.size === exchange.ids.size) exchange.end();
+  }
+}
+
+/**
+ * A tools/call the door may answer without the server's dispatch: one JSON-RPC request (not a batch) as the
+ * SDK's transport would pass it on, valid for the server's tools/call schema, with no task asked (the server
+ * refuses tasks), and a protocol version header the transport accepts. Anything else takes the server's path,
+ * which answers it, or its error, as the SDK does.
+ */
+function directCallOf(body: unknown, version: string | string[] | undefined): { id: RequestId; params: CallToolRequest['params'] } | null {
+  if (Array.isArray(body) || (version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(String(version)))) return null;
+  const request = JSONRPCRequestSchema.safeParse(body);
+  if (!request.success) return null;
+  const call = CallToolRequestSchema.safeParse(request.data);
+  if (!call.success || call.data.params.task !== undefined) return null;
+  return { id: request.data.id, params: call.data.params };
+}
+
+/** The error answer the SDK's dispatch sends for a handler that threw. */
+function errorAnswer(id: RequestId, err: unknown): JSONRPCMessage {
+  const e = err as { code?: unknown; message?: unknown; data?: unknown };
+  const code = typeof e.code === 'number' && Number.isSafeInteger(e.code) ? e.code : ErrorCode.InternalError;
+  const message = typeof e.message === 'string' ? e.message : 'Internal error';
+  return { jsonrpc: '2.0', id, error: { code, message, ...(e.data !== undefined && { data: e.data }) } };
+}
+
+/** An error the SDK's transport answers before any JSON-RPC is handled, with the same status, code and text. */
+function transportError(reply: FastifyReply, status: number, code: number, message: string): FastifyReply {
+  return reply.code(status).type('application/json').send(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
+}
+
+export function createMcpDoor(opts: McpDoorOptions): McpPostHandler {
+  const { pipeline, policy, elicitWaitMs, closing } = opts;
+  const transport = new HttpDoorTransport();
+  const server = createMcpServer({
+    version: opts.version,
+    pipeline,
+    callerFor: (signal, requestId) => transport.callOf(requestId).callerFor(signal),
+    toolsFor: (requestId) => transport.callOf(requestId).toolsFor(),
+    confirmFor: (requestId) => transport.callOf(requestId).confirmFor?.(requestId),
+  });
+  // The transport only routes: connecting starts nothing that runs on its own.
+  void server.connect(transport);
+
+  /**
+   * Asks on the tools/call's own SSE stream with an id that names the approval, not through server.elicitInput:
+   * the answer arrives as another POST, maybe at another replica. So the call waits for the decision in the
+   * shared store, where that POST puts it.
+   */
+  const sseConfirm =
+    (requestId: RequestId): ConfirmFn =>
+    async (request, signal) => {
+      const store = policy.store;
+      const timeout = Math.min(elicitWaitMs, Date.parse(request.expires_at) - Date.now());
+      if (!store || !(timeout > 0)) return null;
+      const ask: JSONRPCRequest = { jsonrpc: '2.0', id: `${ANSWER_ID}${request.id}`, method: 'elicitation/create', params: approvalElicitation(request) };
+      try {
+        await transport.send(ask, { relatedRequestId: requestId });
+      } catch {
+        // The stream is gone (the client went away): nobody to ask.
+        return null;
+      }
+      const record = await store.waitForDecision(request.id, timeout, signal ? AbortSignal.any([signal, closing]) : closing);
+      if (!record || record.status === 'pending') return null;
+      // Decided (here, on another replica or in the console): the pipeline's repeat meets that decision.
+      return { approve: record.status === 'approved', reason: record.reason };
+    };
+
+  /**
+   * Tool calls in flight on this replica, by caller and JSON-RPC id: stateless, a client's
+   * notifications/cancelled comes on a POST of its own, and is routed here to stop its call (run_command
+   * kills its command). Only the same caller (token, else client address) in the same session reaches its
+   * own calls.
+   */
+  const inFlight = new Map<string, AbortController>();
+
+  return async (req, reply) => {
+    // The same tokens as /v1, refused before any JSON-RPC is read.
+    const auth = await pipeline.authenticate(req.headers.authorization, req.ip);
+    if (auth.ok) {
+      const cancelled = cancelledRequestOf(req.body);
+      const running = cancelled === undefined ? undefined : inFlight.get(callKey(auth.principal?.id ?? null, req.ip, req.headers['mcp-session-id'], cancelled));
+      if (running) {
+        running.abort();
+        return reply.code(202).send();
+      }
+    }
+    if (!auth.ok) {
+      // A refused tools/call gets its audit line, like a refused REST call.
+      const tool = toolCallNameOf(req.body);
+      if (tool !== null) pipeline.refuse({ authorization: undefined, clientIp: req.ip, requestId: String(req.id) }, tool, auth.error, reply.elapsedTime);
+      for (const [k, v] of Object.entries(auth.headers)) void reply.header(k, v);
+      return reply.code(auth.error.httpStatus).send(jsonRpcError(auth.error.message));
+    }
+
+    // A person's answer to an elicitation sent by this or another replica: decided in the shared store, as
+    // POST /v1/approvals/{id}/approve would (which tokens may decide is checked there), answered 202 as the
+    // spec answers a posted response. Cancel or an error decides nothing; the call then answers pending.
+    const answer = elicitationAnswerOf(req.body);
+    if (answer) {
+      if (answer.failed) return reply.code(202).send();
+      const parsed = ElicitResultSchema.safeParse(answer.result);
+      if (!parsed.success) return reply.code(400).send(jsonRpcError('Invalid elicitation result.', { code: 'INVALID_PARAM' }));
+      const decision = decisionOf(parsed.data);
+      if (decision) {
+        try {
+          await policy.decideRequest(auth.principal, answer.approvalId, decision.approve ? 'approved' : 'rejected', decision.reason);
+        } catch (err) {
+          if (!(err instanceof ToolError)) throw err;
+          return reply.code(err.httpStatus).send(jsonRpcError(err.message, { code: err.code }));
+        }
+      }
+      return reply.code(202).send();
+    }
+
+    // The checks of the SDK's stateless transport, in its order.
+    const accept = req.headers.accept;
+    if (!accept?.includes('application/json') || !accept.includes('text/event-stream')) {
+      return transportError(reply, 406, -32000, 'Not Acceptable: Client must accept both application/json and text/event-stream');
+    }
+    if (!isJsonContentType(req.headers['content-type'])) return transportError(reply, 415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
+    const body = req.body;
+    if (body === undefined) return transportError(reply, 400, -32700, 'Parse error: Invalid JSON');
+    if (Array.isArray(body) && body.length > MAX_BATCH_SIZE) return transportError(reply, 400, -32600, `Invalid Request: Batch must not exceed ${MAX_BATCH_SIZE} messages`);
+    const toolCall = toolCallNameOf(body) !== null;
+    // Only a client that declared elicitation can be asked, and only when something may ask and wait.
+    const session = req.headers['mcp-session-id'];
+    const mayElicit = policy.store !== null && elicitWaitMs > 0;
+    const eliciting = mayElicit && typeof session === 'string' && session.startsWith(ELICITING_SESSION) && toolCall;
+    // A tools/call that asked for progress (a running command's output) is answered on an SSE stream too.
+    const wantsProgress = toolCall && (body as { params?: { _meta?: { progressToken?: unknown } } } | null)?.params?._meta?.progressToken !== undefined;
+    const version = req.headers['mcp-protocol-version'];
+    // Most POSTs are one tools/call answered as JSON: that one skips the server's dispatch (below).
+    const direct = toolCall && !eliciting && !wantsProgress ? directCallOf(body, version) : null;
+
+    let messages: JSONRPCMessage[] = [];
+    let requests: boolean[] = [];
+    if (!direct) {
+      try {
+        messages = (Array.isArray(body) ? body : [body]).map((m) => JSONRPCMessageSchema.parse(m));
+      } catch {
+        return transportError(reply, 400, -32700, 'Parse error: Invalid JSON-RPC message');
+      }
+      const initializing = messages.some((m) => 'method' in m && m.method === 'initialize' && isInitializeRequest(m));
+      if (initializing && messages.length > 1) return transportError(reply, 400, -32600, 'Invalid Request: Only one initialization request is allowed');
+      if (!initializing && version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(String(version))) {
+        return transportError(reply, 400, -32000, `Bad Request: Unsupported protocol version: ${String(version)} (supported versions: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`);
+      }
+      // Only notifications and responses: 202, as the spec answers them. On a stateless server they change
+      // nothing (a cancel of a call in flight was routed above).
+      requests = messages.map((m) => isJSONRPCRequest(m));
+      if (!requests.includes(true)) return reply.code(202).send();
+    }
+
+    const base = httpCaller(req);
+    const switches = base.switches;
+    const callId = toolCall ? (body as { id?: unknown }).id : undefined;
+    const key = callId === undefined ? null : callKey(auth.principal?.id ?? null, req.ip, req.headers['mcp-session-id'], callId);
+    const cancel = key === null || inFlight.has(key) ? null : new AbortController();
+    if (key !== null && cancel) {
+      inFlight.set(key, cancel);
+      reply.raw.once('close', () => inFlight.delete(key));
+    }
+
+    if (direct) {
+      // What the server would do with it: run the handler, check the result as its tools/call wrapper
+      // does, answer the error as its dispatch does, and nothing when the client went away.
+      const stop = cancel ?? new AbortController();
+      let gone = false;
+      reply.raw.once('close', () => {
+        if (reply.raw.writableFinished) return;
+        gone = true;
+        stop.abort(new Error('The client closed the request.'));
+      });
+      let answer: JSONRPCMessage;
+      try {
+        const result = CallToolResultSchema.safeParse(await runToolCall(pipeline, { ...base, admitted: auth.admission, signal: stop.signal }, direct.params));
+        if (!result.success) throw new McpError(ErrorCode.InvalidParams, `Invalid tools/call result: ${result.error.message}`);
+        answer = { result: result.data, jsonrpc: '2.0', id: direct.id };
+      } catch (err) {
+        answer = errorAnswer(direct.id, err);
+      }
+      if (gone) {
+        reply.hijack();
+        return undefined;
+      }
+      return reply.code(200).type('application/json').send(JSON.stringify(answer));
+    }
+
+    const call: PostCall = {
+      callerFor: (signal) => {
+        if (!cancel) return { ...base, admitted: auth.admission, signal };
+        // Linked by hand: AbortSignal.any costs more per call (Node 20) than the rest of the door.
+        if (signal.aborted) cancel.abort(signal.reason);
+        else signal.addEventListener('abort', () => cancel.abort(signal.reason), { once: true });
+        return { ...base, admitted: auth.admission, signal: cancel.signal };
+      },
+      toolsFor: async () => policy.toolsFor(auth.principal, switches),
+      confirmFor: eliciting ? sseConfirm : undefined,
+    };
+    if (mayElicit && initializeWithElicitation(body)) void reply.header('mcp-session-id', `${ELICITING_SESSION}${randomUUID()}`);
+    else if (isInitialize(body)) void reply.header('mcp-session-id', `${PLAIN_SESSION}${randomUUID()}`);
+
+    if (!eliciting && !wantsProgress) {
+      // Plain JSON, once every request of the POST is answered: one answer, or an array for a batch of several.
+      const exchange = new Exchange(call, null);
+      reply.raw.once('close', () => transport.abandon(exchange));
+      transport.deliver(exchange, messages, requests);
+      await exchange.settled;
+      if (exchange.answers.size < exchange.ids.size) {
+        // The client went away: nothing to answer.
+        reply.hijack();
+        return undefined;
+      }
+      const answers = [...exchange.answers.values()];
+      return reply
+        .code(200)
+        .type('application/json')
+        .send(JSON.stringify(answers.length === 1 ? answers[0] : answers));
+    }
+
+    // A stream that carries the call's progress or its question to the person, then its answer.
+    reply.hijack();
+    const res = reply.raw;
+    res.writeHead(200, {
+      ...(reply.getHeaders() as Record<string, string>),
+      'content-type': 'text/event-stream',
+      'cache-control': 'no-cache, no-transform',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+    });
+    res.flushHeaders();
+    const exchange = new Exchange(call, res);
+    res.once('close', () => transport.abandon(exchange));
+    exchange.keepAlive = armSseKeepAlive(DEFAULT_SSE_KEEP_ALIVE_MS, () => res.write(': keepalive\n\n'));
+    transport.deliver(exchange, messages, requests);
+    await exchange.settled;
+    return undefined;
+  };
+}
