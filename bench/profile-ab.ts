@@ -2,8 +2,9 @@
 // side. Each build is compiled without the production bundle (tsc's per-module files, so a profile's
 // frames name the module and therefore the layer), started with the bench's production settings and
 // `--cpu-prof`, and given the read and the write load at c=1 and c=N, one profile per load. The table is
-// CPU microseconds per completed call by layer, so a build that serves more calls in the window is not
-// charged for it. Profiles land in <cache>/prof-ab/<commit>/ for `tsx bench/profile-summary.ts`.
+// microseconds of the main thread per completed call by layer, counted over the load's window only, so a
+// build that serves more calls is not charged for it; busy time includes waits inside synchronous calls.
+// Profiles land in <cache>/prof-ab/<commit>/ for `tsx bench/profile-summary.ts`.
 import { spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
@@ -68,15 +69,23 @@ function layerOf(url: string, fn: string): string {
   return 'native (I/O, crypto, syscalls)';
 }
 
-function perLayer(prof: Profile): Map<string, number> {
-  const total = prof.nodes.reduce((s, n) => s + (n.hitCount ?? 0), 0);
-  const usPerHit = (prof.endTime - prof.startTime) / Math.max(1, total);
+/**
+ * Time per layer among the samples taken while the load ran (`from`–`to`, µs of CLOCK_MONOTONIC, the clock of
+ * V8's profile timestamps and of process.hrtime): start-up, the workload's set-up and the shutdown are left out.
+ */
+function perLayer(prof: Profile, from: number, to: number): Map<string, number> {
+  const layerOfNode = new Map(prof.nodes.map((n) => [n.id, layerOf(n.callFrame.url, n.callFrame.functionName)]));
   const m = new Map<string, number>();
-  for (const n of prof.nodes) {
-    const h = n.hitCount ?? 0;
-    if (!h) continue;
-    const l = layerOf(n.callFrame.url, n.callFrame.functionName);
-    m.set(l, (m.get(l) ?? 0) + h * usPerHit);
+  const samples = prof.samples ?? [];
+  const deltas = prof.timeDeltas ?? [];
+  let t = prof.startTime;
+  for (let i = 0; i < samples.length; i++) {
+    const delta = deltas[i] ?? 0;
+    t += delta;
+    if (t < from || t > to) continue;
+    // A sample stands for the time since the previous one.
+    const l = layerOfNode.get(samples[i] as number) ?? '?';
+    m.set(l, (m.get(l) ?? 0) + delta);
   }
   return m;
 }
@@ -105,25 +114,33 @@ const pool = makePool(8 * MiB, 4242);
 
 type Row = { ref: string; load: string; calls: number; layers: Map<string, number> };
 const rows: Row[] = [];
+await fs.rm(path.join(options.cacheDir, 'ws-prof'), { recursive: true, force: true });
+// The removal's journal traffic settles before the first load (see below).
+spawnSync('sync');
 for (const ref of refs) {
   const build = await profBuild(ref);
   useToolgateMain(build.main);
   for (const w of wanted) {
     for (const c of [1, C]) {
-      const ws = path.join(options.cacheDir, 'ws-prof');
-      await fs.rm(ws, { recursive: true, force: true });
+      // A workspace of its own per load, removed only at the end: removing the last one's thousands of backups
+      // right before a write load kept the journal busy under it (creates blocked for milliseconds).
+      const ws = path.join(options.cacheDir, 'ws-prof', `${build.commit}-${w}-${c}`);
       await fs.mkdir(ws, { recursive: true });
       await writeReadFile(ws, pool);
       const profDir = path.join(options.cacheDir, 'prof-ab', build.commit, `${w}-c${c}`);
       await fs.rm(profDir, { recursive: true, force: true });
       const tg = await startToolgate(`toolgate ${build.commit}`, { root: ws, tokensFile, instanceId: 'prof', logLevel: options.toolgateLogLevel, extra: options.toolgateExtraEnv }, path.join(options.cacheDir, 'logs-prof', `${build.commit}.log`), ['--cpu-prof', `--cpu-prof-dir=${profDir}`]);
       let calls: number;
+      let from: number;
+      let to: number;
       try {
         const t: Targets = { ws, auth, toolgate: tg, peer: null, bareConst: null, bareFile: null, bareFileSync: null, guardedRead: null };
         const subject = w === 'read' ? readWorkload(t)[0] : (await writeWorkload(t, pool, 2 * C))[0];
         if (!subject) throw new Error('no toolgate subject');
         // No uncounted ramp: the profile covers the whole run, so every call in it is counted (JIT warm-up included, on both builds).
+        from = Number(process.hrtime.bigint() / 1000n);
         const r = await subject.run(c, seconds, 0);
+        to = Number(process.hrtime.bigint() / 1000n);
         calls = r.ok;
       } finally {
         await tg.stop();
@@ -131,11 +148,13 @@ for (const ref of refs) {
       const file = (await fs.readdir(profDir)).find((f) => f.endsWith('.cpuprofile'));
       if (!file) throw new Error(`no profile in ${profDir}`);
       const prof = JSON.parse(await fs.readFile(path.join(profDir, file), 'utf8')) as Profile;
-      rows.push({ ref: build.commit, load: `${w} c=${c}`, calls, layers: perLayer(prof) });
+      rows.push({ ref: build.commit, load: `${w} c=${c}`, calls, layers: perLayer(prof, from, to) });
       progress(`${build.commit} ${w} c=${c}: ${calls} calls counted, profile ${path.join(profDir, file)}`);
     }
   }
 }
+
+await fs.rm(path.join(options.cacheDir, 'ws-prof'), { recursive: true, force: true });
 
 // One table per load: µs of CPU per counted call, per layer, each ref a column.
 const loads = [...new Set(rows.map((r) => r.load))];
@@ -145,7 +164,7 @@ for (const load of loads) {
   const layers = [...new Set(rs.flatMap((r) => [...r.layers.keys()]))].filter((l) => l !== '(idle)' && l !== '(root)');
   const cost = (r: Row, l: string) => (r.layers.get(l) ?? 0) / Math.max(1, r.calls);
   layers.sort((a, b) => cost(rs[rs.length - 1] as Row, b) - cost(rs[rs.length - 1] as Row, a));
-  out.push(`\n**${load}** (CPU µs per call)\n`, `| layer | ${rs.map((r) => r.ref.slice(0, 7)).join(' | ')} |`, `|---|${rs.map(() => '---:').join('|')}|`);
+  out.push(`\n**${load}** (main-thread µs per call)\n`, `| layer | ${rs.map((r) => r.ref.slice(0, 7)).join(' | ')} |`, `|---|${rs.map(() => '---:').join('|')}|`);
   for (const l of layers) out.push(`| ${l} | ${rs.map((r) => cost(r, l).toFixed(0)).join(' | ')} |`);
   const busy = (r: Row) => [...r.layers].filter(([l]) => l !== '(idle)' && l !== '(root)').reduce((s, [, v]) => s + v, 0) / Math.max(1, r.calls);
   out.push(`| **busy total** | ${rs.map((r) => `**${busy(r).toFixed(0)}**`).join(' | ')} |`);
