@@ -11,7 +11,7 @@ import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import type { Envelope, VersionStamp } from '../../src/envelope.js';
 import { findTool } from '../../src/tools/registry.js';
-import { lockPathFor, withFileLock } from '../../src/workspace/locks.js';
+import { lockPathFor, locksSettled, withFileLock } from '../../src/workspace/locks.js';
 import type { Workspace } from '../../src/workspace/workspace.js';
 import { makeApp, type TestApp } from '../helpers.js';
 import { expectEnvelope } from '../security/envelope-checks.js';
@@ -252,6 +252,8 @@ describe('concurrency: LOCKED', () => {
     const res = await locked.call('write_file', { path: 'crashed.txt', content: 'after\n', expected_sha256: sha256('before\n') });
     expect(res.body.status).toBe('success');
     expect(await fs.readFile(locked.file('crashed.txt'), 'utf8')).toBe('after\n');
+    // The answer does not wait for the lock directory's removal (src/workspace/locks.ts); it follows.
+    await locksSettled();
     await expect(fs.stat(lockfilePath)).rejects.toMatchObject({ code: 'ENOENT' });
   });
 
@@ -280,6 +282,7 @@ describe('concurrency: LOCKED', () => {
     const res = await locked.call('write_file', { path: 'killed.txt', content: 'after\n', expected_sha256: sha256('before\n') });
     expect(res.body.status, JSON.stringify(res.body.error)).toBe('success');
     expect(await fs.readFile(locked.file('killed.txt'), 'utf8')).toBe('after\n');
+    await locksSettled();
     await expect(fs.stat(lockPathFor(ws, real))).rejects.toMatchObject({ code: 'ENOENT' });
   });
 
