@@ -151,7 +151,7 @@ export async function runServe(argv: readonly string[]): Promise<void> {
   try {
     await serve(parseSettingFlags(argv));
   } catch (err) {
-    // A policy that does not load stops the service: it is never ignored (SPEC §6). Its message names file:line:col.
+    // A policy that does not load stops the service: it is never ignored (docs/approvals.md). Its message names file:line:col.
     if (err instanceof ConfigError || err instanceof UsageError || err instanceof PolicyError) {
       process.stderr.write(`toolgate: ${err.message}\n`);
       process.exit(2);

@@ -1,4 +1,4 @@
-// The policy and the human-approval flow around the one execution path (SPEC §6). The executor hands every
+// The policy and the human-approval flow around the one execution path (docs/approvals.md). The executor hands every
 // validated call to `gate`: each path the tool resolves is decided on its real path (so a symlink or
 // `a/../SOUL.md` meets the rule of SOUL.md), a denial stops the call, an `ask` stops it before it changed
 // anything and turns it into an approval request (202, with a dry run's diff), and a repeat that carries

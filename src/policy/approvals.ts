@@ -1,4 +1,4 @@
-// Approval requests (SPEC §6): signed records, their life cycle and the rules of deciding and using one.
+// Approval requests (docs/approvals.md): signed records, their life cycle and the rules of deciding and using one.
 // The storage (files on the shared volume, or Redis) is a backend with one atomic primitive, a
 // compare-and-set that lets exactly one process move a record out of `pending` and out of `approved`;
 // everything else (binding checks, expiry, waiting) lives here once, so both stores behave the same.
@@ -12,7 +12,7 @@ import type { Risk, RiskLevel, VersionStamp } from '../envelope.js';
 import { CHANGE_OPS, changeIdentity, type ChangeEntry } from '../tools/plan.js';
 
 /**
- * The codes the approval flow answers with and their HTTP statuses (SPEC §1). APPROVAL_EXPIRED (410) is not
+ * The codes the approval flow answers with and their HTTP statuses (docs/api.md, "Error codes"). APPROVAL_EXPIRED (410) is not
  * in envelope.ts's table yet: the wiring adds it there and turns an ApprovalError into a ToolError.
  */
 export const APPROVAL_ERROR_STATUS = {

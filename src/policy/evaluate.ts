@@ -1,4 +1,4 @@
-// Deciding one call against the policy (SPEC §6): the rules in order, the first that matches decides, and
+// Deciding one call against the policy (docs/approvals.md): the rules in order, the first that matches decides, and
 // none matching allows (without a policy nothing needs approval). Paths are the real paths after sandbox
 // resolution, so a symlink or `a/../SOUL.md` meets the same rule as `SOUL.md`; whatever still looks like a
 // way out of the root is denied here too, in case a caller passes an unresolved path by mistake.
@@ -128,7 +128,7 @@ function decided(rule: PolicyRule, input: EvaluateInput, rel: string | null): Po
   if (sw !== undefined) base.switch = { name: sw, on: input.switches[sw] ?? false };
   if (rule.action !== 'deny') return base;
   if (base.switch) {
-    // Seed 001's wording: "USER.md is available only while the memory switch is on."
+    // The wording docs/approvals.md gives: "USER.md is available only while the memory switch is on."
     const what = rel === null ? input.tool : rel === '.' ? 'The project root' : rel;
     const needed = base.switch.on ? 'off' : 'on';
     base.message = `${what} is available only while the ${base.switch.name} switch is ${needed}.`;

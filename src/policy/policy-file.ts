@@ -1,4 +1,4 @@
-// The policy file (SPEC §6, TOOLGATE_POLICY): YAML read and validated once at start-up. Every problem is a
+// The policy file (docs/approvals.md, TOOLGATE_POLICY): YAML read and validated once at start-up. Every problem is a
 // PolicyError naming the file, the line and the column, because a policy that is half understood must stop
 // the service rather than be ignored.
 //
@@ -33,7 +33,7 @@ export type PolicyAction = 'allow' | 'ask' | 'deny';
 export const POLICY_ACTIONS = ['allow', 'ask', 'deny'] as const;
 export const POLICY_RISKS = ['read', 'write', 'destructive', 'execute'] as const;
 
-/** Default time an approval request stays open (SPEC §6). */
+/** Default time an approval request stays open (docs/approvals.md). */
 export const DEFAULT_APPROVAL_TTL_MS = 15 * 60 * 1000;
 
 export { GLOB_OPTIONS, PolicyError } from './policy-error.js';

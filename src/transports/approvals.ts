@@ -1,4 +1,4 @@
-// Approval routes (SPEC §6): list and read requests, approve or reject one with a reason. Thin: the rules of
+// Approval routes (docs/approvals.md): list and read requests, approve or reject one with a reason. Thin: the rules of
 // who may see and decide live in src/ops/policy.ts, the record's life cycle in src/policy/approvals.ts.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';

@@ -1,4 +1,4 @@
-// The approval console (SPEC §6): three static files served by toolgate itself, so it works in a cluster
+// The approval console (docs/approvals.md): three static files served by toolgate itself, so it works in a cluster
 // without internet. The page calls /v1/approvals with the approver's token; this route needs none.
 import { existsSync, readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';

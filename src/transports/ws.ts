@@ -1,9 +1,9 @@
-// WebSocket door at /v1/ws (seed 003): `tool_call {call_id, tool_name, arguments, timeout_seconds?}` ->
+// WebSocket door at /v1/ws (README, "The API"; approvals: docs/approvals.md): `tool_call {call_id, tool_name, arguments, timeout_seconds?}` ->
 // `tool_result {call_id, result}` with the envelope. Calls run concurrently on one connection and are
 // answered as they finish; every call goes through the pipeline. The token is checked by the /v1 gate
 // before the upgrade (Authorization header, or the `toolgate.bearer.<token>` subprotocol for browsers).
 // A call that needs approval, from a connection that may decide its own calls, is put to the person at the
-// other end as `confirmation_request`; their `confirmation_response` decides it (SPEC §6).
+// other end as `confirmation_request`; their `confirmation_response` decides it (docs/approvals.md).
 import { setMaxListeners } from 'node:events';
 import fastifyWebsocket, { type WebSocket } from '@fastify/websocket';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -20,7 +20,7 @@ const PING_INTERVAL_MS = 30_000;
 export const WS_SUBPROTOCOL = 'toolgate.v1';
 const DEFAULT_TIMEOUT_S = 30;
 /**
- * How long a call waits for its confirmation_response unless the call says otherwise (SPEC §6: 30 s). The
+ * How long a call waits for its confirmation_response unless the call says otherwise (docs/approvals.md: 30 s). The
  * wait is the person's time, not the tool's: `timeout_seconds` limits each run of the tool (the dry run that
  * makes the diff, the run after the approval), and the executor's timer is not running while the gate waits,
  * so a write sent with a 5 s tool limit still leaves its person 30 s to read the diff. It is bounded on its

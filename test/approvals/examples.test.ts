@@ -15,7 +15,7 @@ async function pendingId(): Promise<string> {
   }
 }
 
-describe('seed 001, the assistant (assistant.yaml)', () => {
+describe('the assistant (assistant.yaml)', () => {
   it('memory off hides USER.md and MEMORY.md; SOUL.md edits wait for the person; a rejection reaches the model', async () => {
     t = await makePolicyApp('assistant.yaml');
     await fs.writeFile(t.file('SOUL.md'), 'You are a calm assistant.\n');
@@ -68,7 +68,7 @@ describe('seed 001, the assistant (assistant.yaml)', () => {
   });
 });
 
-describe('seed 003, the IDE (ide.yaml)', () => {
+describe('the IDE (ide.yaml)', () => {
   it('every write asks, executables too; the IDE token confirms its own request', async () => {
     t = await makePolicyApp('ide.yaml');
     await fs.writeFile(t.file('build.sh'), '#!/bin/sh\nmake\n', { mode: 0o755 });
@@ -99,7 +99,7 @@ describe('seed 003, the IDE (ide.yaml)', () => {
   });
 });
 
-describe('seed 004, system tools (system-tools.yaml)', () => {
+describe('system tools (system-tools.yaml)', () => {
   it('reads are free; writes and deletes ask; .git is off limits; a token without destructive is not offered delete', async () => {
     t = await makePolicyApp('system-tools.yaml');
     await fs.mkdir(t.file('.git'));

@@ -1,4 +1,4 @@
-// The policy and the approval flow over the real HTTP app (SPEC §6, issue 14 points 1-3 and 7): denials on
+// The policy and the approval flow over the real HTTP app (docs/approvals.md, "The approval flow"): denials on
 // the real path, walks that leave denied entries out, the 202 request with its dry-run diff, deciding, the
 // repeat that runs once, every refusal of the repeat, Prefer: wait, the caller's tool listing, audit, metrics.
 import fs from 'node:fs/promises';

@@ -107,7 +107,7 @@ describe('applyEdits: errors', () => {
     expect(fail('abc', [{ old_text: '', new_text: 'x' }]).code).toBe('INVALID_PARAM');
   });
 
-  it('says MULTIPLE_MATCHES with the exact SPEC message and the lines', () => {
+  it('says MULTIPLE_MATCHES with the exact fixed message and the lines', () => {
     const err = fail('x\nfoo\ny\nfoo\n', [{ old_text: 'foo', new_text: 'bar' }]);
     expect(err.code).toBe('MULTIPLE_MATCHES');
     expect(err.message).toBe('Found 2 matches (lines 2, 4); add context to make old_text unique or set replace_all');

@@ -29,7 +29,7 @@ async function auditLines(app: TestApp, instance = 'test-1'): Promise<{ file: st
 }
 
 describe('audit log', () => {
-  it('one line per tool call with the SPEC §8 facts', async () => {
+  it('one line per tool call with the facts docs/operations.md, "Audit log", lists', async () => {
     const token = makeToken('agent-7');
     t = await makeApp({ TOOLGATE_INSTANCE_ID: 'test-1' }, { tokens: [token.entry] });
     const w = await t.call('write_file', { path: 'docs/a.txt', content: 'hello audit' }, { ...token.header, 'x-request-id': 'rid-write' });

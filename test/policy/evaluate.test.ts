@@ -104,7 +104,7 @@ rules:
 });
 
 describe('evaluate: switches', () => {
-  it('USER.md is denied while memory is off, with seed 001 wording, and allowed while on', () => {
+  it('USER.md is denied while memory is off, with the documented wording, and allowed while on', () => {
     const off = evaluate(ASSISTANT, call({ realRel: 'USER.md', switches: resolveSwitches(ASSISTANT, undefined) }));
     expect(off).toMatchObject({ decision: 'deny', rule: { name: 'memory-off' }, switch: { name: 'memory', on: false } });
     expect(off.message).toBe('USER.md is available only while the memory switch is on.');

@@ -521,7 +521,7 @@ async function race(r: Run, family: string): Promise<Figures> {
   };
 }
 
-describe('sandbox under a racing symlink swapper (SPEC §2)', () => {
+describe('sandbox under a racing symlink swapper (docs/api.md, "Sandbox")', () => {
   for (const family of Object.keys(FAMILIES)) {
     it(`${family} tools: nothing outside the workspace is touched or shown, no 5xx`, async () => {
       const figures = await race(run as Run, family);

@@ -58,7 +58,7 @@ describe('append_to_file', () => {
     expect(await fs.readFile(t.file('w.txt'), 'utf8')).toBe('a\r\nb\r\nc\r\nd\r\n');
   });
 
-  it('NOT_FOUND when the file does not exist (seed 000 message)', async () => {
+  it('NOT_FOUND when the file does not exist (fixed message)', async () => {
     const r = await t.call('append_to_file', { path: 'missing/.env', content: 'x' });
     expect(r.status).toBe(404);
     expect(r.body.error?.code).toBe('NOT_FOUND');

@@ -45,7 +45,7 @@ describe('create_directory', () => {
     expect(r.body.error?.code).toBe('ALREADY_EXISTS');
   });
 
-  it('PARENT_NOT_FOUND with parents: false (seed 000 message)', async () => {
+  it('PARENT_NOT_FOUND with parents: false (fixed message)', async () => {
     const r = await t.call('create_directory', { path: 'x/y/z', parents: false });
     expect(r.status).toBe(404);
     expect(r.body.error?.code).toBe('PARENT_NOT_FOUND');

@@ -60,7 +60,7 @@ describe('delete_file', () => {
     await expect(fs.stat(t.file('a.txt'))).rejects.toThrow();
   });
 
-  it('NOT_FOUND for a missing file (seed 000 message)', async () => {
+  it('NOT_FOUND for a missing file (fixed message)', async () => {
     const r = await t.call('delete_file', { path: 'gone.txt' });
     expect(r.status).toBe(404);
     expect(r.body.error?.message).toBe('File not found: gone.txt');

@@ -201,7 +201,7 @@ describe('edit_file', () => {
     expect((await t.call('restore_backup', { backup_id: `${'0'.repeat(16)}-000000000-abcdef` })).body.error?.code).toBe('NOT_FOUND');
   });
 
-  it('never creates hard links: the edited file and its backup are separate inodes (SPEC §2)', async () => {
+  it('never creates hard links: the edited file and its backup are separate inodes (docs/api.md, "Sandbox")', async () => {
     await put('nlink.txt', 'one\n');
     const before = await fs.stat(t.file('nlink.txt'));
     const r = await t.call('edit_file', { path: 'nlink.txt', old_text: 'one', new_text: 'two' });

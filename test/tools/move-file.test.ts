@@ -96,7 +96,7 @@ describe('move_file', () => {
     expect(r.body.error?.code).toBe('ALREADY_EXISTS');
   });
 
-  it('NOT_FOUND for a missing source (seed 000 message)', async () => {
+  it('NOT_FOUND for a missing source (fixed message)', async () => {
     const r = await t.call('move_file', { path: 'nope.txt', destination: 'b.txt' });
     expect(r.status).toBe(404);
     expect(r.body.error?.message).toBe('File not found: nope.txt');

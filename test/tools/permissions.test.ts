@@ -28,7 +28,7 @@ afterAll(async () => {
   await t.close();
 });
 
-describe.skipIf(!isRoot)('PERMISSION_DENIED (seed 000: "Permission denied: <path>")', () => {
+describe.skipIf(!isRoot)('PERMISSION_DENIED ("Permission denied: <path>")', () => {
   it('reading a file the OS does not let the service read', async () => {
     const r = await asNobody(() => t.call('read_file', { path: 'secret.txt' }));
     expect([r.status, r.body.error?.code, r.body.error?.message]).toEqual([403, 'PERMISSION_DENIED', 'Permission denied: secret.txt']);

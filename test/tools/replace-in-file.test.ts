@@ -94,7 +94,7 @@ describe('replace_in_file', () => {
     expect(await fs.readFile(t.file('a.txt'), 'utf8')).toBe(text.replace(/(X)/gm, "[$`|$'|$1|$2|$0]"));
   });
 
-  it('no match is success with replacements 0 and writes nothing (seed 000 message)', async () => {
+  it('no match is success with replacements 0 and writes nothing (fixed message)', async () => {
     await fs.writeFile(t.file('a.txt'), 'hello\n');
     const before = await fs.stat(t.file('a.txt'));
     const r = await t.call('replace_in_file', { path: 'a.txt', old: 'old_text', new: 'x' });
@@ -122,7 +122,7 @@ describe('replace_in_file', () => {
     expect(await fs.readFile(t.file('a.txt'), 'utf8')).toBe('TOKEN=old\n');
   });
 
-  it('INVALID_REGEX for a bad pattern (seed 000 message)', async () => {
+  it('INVALID_REGEX for a bad pattern (fixed message)', async () => {
     await fs.writeFile(t.file('a.txt'), 'x\n');
     const r = await t.call('replace_in_file', { path: 'a.txt', old: '(unclosed', new: 'x', regex: true });
     expect(r.status).toBe(400);
@@ -154,7 +154,7 @@ describe('replace_in_file', () => {
     expect((await slow).body.error?.code).toBe('TIMEOUT');
   });
 
-  it('NOT_FOUND for a missing file (seed 000 message)', async () => {
+  it('NOT_FOUND for a missing file (fixed message)', async () => {
     const r = await t.call('replace_in_file', { path: '.env', old: 'a', new: 'b' });
     expect(r.status).toBe(404);
     expect(r.body.error?.code).toBe('NOT_FOUND');

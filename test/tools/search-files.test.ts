@@ -90,7 +90,7 @@ describe('search_files', () => {
     expect(show(names)).toEqual(['name:src/todo.txt']);
   });
 
-  it('INVALID_REGEX for a bad pattern (seed 000 message)', async () => {
+  it('INVALID_REGEX for a bad pattern (fixed message)', async () => {
     const r = await t.call('search_files', { query: '([a-', regex: true });
     expect(r.status).toBe(400);
     expect(r.body.error?.code).toBe('INVALID_REGEX');
@@ -229,7 +229,7 @@ describe('search_files', () => {
     expect((await slow).body.error?.code).toBe('TIMEOUT');
   });
 
-  it('no match is success (seed 000 wording)', async () => {
+  it('no match is success (fixed wording)', async () => {
     const r = await t.call('search_files', { query: 'zzzz' });
     expect(r.status).toBe(200);
     expect(r.body.status).toBe('success');

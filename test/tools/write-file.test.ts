@@ -29,7 +29,7 @@ const write = async (body: Record<string, unknown>, headers?: Record<string, str
 const sha = async (rel: string) => ((await t.call('read_file', { path: rel })).body.data as { version: { sha256: string } }).version.sha256;
 
 describe('write_file', () => {
-  it('creates a file with parent directories and the seed 002 texts', async () => {
+  it('creates a file with parent directories and the fixed texts', async () => {
     const r = await write({ path: 'src/utils/helper.py', content: 'def hello():\n    print("world")\n' });
     expect(r.status).toBe(200);
     expect(r.data).toMatchObject({ applied: true, operation: 'create', created_directory: 'src/', backup_id: null, diff_truncated: false });

@@ -1,4 +1,4 @@
-// Approvals over MCP (SPEC section 6): a stdio client with elicitation decides in band (over HTTP see
+// Approvals over MCP (docs/approvals.md): a stdio client with elicitation decides in band (over HTTP see
 // mcp-http-elicitation.test.ts); a client without it gets the pending answer and repeats the call with
 // approval_id once a person decided. tools/list answers per caller like GET /v1/tools.
 import fs from 'node:fs/promises';

@@ -1,4 +1,4 @@
-// Elicitation over the stateless Streamable HTTP door (SPEC §6): a client that declared elicitation gets a
+// Elicitation over the stateless Streamable HTTP door (docs/approvals.md): a client that declared elicitation gets a
 // marked session id from initialize, its tools/call that needs approval is answered as an SSE stream that
 // carries an elicitation/create request named after the approval, and the client's answer (a new POST, to any
 // replica) decides the request in the shared store, where the waiting call sees it.

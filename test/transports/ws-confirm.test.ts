@@ -1,4 +1,4 @@
-// In-band confirmation over /v1/ws (SPEC §6, seed 003's HITL dialog): a call that needs approval, from a
+// In-band confirmation over /v1/ws (docs/approvals.md, "Where a person decides"): a call that needs approval, from a
 // connection that may decide its own calls, gets a confirmation_request; the confirmation_response decides
 // it and the same call answers. No answer in time, or the connection gone, leaves the request pending.
 import fs from 'node:fs/promises';

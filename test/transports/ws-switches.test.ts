@@ -1,4 +1,4 @@
-// Policy switches over /v1/ws (SPEC §6): the upgrade's X-Toolgate-Switches holds for the connection, a
+// Policy switches over /v1/ws (docs/approvals.md): the upgrade's X-Toolgate-Switches holds for the connection, a
 // tool_call's own `switches` (same syntax, for browsers that cannot set headers) replaces it for that call.
 import fs from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
