@@ -8,6 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import lockfile from 'proper-lockfile';
 import { ToolError } from '../envelope.js';
 import { OWNER_RECORD, ownerState } from './process-owner.js';
+import { syncInFlight } from './sync-first-io.js';
 import type { Workspace } from './workspace.js';
 
 const queues = new Map<string, Promise<void>>();
@@ -70,15 +71,44 @@ async function removeOwnLockDir(dir: string): Promise<void> {
   await fsp.rmdir(dir);
 }
 
+/** makeLockDir in the thread pool. */
+async function makeLockDirLater(dir: string): Promise<void> {
+  await fsp.mkdir(dir);
+  try {
+    await fsp.mkdir(path.join(dir, OWNER_PREFIX + OWNER_RECORD));
+  } catch (err) {
+    await fsp.rmdir(dir);
+    throw err;
+  }
+}
+
+type Callback = (err: Error | null, value?: unknown) => void;
+/**
+ * LOCK_FS for proper-lockfile's asynchronous lock, taken while an fsync runs: then the mkdirs would wait for
+ * its commit on the event loop (bench/README.md, "Decisions").
+ */
+const LOCK_FS_LATER = {
+  mkdir: (dir: string, cb: Callback) => void makeLockDirLater(dir).then(() => cb(null), cb),
+  rmdir: (dir: string, cb: Callback) => void removeOwnLockDir(dir).then(() => cb(null), cb),
+  stat: (p: string, cb: Callback) => void fsp.stat(p).then((st) => cb(null, st), cb),
+  utimes: (p: string, a: Date, m: Date, cb: Callback) => void fsp.utimes(p, a, m).then(() => cb(null), cb),
+  realpath: (p: string, cb: Callback) => void fsp.realpath(p).then((r) => cb(null, r), cb),
+};
+
+/** Keeps a lock directory's removal in `removing` until it is done (its failure means nothing is left to remove). */
+function track(dir: string, removal: Promise<void>): void {
+  const done = removal
+    // Compromised or already removed (stale takeover): nothing left to release.
+    .catch(() => undefined)
+    .finally(() => {
+      if (removing.get(dir) === done) removing.delete(dir);
+    });
+  removing.set(dir, done);
+}
+
 function removeLockDir(dir: string): void {
   if (deferRemoval) {
-    const done = removeOwnLockDir(dir)
-      // Compromised or already removed (stale takeover): nothing left to release.
-      .catch(() => undefined)
-      .finally(() => {
-        if (removing.get(dir) === done) removing.delete(dir);
-      });
-    removing.set(dir, done);
+    track(dir, removeOwnLockDir(dir));
     return;
   }
   // Mostly our own lock, whose record we know: no listing (three calls) on every write's release.
@@ -137,7 +167,9 @@ export async function withFileLock<T>(ws: Workspace, real: string, rel: string, 
     } finally {
       deferRemoval = true;
       try {
-        unlock();
+        const released = unlock();
+        // Taken asynchronously: its release removes the directory in the pool already.
+        if (released) track(lockPathFor(ws, real), released);
       } catch {
         // Compromised or already removed (stale takeover): nothing left to release.
       } finally {
@@ -156,14 +188,19 @@ export async function withFileLock<T>(ws: Workspace, real: string, rel: string, 
   }
 }
 
-/** The cross-process lock (a directory made atomically by mkdir); taken synchronously, it costs one mkdir when free. */
-async function acquireFileLock(ws: Workspace, real: string, rel: string, deadline: number, signal?: AbortSignal): Promise<() => void> {
+/**
+ * The cross-process lock (a directory made atomically by mkdir): taken synchronously, it costs one mkdir when
+ * free; while an fsync runs, in the thread pool (see LOCK_FS_LATER). The release of the second kind is a promise.
+ */
+async function acquireFileLock(ws: Workspace, real: string, rel: string, deadline: number, signal?: AbortSignal): Promise<() => void | Promise<void>> {
   const lockfilePath = lockPathFor(ws, real);
   let delay = 2;
   for (;;) {
     signal?.throwIfAborted();
     try {
-      return lockfile.lockSync(real, { lockfilePath, realpath: false, stale: STALE_MS, onCompromised: () => undefined, fs: LOCK_FS });
+      const options = { lockfilePath, realpath: false, stale: STALE_MS, onCompromised: () => undefined };
+      if (syncInFlight()) return await lockfile.lock(real, { ...options, fs: LOCK_FS_LATER });
+      return lockfile.lockSync(real, { ...options, fs: LOCK_FS });
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === 'ENOENT') {

@@ -4,7 +4,7 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { VersionStamp } from '../../src/envelope.js';
-import { lockPathFor } from '../../src/workspace/locks.js';
+import { lockPathFor, locksSettled } from '../../src/workspace/locks.js';
 import { makeApp, pathExists, type TestApp } from '../helpers.js';
 
 let t: TestApp | undefined;
@@ -60,6 +60,27 @@ describe('lock release', () => {
     const r = await second;
     expect(r.status).toBe(200);
     expect(await fsp.readFile(app.file('a.txt'), 'utf8')).toBe('two\n');
+  });
+
+  it('writers that lock while another write fsyncs take their locks in the thread pool, and all release them', async () => {
+    t = await makeApp();
+    const app = t;
+    const ws = app.app.toolgate.workspace;
+    if (!ws) throw new Error('single workspace expected');
+    const realMkdir = fsp.mkdir.bind(fsp);
+    let pooled = 0;
+    vi.spyOn(fsp, 'mkdir').mockImplementation(async (p, ...rest) => {
+      if (String(p).endsWith('.lock')) pooled++;
+      return realMkdir(p, ...rest);
+    });
+    const names = Array.from({ length: 16 }, (_, i) => `f${i}.txt`);
+    const answers = await Promise.all(names.map((n) => app.call('write_file', { path: n, content: `${n}\n` })));
+    expect(answers.map((r) => r.status)).toEqual(names.map(() => 200));
+    for (const n of names) expect(await fsp.readFile(app.file(n), 'utf8')).toBe(`${n}\n`);
+    // The first writer's fsync was running while the others locked.
+    expect(pooled).toBeGreaterThan(0);
+    await locksSettled();
+    expect(await fsp.readdir(path.dirname(lockPathFor(ws, app.file('f0.txt'))))).toEqual([]);
   });
 
   it('the shutdown waits until every released lock directory is gone', async () => {
