@@ -599,6 +599,7 @@ export async function xlsxRangeToText(libs: XlsxStreamLibraries, input: XlsxStre
     sheets.push({ index: i + 1, name: s.name, state: s.state, dimensions });
   }
 
+  // xlsx.ts's formatDate again on purpose: this code runs in the worker from its source text (src/office/worker.ts), without imports.
   const formatDate = (d: Date): string => {
     if (Number.isNaN(d.getTime())) return '';
     const iso = d.toISOString();

@@ -1,7 +1,6 @@
 // Two official MCP SDK clients at one address, without tokens (docs/run-command.md, "Streaming and cancel"):
 // their JSON-RPC ids coincide, yet one client's notifications/cancelled stops its own run only, never the
 // other's, because calls in flight are keyed by the client's session, not by its address.
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -9,20 +8,8 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeApp, type TestApp } from '../helpers.js';
 import { httpClient, mcpUrl } from '../transports/mcp-helpers.js';
+import { hostProcesses, until } from './host-processes.js';
 
-function hostProcesses(marker: string): number {
-  return execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' })
-    .split('\n')
-    .filter((l) => l.includes(marker)).length;
-}
-
-async function until(check: () => boolean, tries = 100): Promise<boolean> {
-  for (let i = 0; i < tries; i++) {
-    if (check()) return true;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return check();
-}
 
 describe('run_command cancel over MCP, two clients at one address without tokens', () => {
   let t: TestApp;

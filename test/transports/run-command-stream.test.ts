@@ -1,6 +1,5 @@
 // run_command's output streamed as it comes over the WebSocket door (tool_progress) and MCP (progress
 // notifications), and the run stopped when the client cancels (docs/run-command.md, "Streaming").
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -8,6 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { makeApp, type TestApp } from '../helpers.js';
 import { httpClient, mcpUrl } from './mcp-helpers.js';
 import { connect, wsUrl, type Message } from './ws-helpers.js';
+import { hostProcesses, until } from '../exec/host-processes.js';
 
 interface Progress extends Message {
   stream?: string;
@@ -20,19 +20,6 @@ afterEach(async () => {
   t = undefined;
 });
 
-function hostProcesses(marker: string): number {
-  return execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' })
-    .split('\n')
-    .filter((l) => l.includes(marker)).length;
-}
-
-async function until(check: () => boolean, tries = 100): Promise<boolean> {
-  for (let i = 0; i < tries; i++) {
-    if (check()) return true;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return check();
-}
 
 /** A script in the project that says it started, then sleeps: its name marks its processes on the host. */
 async function sleeper(app: TestApp): Promise<string> {
