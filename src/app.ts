@@ -4,32 +4,34 @@ import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
-import { ConfigError, defaultInstanceId, type Config } from './config.js';
-import { probeFdDir, useFdDir } from './workspace/sandbox.js';
+import { defaultInstanceId, type Config } from './config.js';
 import { bareContext, errorEnvelope, shortenText, ToolError, type Envelope } from './envelope.js';
+import type { CgroupFs } from './exec/cgroup.js';
 import type { AuditLog } from './ops/audit.js';
 import type { Authenticator, TokenEntry } from './ops/auth.js';
 import type { Metrics } from './ops/metrics.js';
-import { loggerOptions, prepareOperations, registerOperations, toolCallOf } from './ops/operations.js';
-import type { PolicyService } from './ops/policy.js';
+import { loggerOptions, registerHttpOperations } from './ops/operations.js';
 import type { Projects } from './ops/projects.js';
 import type { Pipeline } from './pipeline/execute-tool.js';
-import type { AfterHook, BeforeHook, Executor } from './tools/execute.js';
+import type { Executor } from './pipeline/executor.js';
+import type { PolicyService } from './pipeline/policy-gate.js';
+import { openService } from './pipeline/service.js';
+import type { AfterHook, BeforeHook } from './tools/call.js';
 import { registerAttachments } from './transports/attachments.js';
 import { registerApprovals } from './transports/approvals.js';
 import { registerConsole } from './transports/console.js';
 import { registerDocs } from './transports/docs.js';
+import { refuseToolCall, registerHttpGate, toolCallOf } from './transports/http-gate.js';
 import { registerMcp } from './transports/mcp.js';
 import { registerRest, sendEnvelope } from './transports/rest.js';
 import { registerWebSocket } from './transports/ws.js';
-import type { Workspace, WorkspaceLimits } from './workspace/workspace.js';
+import { VERSION } from './version.js';
 import type { Resolver } from './web/fetch.js';
-import { webSettingsOf } from './web/settings.js';
-import { execSettingsOf, killAllRuns, releaseExec } from './exec/settings.js';
-import { probeSandbox } from './exec/sandbox.js';
-import type { CgroupFs } from './exec/cgroup.js';
+import type { Workspace } from './workspace/workspace.js';
 
-export const VERSION = '0.1.0';
+export { VERSION };
+export { limitsOf } from './pipeline/service.js';
+
 
 export interface Toolgate {
   config: Config;
@@ -75,26 +77,6 @@ export interface BuildOptions {
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-export function limitsOf(config: Config): WorkspaceLimits {
-  return {
-    maxReadBytes: config.maxReadBytes,
-    maxOutputBytes: config.maxOutputBytes,
-    maxWriteBytes: config.maxWriteBytes,
-    maxEditBytes: config.maxEditBytes,
-    lockTimeoutMs: config.lockTimeoutMs,
-    regexTimeoutMs: config.regexTimeoutMs,
-    backupKeep: config.backupKeep,
-    backupMaxBytes: config.backupMaxBytes,
-    searchMaxFiles: config.searchMaxFiles,
-    searchTimeoutMs: config.searchTimeoutMs,
-    memoryBudgetBytes: config.memoryBudgetBytes,
-    officeMaxBytes: config.officeMaxBytes,
-    attachmentRetentionMs: config.attachmentRetentionS * 1000,
-    web: webSettingsOf(config),
-    exec: execSettingsOf(config),
-  };
-}
-
 /** An envelope for errors that happen before a tool is known (routing, body parsing). */
 export function bareErrorEnvelope(req: FastifyRequest, err: ToolError): Envelope {
   return errorEnvelope(bareContext(String(req.id)), err);
@@ -119,24 +101,6 @@ function toEnvelopeError(err: FastifyError): ToolError {
   if (err.statusCode === 413) return new ToolError('FILE_TOO_LARGE', 'Request body is over the size limit.');
   if (err.statusCode === 415) return new ToolError('INVALID_PARAM', 'Send the tool arguments as application/json.');
   return new ToolError('EXECUTION_ERROR', 'Internal error; the request was not completed.');
-}
-
-/**
- * The sandbox acts through directory handles named in /proc/self/fd; where there is none the service refuses
- * to start unless TOOLGATE_ALLOW_WEAK_SANDBOX accepts the weaker check. Returns true in the weaker mode.
- */
-function chooseSandbox(config: Config, fdDir: string): boolean {
-  if (probeFdDir(fdDir)) {
-    useFdDir(fdDir);
-    return false;
-  }
-  if (!config.allowWeakSandbox) {
-    throw new ConfigError(
-      `${fdDir} is missing or does not name open descriptors (not Linux, or /proc is not mounted): the sandbox cannot act through directory handles, so a directory swapped for a symlink during a call could redirect it. Mount /proc, or set TOOLGATE_ALLOW_WEAK_SANDBOX=true to accept the weaker check.`,
-    );
-  }
-  useFdDir(null);
-  return true;
 }
 
 /**
@@ -180,19 +144,6 @@ type CompilersFactory = NonNullable<NonNullable<FastifyServerOptions['schemaCont
 const zodCompilers = { buildValidator: () => validatorCompiler, buildSerializer: () => serializerCompiler } as unknown as CompilersFactory;
 
 export async function buildApp(config: Config, opts: BuildOptions = {}): Promise<FastifyInstance> {
-  const weakSandbox = chooseSandbox(config, opts.fdDir ?? '/proc/self/fd');
-  const instanceId = config.instanceId ?? defaultInstanceId();
-  const limits = limitsOf(config);
-  if (opts.resolver && limits.web) limits.web = { ...limits.web, lookup: opts.resolver };
-  const exec = limits.exec;
-  if (exec && opts.cgroupFs) exec.cgroupFs = opts.cgroupFs;
-  if (exec && exec.mode === 'sandboxed') {
-    // Never a command without its isolation: a sandbox that cannot be made here stops the start.
-    const cause = await probeSandbox(exec);
-    if (cause) throw new ConfigError(`TOOLGATE_EXEC=sandboxed: ${cause}. Fix that, or set TOOLGATE_EXEC=off.`);
-  }
-  const ops = await prepareOperations(config, { version: VERSION, instanceId, limits, auditStream: opts.auditStream, tokens: opts.tokens });
-
   const app = Fastify({
     logger: loggerOptions(opts.logger),
     logController: new LogController({ disableRequestLogging: !config.logRequests }),
@@ -208,17 +159,29 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
   });
+  // Auth, projects, rate limit, audit, metrics (src/ops/) under the pipeline and its policy gate (src/pipeline/).
+  const service = await openService(config, {
+    version: VERSION,
+    instanceId: config.instanceId ?? defaultInstanceId(),
+    log: app.log,
+    before: opts.before,
+    after: opts.after,
+    auditStream: opts.auditStream,
+    tokens: opts.tokens,
+    fdDir: opts.fdDir,
+    cgroupFs: opts.cgroupFs,
+    resolver: opts.resolver,
+  });
+  const { executor, pipeline, policy, projects, auth, audit, metrics } = service;
+  // Before Fastify waits for the requests in flight: a call waiting for a person must not hold up the shutdown,
+  // and commands die with the service, so theirs answer at once.
+  app.addHook('preClose', (done) => {
+    service.stopAccepting();
+    done();
+  });
+  app.addHook('onClose', async () => service.close());
 
-  // Commands die with the service: before Fastify waits for the calls in flight, so theirs answer at once.
-  if (exec) {
-    app.addHook('preClose', (done) => {
-      killAllRuns(exec);
-      done();
-    });
-    app.addHook('onClose', async () => releaseExec(exec));
-  }
-
-  if (weakSandbox) app.log.warn('/proc/self/fd is missing: TOOLGATE_ALLOW_WEAK_SANDBOX accepts the weaker path-string check (a directory swapped for a symlink during a call can redirect it)');
+  if (service.weakSandbox) app.log.warn('/proc/self/fd is missing: TOOLGATE_ALLOW_WEAK_SANDBOX accepts the weaker path-string check (a directory swapped for a symlink during a call can redirect it)');
 
   app.addHook('onRequest', (req, reply, done) => {
     void reply.header('x-request-id', String(req.id));
@@ -230,7 +193,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     if (e.code === 'EXECUTION_ERROR') req.log.error({ err }, 'unhandled error');
     const tool = toolCallOf(req);
     // A tool call whose body did not parse still gets its audit line.
-    if (tool) return sendEnvelope(reply, e.httpStatus, wiring.pipeline.refuse({ authorization: undefined, clientIp: req.ip, requestId: String(req.id) }, tool, e, reply.elapsedTime).envelope);
+    if (tool) return sendEnvelope(reply, e.httpStatus, refuseToolCall(pipeline, req, reply, tool, e).envelope);
     return sendEnvelope(reply, e.httpStatus, bareErrorEnvelope(req, e));
   });
   app.setNotFoundHandler((req: FastifyRequest, reply: FastifyReply) => {
@@ -238,19 +201,18 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     return sendEnvelope(reply, 404, bareErrorEnvelope(req, e));
   });
 
-  // Auth, projects, rate limit, policy, audit, metrics and probes: src/ops/; the pipeline every door calls: src/pipeline/.
-  const wiring = await registerOperations(app, ops, config, VERSION, { before: opts.before, after: opts.after });
-  const { executor, pipeline } = wiring;
-  const { projects, auth, audit, metrics } = ops;
-  app.decorate('toolgate', { config, workspace: projects.single, projects, auth, audit, metrics, executor, policy: ops.policy, pipeline, shuttingDown: false } satisfies Toolgate);
+  // The browser guard and the token gate in front of every HTTP door; then probes and /metrics.
+  const gate = registerHttpGate(app, { pipeline, authEnabled: auth.enabled, config });
+  registerHttpOperations(app, service, config, VERSION);
+  app.decorate('toolgate', { config, workspace: projects.single, projects, auth, audit, metrics, executor, policy, pipeline, shuttingDown: false } satisfies Toolgate);
 
   // Records the routes for the OpenAPI document (built, with Swagger UI, when /docs is first asked for).
   registerDocs(app, { version: VERSION });
 
-  await registerRest(app, { pipeline, toolsFor: (req) => ops.policy.toolsFor(req.principal, req.headers['x-toolgate-switches']) });
-  await registerMcp(app, { pipeline, policy: ops.policy, version: VERSION });
+  await registerRest(app, { pipeline, toolsFor: (req) => policy.toolsFor(req.principal, req.headers['x-toolgate-switches']) });
+  await registerMcp(app, { pipeline, policy, version: VERSION, gate });
   await registerWebSocket(app, { pipeline, maxMessageBytes: config.bodyLimitBytes, confirmMaxWaitS: config.approvalMaxWaitS });
-  await registerApprovals(app, { policy: ops.policy, authEnabled: ops.auth.enabled });
+  await registerApprovals(app, { policy, authEnabled: auth.enabled });
   await registerConsole(app);
   await registerAttachments(app, { pipeline });
 

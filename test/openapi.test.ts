@@ -6,7 +6,7 @@ import YAML from 'yaml';
 import { generateOpenApi } from '../src/openapi.js';
 import { TOOLS } from '../src/tools/registry.js';
 import { ToolError, type Envelope } from '../src/envelope.js';
-import type { BeforeHook } from '../src/tools/execute.js';
+import type { BeforeHook } from '../src/tools/call.js';
 import { makeApp, type TestApp } from './helpers.js';
 
 describe('OpenAPI document', () => {

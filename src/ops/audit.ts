@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import fsNow from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import type { CallInfo, CallOutcome } from '../tools/execute.js';
+import type { CallInfo, CallOutcome } from '../tools/call.js';
 import { SMALL_IO_BYTES, syncInFlight } from '../workspace/sync-first-io.js';
 
 export interface AuditEntry {

@@ -2,7 +2,7 @@
 // The names are fixed: the Grafana dashboard (helm/toolgate/dashboards) queries them. Labels carry tool
 // names, codes and route templates only: never a path, a project id or a raw URL.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { CallInfo, CallOutcome } from '../tools/execute.js';
+import type { CallInfo, CallOutcome } from '../tools/call.js';
 import { workerJobs } from '../workers/bounded-pool.js';
 import type { WorkspaceObserver } from '../workspace/workspace.js';
 

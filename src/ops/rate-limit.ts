@@ -11,7 +11,7 @@ import fastifyRateLimit from '@fastify/rate-limit';
 import type { Redis } from 'ioredis';
 import type { Config } from '../config.js';
 import { ToolError } from '../envelope.js';
-import type { BeforeHook, CallInfo } from '../tools/execute.js';
+import type { BeforeHook, CallInfo } from '../tools/call.js';
 
 export interface RateLimiter {
   /** Executor before-hook: spends one call of the caller's budget, or throws RATE_LIMITED; null when TOOLGATE_RATE_LIMIT=0. */

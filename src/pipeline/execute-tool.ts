@@ -8,7 +8,8 @@ import type { AuditLog } from '../ops/audit.js';
 import { allowsRisk, type Authenticator, type Principal } from '../ops/auth.js';
 import type { Projects } from '../ops/projects.js';
 import type { AuthFailureLimiter } from '../ops/rate-limit.js';
-import type { CallInfo, CallOutcome, ConfirmFn, Executor } from '../tools/execute.js';
+import type { CallInfo, CallOutcome, ConfirmFn } from '../tools/call.js';
+import type { Executor } from './executor.js';
 import type { VersionMatch } from '../workspace/versions.js';
 
 /** What a door knows about a call, as plain values: no framework request travels past the door. */

@@ -4,7 +4,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { ErrorEnvelopeSchema, ToolError } from '../envelope.js';
 import { isLoopbackHost } from '../ops/auth.js';
-import { approvalView, type PolicyService } from '../ops/policy.js';
+import { approvalView, type PolicyService } from '../pipeline/policy-gate.js';
 import { APPROVAL_ID, APPROVAL_STATUSES } from '../policy/approvals.js';
 import { CHANGE_OPS } from '../tools/plan.js';
 

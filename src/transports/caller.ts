@@ -2,7 +2,7 @@
 // pipeline: the credentials, the gate's admission, the address, the project and switch headers, the id.
 import type { FastifyRequest } from 'fastify';
 import { credentialsOf } from '../ops/auth.js';
-import { gateAdmission } from '../ops/operations.js';
+import { gateAdmission } from './http-gate.js';
 import type { CallerInfo } from '../pipeline/execute-tool.js';
 
 /** A header's value when it was sent once and is not empty. */

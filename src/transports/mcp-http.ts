@@ -25,13 +25,14 @@ import {
   type JSONRPCRequest,
   type RequestId,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ToolError } from '../envelope.js';
-import type { CallerInfo } from '../pipeline/execute-tool.js';
+import type { CallerInfo, Pipeline } from '../pipeline/execute-tool.js';
+import type { PolicyService } from '../pipeline/policy-gate.js';
 import type { ToolDefinition } from '../tools/define.js';
-import type { ConfirmFn } from '../tools/execute.js';
+import type { ConfirmFn } from '../tools/call.js';
 import { httpCaller } from './caller.js';
-import { jsonRpcError, type McpDoorOptions, type McpPostHandler } from './mcp.js';
+import { jsonRpcError, toolCallNameOf } from './mcp-messages.js';
 import { approvalElicitation, createMcpServer, decisionOf, runToolCall } from './mcp-server.js';
 
 /**
@@ -61,14 +62,6 @@ function callKey(actor: string | null, ip: string, session: string | string[] | 
 
 function isInitialize(body: unknown): boolean {
   return !!body && typeof body === 'object' && !Array.isArray(body) && (body as { method?: unknown }).method === 'initialize';
-}
-
-/** The tool a JSON-RPC tools/call names (the first one of a batch), or null. */
-function toolCallNameOf(body: unknown): string | null {
-  const first: unknown = Array.isArray(body) ? body[0] : body;
-  if (!first || typeof first !== 'object') return null;
-  const msg = first as { method?: unknown; params?: { name?: unknown } };
-  return msg.method === 'tools/call' && typeof msg.params?.name === 'string' ? msg.params.name : null;
 }
 
 /** Whether a POST is an initialize whose client can answer form elicitation (an empty capability means form). */
@@ -236,6 +229,19 @@ function transportError(reply: FastifyReply, status: number, code: number, messa
   return reply.code(status).type('application/json').send(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
 }
 
+/** What the door is built from once it is first needed. */
+export interface McpDoorOptions {
+  pipeline: Pipeline;
+  policy: PolicyService;
+  version: string;
+  /** Longest wait for an elicitation answer, in ms (0: nobody is asked). */
+  elicitWaitMs: number;
+  /** Aborted when the service shuts down: calls waiting for an answer give up (they answer pending). */
+  closing: AbortSignal;
+}
+
+export type McpPostHandler = (req: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply | undefined>;
+
 export function createMcpDoor(opts: McpDoorOptions): McpPostHandler {
   const { pipeline, policy, elicitWaitMs, closing } = opts;
   const transport = new HttpDoorTransport();
@@ -282,22 +288,13 @@ export function createMcpDoor(opts: McpDoorOptions): McpPostHandler {
   const inFlight = new Map<string, AbortController>();
 
   return async (req, reply) => {
-    // The same tokens as /v1, refused before any JSON-RPC is read.
-    const auth = await pipeline.authenticate(req.headers.authorization, req.ip);
-    if (auth.ok) {
-      const cancelled = cancelledRequestOf(req.body);
-      const running = cancelled === undefined ? undefined : inFlight.get(callKey(auth.principal?.id ?? null, req.ip, req.headers['mcp-session-id'], cancelled));
-      if (running) {
-        running.abort();
-        return reply.code(202).send();
-      }
-    }
-    if (!auth.ok) {
-      // A refused tools/call gets its audit line, like a refused REST call.
-      const tool = toolCallNameOf(req.body);
-      if (tool !== null) pipeline.refuse({ authorization: undefined, clientIp: req.ip, requestId: String(req.id) }, tool, auth.error, reply.elapsedTime);
-      for (const [k, v] of Object.entries(auth.headers)) void reply.header(k, v);
-      return reply.code(auth.error.httpStatus).send(jsonRpcError(auth.error.message));
+    // The gate (./http-gate.ts) admitted the caller before this handler runs.
+    const principal = req.principal;
+    const cancelled = cancelledRequestOf(req.body);
+    const running = cancelled === undefined ? undefined : inFlight.get(callKey(principal?.id ?? null, req.ip, req.headers['mcp-session-id'], cancelled));
+    if (running) {
+      running.abort();
+      return reply.code(202).send();
     }
 
     // A person's answer to an elicitation sent by this or another replica: decided in the shared store, as
@@ -311,7 +308,7 @@ export function createMcpDoor(opts: McpDoorOptions): McpPostHandler {
       const decision = decisionOf(parsed.data);
       if (decision) {
         try {
-          await policy.decideRequest(auth.principal, answer.approvalId, decision.approve ? 'approved' : 'rejected', decision.reason);
+          await policy.decideRequest(principal, answer.approvalId, decision.approve ? 'approved' : 'rejected', decision.reason);
         } catch (err) {
           if (!(err instanceof ToolError)) throw err;
           return reply.code(err.httpStatus).send(jsonRpcError(err.message, { code: err.code }));
@@ -362,7 +359,7 @@ export function createMcpDoor(opts: McpDoorOptions): McpPostHandler {
     const base = httpCaller(req);
     const switches = base.switches;
     const callId = toolCall ? (body as { id?: unknown }).id : undefined;
-    const key = callId === undefined ? null : callKey(auth.principal?.id ?? null, req.ip, req.headers['mcp-session-id'], callId);
+    const key = callId === undefined ? null : callKey(principal?.id ?? null, req.ip, req.headers['mcp-session-id'], callId);
     const cancel = key === null || inFlight.has(key) ? null : new AbortController();
     if (key !== null && cancel) {
       inFlight.set(key, cancel);
@@ -381,7 +378,7 @@ export function createMcpDoor(opts: McpDoorOptions): McpPostHandler {
       });
       let answer: JSONRPCMessage;
       try {
-        const result = CallToolResultSchema.safeParse(await runToolCall(pipeline, { ...base, admitted: auth.admission, signal: stop.signal }, direct.params));
+        const result = CallToolResultSchema.safeParse(await runToolCall(pipeline, { ...base, signal: stop.signal }, direct.params));
         if (!result.success) throw new McpError(ErrorCode.InvalidParams, `Invalid tools/call result: ${result.error.message}`);
         answer = { result: result.data, jsonrpc: '2.0', id: direct.id };
       } catch (err) {
@@ -396,13 +393,13 @@ export function createMcpDoor(opts: McpDoorOptions): McpPostHandler {
 
     const call: PostCall = {
       callerFor: (signal) => {
-        if (!cancel) return { ...base, admitted: auth.admission, signal };
+        if (!cancel) return { ...base, signal };
         // Linked by hand: AbortSignal.any costs more per call (Node 20) than the rest of the door.
         if (signal.aborted) cancel.abort(signal.reason);
         else signal.addEventListener('abort', () => cancel.abort(signal.reason), { once: true });
-        return { ...base, admitted: auth.admission, signal: cancel.signal };
+        return { ...base, signal: cancel.signal };
       },
-      toolsFor: async () => policy.toolsFor(auth.principal, switches),
+      toolsFor: async () => policy.toolsFor(principal, switches),
       confirmFor: eliciting ? sseConfirm : undefined,
     };
     if (mayElicit && initializeWithElicitation(body)) void reply.header('mcp-session-id', `${ELICITING_SESSION}${randomUUID()}`);

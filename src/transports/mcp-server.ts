@@ -17,15 +17,23 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { envelopeSchema, type Envelope } from '../envelope.js';
-import type { PolicyService } from '../ops/policy.js';
+import type { PolicyService } from '../pipeline/policy-gate.js';
 import type { CallerInfo, Pipeline, ToolCallOutcome } from '../pipeline/execute-tool.js';
 import { toolAnnotations, type ToolDefinition } from '../tools/define.js';
-import type { ConfirmFn, ConfirmRequest } from '../tools/execute.js';
+import type { ConfirmFn, ConfirmRequest } from '../tools/call.js';
 import type { ChangeEntry } from '../tools/plan.js';
 import { TOOLS } from '../tools/registry.js';
 import { loadAttachment, ownerOf } from '../workspace/attachments.js';
 import { inputJsonSchema } from './function-defs.js';
-import { MAX_IMAGE_BYTES_PER_RESULT, MIB } from './mcp.js';
+
+export const MIB = 1024 * 1024;
+
+/**
+ * Decoded image bytes in one result. Model APIs take images up to about 5 MB each and a client forwards the
+ * whole result in one message; 3 MiB (4 MiB as base64) keeps a result under both. Past it an image is named in
+ * the text instead (attachments stay fetchable with GET /v1/attachments/{id} until they expire).
+ */
+export const MAX_IMAGE_BYTES_PER_RESULT = 3 * MIB;
 
 /** What a call that waits for a person answers in `data` (any tool, when the policy asks). */
 const PendingApprovalData = z.looseObject({

@@ -9,7 +9,7 @@ import fastifyWebsocket, { type WebSocket } from '@fastify/websocket';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { Pipeline } from '../pipeline/execute-tool.js';
-import type { ConfirmFn, ConfirmRequest } from '../tools/execute.js';
+import type { ConfirmFn, ConfirmRequest } from '../tools/call.js';
 import { httpCaller } from './caller.js';
 
 /** Calls one connection may have running; more are answered with an error message, not queued. */

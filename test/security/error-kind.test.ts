@@ -3,7 +3,7 @@
 // a host path; only the storage's own errors speak of the disk.
 import { afterEach, describe, expect, it } from 'vitest';
 import { toToolError } from '../../src/envelope.js';
-import type { BeforeHook } from '../../src/tools/execute.js';
+import type { BeforeHook } from '../../src/tools/call.js';
 import { makeApp, type TestApp } from '../helpers.js';
 
 let t: TestApp | undefined;

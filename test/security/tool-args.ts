@@ -2,7 +2,7 @@
 import type { z } from 'zod';
 import type { Envelope } from '../../src/envelope.js';
 import type { ToolDefinition } from '../../src/tools/define.js';
-import { applyParamAliases } from '../../src/tools/execute.js';
+import { applyParamAliases } from '../../src/pipeline/arguments.js';
 import { TOOLS } from '../../src/tools/registry.js';
 
 /** Argument names that name a file system path and are checked by the sandbox. */

@@ -5,7 +5,8 @@
 // (issue 12, finding 3: an assertion on elapsed milliseconds failed on a loaded machine).
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { ToolContext, ToolDefinition } from '../../src/tools/define.js';
-import { runWithTimeout, type CallInfo } from '../../src/tools/execute.js';
+import { runWithTimeout } from '../../src/pipeline/executor.js';
+import type { CallInfo } from '../../src/tools/call.js';
 import type { Workspace } from '../../src/workspace/workspace.js';
 
 /** A promise the test resolves by hand. */

@@ -3,7 +3,7 @@
 import fs from 'node:fs/promises';
 import type { CallToolResult, ImageContent } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { MAX_IMAGE_BYTES_PER_RESULT } from '../../src/transports/mcp.js';
+import { MAX_IMAGE_BYTES_PER_RESULT } from '../../src/transports/mcp-server.js';
 import { makeApp, makeTempDir, type TestApp } from '../helpers.js';
 import { largeDocx, png, sampleDocx } from '../office/fixtures.js';
 import { makeToken } from '../ops/ops-helpers.js';

@@ -9,7 +9,7 @@ import path from 'node:path';
 import type { Config } from '../config.js';
 import { ToolError, type ErrorCode, type Risk } from '../envelope.js';
 import { CallStopped, type ToolDefinition, type ToolResult } from '../tools/define.js';
-import type { CallGate, CallInfo, GatedResult, ResolveHook, RunTool } from '../tools/execute.js';
+import type { CallGate, CallInfo, GatedResult, ResolveHook, RunTool } from '../tools/call.js';
 import { changeIdentity, describeChange, describeChangesBriefly, type ChangeEntry, type PlanHook, type PlannedChange } from '../tools/plan.js';
 import { TOOLS } from '../tools/registry.js';
 import { ApprovalError, argsHash, changesHash, openApprovalStore, type ApprovalBinding, type ApprovalRecord, type ApprovalStatus, type ApprovalStore } from '../policy/approvals.js';
@@ -19,10 +19,10 @@ import { walkTree } from '../search/walk.js';
 import { fileState } from '../workspace/file-state.js';
 import type { ResolvedPath } from '../workspace/sandbox.js';
 import type { VersionStamp } from '../envelope.js';
-import type { AuditLog } from './audit.js';
-import { allowsProject, allowsRisk, type Principal } from './auth.js';
-import type { Metrics } from './metrics.js';
-import type { Projects } from './projects.js';
+import type { AuditLog } from '../ops/audit.js';
+import { allowsProject, allowsRisk, type Principal } from '../ops/auth.js';
+import type { Metrics } from '../ops/metrics.js';
+import type { Projects } from '../ops/projects.js';
 
 /** The read a dry run or a view is decided like (docs/policy.md). */
 const READ = { name: 'read_file', risk: 'read' } as const satisfies { name: string; risk: Risk };

@@ -1,0 +1,180 @@
+// The tool-execution core under the pipeline (src/pipeline/execute-tool.ts, which every door calls): look
+// up, validate (./arguments.ts), run with a time limit, and wrap the result (or the error) in the
+// envelope. Risk, policy and rate limit plug in as before-hooks, audit and metrics as after-hooks.
+import { errorEnvelope, resultEnvelope, shortenParams, shortenText, toToolError, ToolError, type Envelope, type Risk, type RiskLevel } from '../envelope.js';
+import type { AfterHook, BeforeHook, CallGate, CallInfo, CallOutcome, ResolveHook, RunTool } from '../tools/call.js';
+import type { ToolContext, ToolDefinition, ToolResult } from '../tools/define.js';
+import type { PlanHook } from '../tools/plan.js';
+import { findTool, TOOLS } from '../tools/registry.js';
+import { asLocalToolPath } from '../workspace/path-syntax.js';
+import { HandleScope, resolveInWorkspace, type ResolvedPath, type ResolveOptions } from '../workspace/sandbox.js';
+import { parseArguments } from './arguments.js';
+
+export interface ExecutorOptions {
+  toolTimeoutMs: number;
+  before?: BeforeHook[];
+  after?: AfterHook[];
+  gate?: CallGate | undefined;
+}
+
+const CROSS_PROJECT = /^\[([^\]]*)\]\/(.*)$/s;
+
+export function createExecutor(opts: ExecutorOptions) {
+  const before = opts.before ?? [];
+  const after = opts.after ?? [];
+
+  async function execute(call: CallInfo, name: string, rawInput: unknown): Promise<CallOutcome> {
+    const started = performance.now();
+    const tool = findTool(name);
+    const params = rawInput && typeof rawInput === 'object' && !Array.isArray(rawInput) ? (rawInput as Record<string, unknown>) : {};
+    let risk: Risk = tool?.risk ?? 'read';
+    let riskLevel: RiskLevel = tool?.riskLevel ?? 'low';
+    let pathResolved: string | null = null;
+    let outcome: CallOutcome;
+    try {
+      if (!tool) throw new ToolError('NOT_FOUND', `Unknown tool '${shortenText(name, 100)}'; the tools are: ${TOOLS.map((t) => t.name).join(', ')}.`);
+      if (rawInput === undefined || rawInput === null || typeof rawInput !== 'object' || Array.isArray(rawInput)) {
+        throw new ToolError('INVALID_PARAM', 'The request body must be a JSON object of tool arguments.');
+      }
+      const { approval_id: approvalId, ...args } = params;
+      if (approvalId !== undefined && approvalId !== null && typeof approvalId !== 'string') throw new ToolError('INVALID_PARAM', "Invalid parameter 'approval_id': expected the id of an approval request (apr_…).");
+      const input = parseArguments(tool, args);
+      if (typeof input.path === 'string') pathResolved = safeRel(input.path);
+      for (const hook of before) {
+        // Most hooks answer synchronously; awaiting them anyway cost a tick each on every call.
+        const pending = hook(call, tool, input);
+        if (pending) await pending;
+      }
+      const runTool: RunTool = (i, onResolve, onPlan) => runWithTimeout(tool, call, i, Math.min(opts.toolTimeoutMs, call.timeoutMs ?? Infinity), onResolve, onPlan);
+      const { result, httpStatus } = opts.gate ? await opts.gate(call, tool, input, approvalId ?? undefined, runTool) : { result: await runTool(input, undefined, undefined), httpStatus: 200 };
+      risk = tool.risk;
+      riskLevel = result.riskLevel ?? tool.riskLevel;
+      if (result.pathResolved !== undefined) pathResolved = result.pathResolved;
+      const envelope = resultEnvelope(contextOf(call, params, pathResolved, risk, riskLevel), result);
+      outcome = { envelope, httpStatus, version: result.version ?? null, tool, audit: result.audit ?? {}, durationMs: 0 };
+    } catch (err) {
+      const e = toToolError(err, pathResolved);
+      const envelope = errorEnvelope(contextOf(call, params, pathResolved, risk, riskLevel), e);
+      outcome = { envelope, httpStatus: e.httpStatus, version: null, tool: tool ?? null, audit: {}, durationMs: 0 };
+    }
+    outcome.durationMs = performance.now() - started;
+    outcome.envelope.stats.time_ms = Math.round(outcome.durationMs);
+    for (const hook of after) {
+      try {
+        hook(call, tool?.name ?? name, outcome);
+      } catch {
+        // An observer must never change the answer.
+      }
+    }
+    return outcome;
+  }
+
+  return { execute };
+}
+
+export type Executor = ReturnType<typeof createExecutor>;
+
+function contextOf(call: CallInfo, params: Record<string, unknown>, pathResolved: string | null, risk: Risk, riskLevel: RiskLevel): Envelope['context'] {
+  return {
+    cwd: '.',
+    project: call.ws.id,
+    params_input: shortenParams(params),
+    path_resolved: pathResolved,
+    risk,
+    risk_level: riskLevel,
+    request_id: call.requestId,
+  };
+}
+
+/** A lexical relative form of the caller's path for the context, never an absolute host path. */
+function safeRel(input: string): string | null {
+  if (input.includes('\0') || input.startsWith('/') || input.includes('\\')) return null;
+  const n: string[] = [];
+  for (const seg of input.split('/')) {
+    if (seg === '' || seg === '.') continue;
+    if (seg !== '..') n.push(seg);
+    else if (n.pop() === undefined) return null; // leads outside: nothing to name
+  }
+  return n.length === 0 ? '.' : n.join('/');
+}
+
+export async function runWithTimeout(tool: ToolDefinition, call: CallInfo, input: Record<string, unknown>, timeoutMs: number, onResolve?: ResolveHook, onPlan?: PlanHook): Promise<ToolResult<unknown>> {
+  // The tool's signal is made when the tool first asks for it: most calls (a small read) never do, and an
+  // AbortController per call shows in a small read's profile. Aborts that come before are remembered.
+  let controller: AbortController | null = null;
+  let reason: ToolError | null = null;
+  const abort = (why: ToolError) => {
+    if (reason) return;
+    reason = why;
+    controller?.abort(why);
+  };
+  const gone = () => abort(new ToolError('EXECUTION_ERROR', `The client went away; tool '${tool.name}' was stopped.`));
+  if (call.signal?.aborted) gone();
+  call.signal?.addEventListener('abort', gone, { once: true });
+  const scope = new HandleScope();
+  const ctx: ToolContext = {
+    ws: call.ws,
+    requestId: call.requestId,
+    caller: { actor: call.actor ?? null, clientIp: call.clientIp },
+    get signal() {
+      if (!controller) {
+        controller = new AbortController();
+        if (reason) controller.abort(reason);
+      }
+      return controller.signal;
+    },
+    expectedVersion: call.expectedVersion,
+    progress: call.progress,
+    handles: scope,
+    resolve: onResolve
+      ? async (p: string, o?: ResolveOptions) => {
+          const resolved = await resolveToolPath(call, p, o, scope);
+          await onResolve(resolved, o);
+          return resolved;
+        }
+      : (p: string, o?: ResolveOptions) => resolveToolPath(call, p, o, scope),
+    admit: async (p: ResolvedPath) => onResolve?.(p, undefined),
+    planned: onPlan,
+  };
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      // Made only when it fires: an Error captures its stack, which cost a small read 10% of its time.
+      const timedOut = new ToolError('TIMEOUT', `Tool '${tool.name}' ran longer than ${timeoutMs} ms; narrow the request (path, line range, limit) and retry.`);
+      abort(timedOut);
+      // A mutating tool is not left running behind the answer: it sees the abort (its signal's reason is
+      // this TIMEOUT) before it commits and throws it, or it has committed and its success is the answer.
+      if (!tool.mutates) reject(timedOut);
+    }, timeoutMs);
+  });
+  const run = tool.run(ctx, input);
+  // The directory handles go when the tool has settled, not when the answer leaves (see HandleScope).
+  run.then(
+    () => scope.close(),
+    () => scope.close(),
+  );
+  try {
+    return await Promise.race([run, timeout]);
+  } finally {
+    clearTimeout(timer);
+    call.signal?.removeEventListener('abort', gone);
+  }
+}
+
+/**
+ * `[id]/path` names another project in multi-project mode only (single-project mode has no projects, so there it
+ * is a directory); `./[id]/path` is always local. A local path reported back is written so that it reads back.
+ */
+export async function resolveToolPath(call: CallInfo, input: string, opts: ResolveOptions | undefined, scope: HandleScope) {
+  const m = call.workspaceFor ? CROSS_PROJECT.exec(input) : null;
+  if (!m || !call.workspaceFor) {
+    const local = await resolveInWorkspace(call.ws, input, opts, scope);
+    if (local.rel.startsWith('[')) local.rel = asLocalToolPath(local.rel);
+    return local;
+  }
+  const projectId = m[1] as string;
+  const other = await call.workspaceFor(projectId);
+  const resolved = await resolveInWorkspace(other, m[2] === '' ? '.' : (m[2] as string), opts, scope);
+  resolved.rel = `[${projectId}]/${resolved.rel}`;
+  return resolved;
+}

@@ -1,0 +1,145 @@
+// The service without its doors: the sandbox chosen, the operations opened (src/ops/), the policy gate and
+// the executor's hooks put together into the one pipeline every door calls. buildApp (src/app.ts) puts the
+// HTTP doors in front of it; `toolgate mcp` (src/mcp-stdio.ts) puts stdio in front of it, with no HTTP app.
+import { ConfigError, type Config } from '../config.js';
+import { ToolError } from '../envelope.js';
+import { execSettingsOf, killAllRuns, releaseExec } from '../exec/settings.js';
+import { probeSandbox } from '../exec/sandbox.js';
+import type { CgroupFs } from '../exec/cgroup.js';
+import { assertRiskAllowed, type TokenEntry } from '../ops/auth.js';
+import { closeOperations, prepareOperations, type Operations, type OpsLog } from '../ops/operations.js';
+import type { AfterHook, BeforeHook } from '../tools/call.js';
+import type { Resolver } from '../web/fetch.js';
+import { webSettingsOf } from '../web/settings.js';
+import { probeFdDir, useFdDir } from '../workspace/sandbox.js';
+import type { WorkspaceLimits } from '../workspace/workspace.js';
+import { createPipeline, type Pipeline } from './execute-tool.js';
+import { createExecutor, type Executor } from './executor.js';
+import { PolicyService } from './policy-gate.js';
+
+export interface ServiceOptions {
+  version: string;
+  instanceId: string;
+  log: OpsLog;
+  /** Extra executor hooks (tests). */
+  before?: readonly BeforeHook[] | undefined;
+  after?: readonly AfterHook[] | undefined;
+  /** Where audit lines go besides the file; default stdout when TOOLGATE_AUDIT_STDOUT is on, null for none. */
+  auditStream?: NodeJS.WritableStream | null | undefined;
+  /** Bearer tokens given directly (tests); TOOLGATE_TOKENS_FILE wins. */
+  tokens?: readonly TokenEntry[] | undefined;
+  /** Where open descriptors are named (tests of a machine without /proc); default /proc/self/fd. */
+  fdDir?: string | undefined;
+  /** Where run_command looks for cgroups (tests of another host's layout); default /sys/fs/cgroup. */
+  cgroupFs?: CgroupFs | undefined;
+  /** Where web_fetch and web_search resolve host names (tests of DNS failures); default the system resolver. */
+  resolver?: Resolver | undefined;
+}
+
+export interface Service extends Operations {
+  config: Config;
+  /** TOOLGATE_POLICY and the approval requests. */
+  policy: PolicyService;
+  executor: Executor;
+  /** executeTool for every door (auth, project, policy, rate limit, audit, metrics). */
+  pipeline: Pipeline;
+  /** The service runs on the weaker path-string check (TOOLGATE_ALLOW_WEAK_SANDBOX). */
+  weakSandbox: boolean;
+  /** Before the doors wait for the calls in flight: calls waiting for a person answer pending, commands die. */
+  stopAccepting(): void;
+  /** After the calls in flight have answered: the approval store, rate limiter, audit, lock removals, workspaces, run cgroups. */
+  close(): Promise<void>;
+}
+
+export function limitsOf(config: Config): WorkspaceLimits {
+  return {
+    maxReadBytes: config.maxReadBytes,
+    maxOutputBytes: config.maxOutputBytes,
+    maxWriteBytes: config.maxWriteBytes,
+    maxEditBytes: config.maxEditBytes,
+    lockTimeoutMs: config.lockTimeoutMs,
+    regexTimeoutMs: config.regexTimeoutMs,
+    backupKeep: config.backupKeep,
+    backupMaxBytes: config.backupMaxBytes,
+    searchMaxFiles: config.searchMaxFiles,
+    searchTimeoutMs: config.searchTimeoutMs,
+    memoryBudgetBytes: config.memoryBudgetBytes,
+    officeMaxBytes: config.officeMaxBytes,
+    attachmentRetentionMs: config.attachmentRetentionS * 1000,
+    web: webSettingsOf(config),
+    exec: execSettingsOf(config),
+  };
+}
+
+/**
+ * The sandbox acts through directory handles named in /proc/self/fd; where there is none the service refuses
+ * to start unless TOOLGATE_ALLOW_WEAK_SANDBOX accepts the weaker check. Returns true in the weaker mode.
+ */
+function chooseSandbox(config: Config, fdDir: string): boolean {
+  if (probeFdDir(fdDir)) {
+    useFdDir(fdDir);
+    return false;
+  }
+  if (!config.allowWeakSandbox) {
+    throw new ConfigError(
+      `${fdDir} is missing or does not name open descriptors (not Linux, or /proc is not mounted): the sandbox cannot act through directory handles, so a directory swapped for a symlink during a call could redirect it. Mount /proc, or set TOOLGATE_ALLOW_WEAK_SANDBOX=true to accept the weaker check.`,
+    );
+  }
+  useFdDir(null);
+  return true;
+}
+
+/** Opens everything a call needs; a ConfigError or PolicyError stops the start. */
+export async function openService(config: Config, opts: ServiceOptions): Promise<Service> {
+  const weakSandbox = chooseSandbox(config, opts.fdDir ?? '/proc/self/fd');
+  const limits = limitsOf(config);
+  if (opts.resolver && limits.web) limits.web = { ...limits.web, lookup: opts.resolver };
+  const exec = limits.exec;
+  if (exec && opts.cgroupFs) exec.cgroupFs = opts.cgroupFs;
+  if (exec && exec.mode === 'sandboxed') {
+    // Never a command without its isolation: a sandbox that cannot be made here stops the start.
+    const cause = await probeSandbox(exec);
+    if (cause) throw new ConfigError(`TOOLGATE_EXEC=sandboxed: ${cause}. Fix that, or set TOOLGATE_EXEC=off.`);
+  }
+  const ops = await prepareOperations(config, { version: opts.version, instanceId: opts.instanceId, limits, log: opts.log, auditStream: opts.auditStream, tokens: opts.tokens });
+  const { auth, audit, metrics, rateLimiter: limiter } = ops;
+  const policy = await PolicyService.open({ config, projects: ops.projects, audit, metrics });
+
+  const authorize: BeforeHook = (call, tool) => assertRiskAllowed(auth.principal(call.actor), tool.name, tool.risk);
+  // A tool this service does not offer (run_command with TOOLGATE_EXEC=off) is refused before its risk and policy.
+  const offered: BeforeHook = (_call, tool) => {
+    if (tool.offered && !tool.offered(config)) throw new ToolError('NOT_FOUND', `Tool '${tool.name}' is not offered by this service (off in its settings; docs/run-command.md for run_command).`);
+  };
+  const before: BeforeHook[] = [offered, authorize, ...(opts.before ?? []), ...(limiter?.check ? [limiter.check] : [])];
+  const after: AfterHook[] = [...(metrics ? [metrics.recordCall] : []), (call, name, outcome) => audit.record(call, name, outcome), ...(opts.after ?? [])];
+  // The policy and approvals (./policy-gate.ts) wrap the run of every validated call.
+  const executor = createExecutor({ toolTimeoutMs: config.toolTimeoutMs, before, after, gate: policy.gate });
+  const pipeline = createPipeline({
+    auth,
+    projects: ops.projects,
+    audit,
+    authFailures: limiter?.authFailures ?? null,
+    executor,
+    selfApproveWithoutToken: config.selfApprove,
+    logAuthFailure: (reason) => opts.log.info({ reason }, 'authentication failed'),
+  });
+  policy.startSweeper((err) => opts.log.error({ err }, 'approval sweep failed'));
+
+  return {
+    ...ops,
+    config,
+    policy,
+    executor,
+    pipeline,
+    weakSandbox,
+    stopAccepting() {
+      policy.stopWaiting();
+      if (exec) killAllRuns(exec);
+    },
+    async close() {
+      await policy.close();
+      await closeOperations(ops);
+      if (exec) await releaseExec(exec);
+    },
+  };
+}
