@@ -8,6 +8,7 @@ import type { ToolDefinition } from '../tools/define.js';
 import { TOOLS } from '../tools/registry.js';
 import { etagOf, parseIfMatch } from '../workspace/versions.js';
 import { headerValue, httpCaller } from './caller.js';
+import { refuseToolCall } from './http-gate.js';
 import { exportTools, TOOL_FORMATS, type ToolFormat } from './function-defs.js';
 import { exampleRef, pendingExample, restOpenApiTransform, summaryOf } from './rest-openapi.js';
 
@@ -96,7 +97,7 @@ export async function registerRest(app: FastifyInstance, opts: RestOptions): Pro
     try {
       caller = restCaller(req, urlProject);
     } catch (err) {
-      const refused = pipeline.refuse({ authorization: undefined, clientIp: req.ip, requestId: String(req.id) }, toolName, err as ToolError, reply.elapsedTime);
+      const refused = refuseToolCall(pipeline, req, reply, toolName, err as ToolError);
       return sendEnvelope(reply, refused.httpStatus, refused.envelope);
     }
     const outcome = await pipeline.executeTool(caller, toolName, req.body);

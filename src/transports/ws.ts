@@ -8,7 +8,7 @@ import { setMaxListeners } from 'node:events';
 import fastifyWebsocket, { type WebSocket } from '@fastify/websocket';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import type { Pipeline } from '../pipeline/execute-tool.js';
+import type { CallerInfo, Pipeline } from '../pipeline/execute-tool.js';
 import type { ConfirmFn, ConfirmRequest } from '../tools/call.js';
 import { httpCaller } from './caller.js';
 
@@ -99,19 +99,13 @@ function describeIssue(error: z.ZodError): string {
 }
 
 function handleConnection(socket: WebSocket, req: FastifyRequest, opts: WsOptions): void {
-  const { pipeline } = opts;
-  const inFlight = new Set<string>();
-  /** Each call's own stop, for a `cancel` message; the connection's end stops them all through `gone`. */
-  const cancels = new Map<string, AbortController>();
-  const waiting = new Map<string, WaitingConfirmation>();
-  // Calls still running when the connection ends are stopped (the executor sees the client go away).
-  const gone = new AbortController();
-  // Every call in flight listens on this one signal.
-  setMaxListeners(MAX_IN_FLIGHT + 1, gone.signal);
-  const query = req.query as { project?: string } | undefined;
-  const base = httpCaller(req);
-  const project = base.projectId ?? (query?.project || undefined);
+  const connection = new Connection(socket, req, opts);
+  keepAlive(socket, () => connection.close());
+  socket.on('message', (raw, isBinary) => connection.receive(raw, isBinary));
+}
 
+/** Pings the client every PING_INTERVAL_MS and ends a connection that did not answer the last ping. */
+function keepAlive(socket: WebSocket, onClose: () => void): void {
   let alive = true;
   socket.on('pong', () => (alive = true));
   const ping = setInterval(() => {
@@ -122,10 +116,39 @@ function handleConnection(socket: WebSocket, req: FastifyRequest, opts: WsOption
   ping.unref();
   socket.on('close', () => {
     clearInterval(ping);
-    gone.abort();
+    onClose();
   });
+}
 
-  socket.on('message', (raw, isBinary) => {
+/** One WebSocket connection: its calls in flight, their cancels and the confirmations they wait for. */
+class Connection {
+  private readonly inFlight = new Set<string>();
+  /** Each call's own stop, for a `cancel` message; the connection's end stops them all through `gone`. */
+  private readonly cancels = new Map<string, AbortController>();
+  private readonly waiting = new Map<string, WaitingConfirmation>();
+  // Calls still running when the connection ends are stopped (the executor sees the client go away).
+  private readonly gone = new AbortController();
+  private readonly base: CallerInfo;
+  private readonly project: string | undefined;
+
+  constructor(
+    private readonly socket: WebSocket,
+    private readonly req: FastifyRequest,
+    private readonly opts: WsOptions,
+  ) {
+    // Every call in flight listens on this one signal.
+    setMaxListeners(MAX_IN_FLIGHT + 1, this.gone.signal);
+    const query = req.query as { project?: string } | undefined;
+    this.base = httpCaller(req);
+    this.project = this.base.projectId ?? (query?.project || undefined);
+  }
+
+  close(): void {
+    this.gone.abort();
+  }
+
+  receive(raw: unknown, isBinary: boolean): void {
+    const { socket } = this;
     let msg: unknown;
     try {
       msg = JSON.parse(isBinary ? Buffer.from(raw as Buffer).toString('utf8') : String(raw));
@@ -139,40 +162,48 @@ function handleConnection(socket: WebSocket, req: FastifyRequest, opts: WsOption
     if (type === 'cancel') {
       const cancel = CancelMessage.safeParse(msg);
       if (!cancel.success) return send(socket, errorMessage('INVALID_PARAM', `Invalid cancel (${describeIssue(cancel.error)}); send ${MESSAGE_SHAPES}.`, replyId));
-      const running = cancels.get(cancel.data.call_id);
-      if (!running) return send(socket, errorMessage('NOT_FOUND', `No call '${cancel.data.call_id}' is running on this connection.`, cancel.data.call_id));
-      running.abort();
-      return;
+      return this.cancel(cancel.data.call_id);
     }
     if (type === 'confirmation_response') {
       const answer = ConfirmationResponseMessage.safeParse(msg);
       if (!answer.success) return send(socket, errorMessage('INVALID_PARAM', `Invalid confirmation_response (${describeIssue(answer.error)}); send ${MESSAGE_SHAPES}.`, replyId));
-      return answerConfirmation(answer.data);
+      return this.answerConfirmation(answer.data);
     }
     const parsed = ToolCallMessage.safeParse(msg);
     if (!parsed.success) {
       const what = type === 'tool_call' ? describeIssue(parsed.error) : `unknown message type ${JSON.stringify(type ?? null)}`;
       return send(socket, errorMessage('INVALID_PARAM', `Invalid message (${what}); send ${MESSAGE_SHAPES}.`, replyId));
     }
-    const call = parsed.data;
+    this.call(parsed.data);
+  }
+
+  private cancel(callId: string): void {
+    const running = this.cancels.get(callId);
+    if (!running) return send(this.socket, errorMessage('NOT_FOUND', `No call '${callId}' is running on this connection.`, callId));
+    running.abort();
+  }
+
+  /** Runs a tool_call through the pipeline and answers its tool_result when it finishes. */
+  private call(call: z.output<typeof ToolCallMessage>): void {
+    const { socket, inFlight, cancels, base } = this;
     if (inFlight.has(call.call_id)) return send(socket, errorMessage('INVALID_PARAM', `Call '${call.call_id}' is still running; use a new call_id per call.`, call.call_id));
     if (inFlight.size >= MAX_IN_FLIGHT) return send(socket, errorMessage('RATE_LIMITED', `${MAX_IN_FLIGHT} calls are already running on this connection; wait for a result before sending more.`, call.call_id));
     inFlight.add(call.call_id);
     const cancel = new AbortController();
     cancels.set(call.call_id, cancel);
-    void pipeline
+    void this.opts.pipeline
       .executeTool(
         {
           ...base,
-          projectId: project,
+          projectId: this.project,
           switches: call.switches ?? base.switches,
-          requestId: `${String(req.id)}:${call.call_id}`,
-          signal: AbortSignal.any([gone.signal, cancel.signal]),
+          requestId: `${String(this.req.id)}:${call.call_id}`,
+          signal: AbortSignal.any([this.gone.signal, cancel.signal]),
           timeoutMs: (call.timeout_seconds ?? DEFAULT_TIMEOUT_S) * 1000,
           // A running command's output as it comes (docs/run-command.md, "Streaming").
           progress: (stream, data) => send(socket, { type: 'tool_progress', call_id: call.call_id, stream, data }),
           // Offered on every call; the pipeline uses it only for a token that may decide its own calls.
-          confirm: confirmOver(call.call_id, Math.min(call.confirmation_timeout_seconds ?? DEFAULT_CONFIRMATION_TIMEOUT_S, opts.confirmMaxWaitS)),
+          confirm: this.confirmOver(call.call_id, Math.min(call.confirmation_timeout_seconds ?? DEFAULT_CONFIRMATION_TIMEOUT_S, this.opts.confirmMaxWaitS)),
         },
         call.tool_name,
         call.arguments ?? {},
@@ -183,10 +214,11 @@ function handleConnection(socket: WebSocket, req: FastifyRequest, opts: WsOption
         inFlight.delete(call.call_id);
         cancels.delete(call.call_id);
       });
-  });
+  }
 
   /** Asks the person at the other end about one call and waits up to waitS for their answer; null when none came. */
-  function confirmOver(callId: string, waitS: number): ConfirmFn {
+  private confirmOver(callId: string, waitS: number): ConfirmFn {
+    const { socket, waiting } = this;
     return (request, signal) =>
       new Promise((resolve) => {
         if (waitS <= 0 || signal?.aborted || socket.readyState !== socket.OPEN) return resolve(null);
@@ -205,7 +237,8 @@ function handleConnection(socket: WebSocket, req: FastifyRequest, opts: WsOption
       });
   }
 
-  function answerConfirmation(answer: z.output<typeof ConfirmationResponseMessage>): void {
+  private answerConfirmation(answer: z.output<typeof ConfirmationResponseMessage>): void {
+    const { socket, waiting } = this;
     const callId = answer.call_id ?? [...waiting].find(([, w]) => w.approvalId === answer.approval_id)?.[0];
     const entry = callId === undefined ? undefined : waiting.get(callId);
     const named = answer.call_id !== undefined ? `call '${answer.call_id}'` : `approval '${answer.approval_id ?? ''}'`;
