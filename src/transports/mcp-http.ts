@@ -243,89 +243,53 @@ export interface McpDoorOptions {
 export type McpPostHandler = (req: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply | undefined>;
 
 export function createMcpDoor(opts: McpDoorOptions): McpPostHandler {
-  const { pipeline, policy, elicitWaitMs, closing } = opts;
-  const transport = new HttpDoorTransport();
-  const server = createMcpServer({
-    version: opts.version,
-    pipeline,
-    callerFor: (signal, requestId) => transport.callOf(requestId).callerFor(signal),
-    toolsFor: (requestId) => transport.callOf(requestId).toolsFor(),
-    confirmFor: (requestId) => transport.callOf(requestId).confirmFor?.(requestId),
-  });
-  // The transport only routes: connecting starts nothing that runs on its own.
-  void server.connect(transport);
+  const door = new McpDoor(opts);
+  return (req, reply) => door.handle(req, reply);
+}
 
-  /**
-   * Asks on the tools/call's own SSE stream with an id that names the approval, not through server.elicitInput:
-   * the answer arrives as another POST, maybe at another replica. So the call waits for the decision in the
-   * shared store, where that POST puts it.
-   */
-  const sseConfirm =
-    (requestId: RequestId): ConfirmFn =>
-    async (request, signal) => {
-      const store = policy.store;
-      const timeout = Math.min(elicitWaitMs, Date.parse(request.expires_at) - Date.now());
-      if (!store || !(timeout > 0)) return null;
-      const ask: JSONRPCRequest = { jsonrpc: '2.0', id: `${ANSWER_ID}${request.id}`, method: 'elicitation/create', params: approvalElicitation(request) };
-      try {
-        await transport.send(ask, { relatedRequestId: requestId });
-      } catch {
-        // The stream is gone (the client went away): nobody to ask.
-        return null;
-      }
-      const record = await store.waitForDecision(request.id, timeout, signal ? AbortSignal.any([signal, closing]) : closing);
-      if (!record || record.status === 'pending') return null;
-      // Decided (here, on another replica or in the console): the pipeline's repeat meets that decision.
-      return { approve: record.status === 'approved', reason: record.reason };
-    };
+/** The transport's answer to a POST it refuses, or the JSON-RPC messages it carries and which are requests. */
+type Parsed = { refused: FastifyReply } | { messages: JSONRPCMessage[]; requests: boolean[] };
 
+/** The door's state: the shared server and its routing transport, and the tool calls in flight on this replica. */
+class McpDoor {
+  private readonly transport = new HttpDoorTransport();
   /**
    * Tool calls in flight on this replica, by caller and JSON-RPC id: stateless, a client's
    * notifications/cancelled comes on a POST of its own, and is routed here to stop its call (run_command
    * kills its command). Only the same caller (token, else client address) in the same session reaches its
    * own calls.
    */
-  const inFlight = new Map<string, AbortController>();
+  private readonly inFlight = new Map<string, AbortController>();
 
-  return async (req, reply) => {
+  constructor(private readonly opts: McpDoorOptions) {
+    const { transport } = this;
+    const server = createMcpServer({
+      version: opts.version,
+      pipeline: opts.pipeline,
+      callerFor: (signal, requestId) => transport.callOf(requestId).callerFor(signal),
+      toolsFor: (requestId) => transport.callOf(requestId).toolsFor(),
+      confirmFor: (requestId) => transport.callOf(requestId).confirmFor?.(requestId),
+    });
+    // The transport only routes: connecting starts nothing that runs on its own.
+    void server.connect(transport);
+  }
+
+  async handle(req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
+    const { policy, elicitWaitMs } = this.opts;
     // The gate (./http-gate.ts) admitted the caller before this handler runs.
     const principal = req.principal;
     const cancelled = cancelledRequestOf(req.body);
-    const running = cancelled === undefined ? undefined : inFlight.get(callKey(principal?.id ?? null, req.ip, req.headers['mcp-session-id'], cancelled));
+    const running = cancelled === undefined ? undefined : this.inFlight.get(callKey(principal?.id ?? null, req.ip, req.headers['mcp-session-id'], cancelled));
     if (running) {
       running.abort();
       return reply.code(202).send();
     }
-
-    // A person's answer to an elicitation sent by this or another replica: decided in the shared store, as
-    // POST /v1/approvals/{id}/approve would (which tokens may decide is checked there), answered 202 as the
-    // spec answers a posted response. Cancel or an error decides nothing; the call then answers pending.
     const answer = elicitationAnswerOf(req.body);
-    if (answer) {
-      if (answer.failed) return reply.code(202).send();
-      const parsed = ElicitResultSchema.safeParse(answer.result);
-      if (!parsed.success) return reply.code(400).send(jsonRpcError('Invalid elicitation result.', { code: 'INVALID_PARAM' }));
-      const decision = decisionOf(parsed.data);
-      if (decision) {
-        try {
-          await policy.decideRequest(principal, answer.approvalId, decision.approve ? 'approved' : 'rejected', decision.reason);
-        } catch (err) {
-          if (!(err instanceof ToolError)) throw err;
-          return reply.code(err.httpStatus).send(jsonRpcError(err.message, { code: err.code }));
-        }
-      }
-      return reply.code(202).send();
-    }
+    if (answer) return this.decide(req, reply, answer);
+    const refused = transportRefusal(req, reply);
+    if (refused) return refused;
 
-    // The checks of the SDK's stateless transport, in its order.
-    const accept = req.headers.accept;
-    if (!accept?.includes('application/json') || !accept.includes('text/event-stream')) {
-      return transportError(reply, 406, -32000, 'Not Acceptable: Client must accept both application/json and text/event-stream');
-    }
-    if (!isJsonContentType(req.headers['content-type'])) return transportError(reply, 415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
     const body = req.body;
-    if (body === undefined) return transportError(reply, 400, -32700, 'Parse error: Invalid JSON');
-    if (Array.isArray(body) && body.length > MAX_BATCH_SIZE) return transportError(reply, 400, -32600, `Invalid Request: Batch must not exceed ${MAX_BATCH_SIZE} messages`);
     const toolCall = toolCallNameOf(body) !== null;
     // Only a client that declared elicitation can be asked, and only when something may ask and wait.
     const session = req.headers['mcp-session-id'];
@@ -336,60 +300,12 @@ export function createMcpDoor(opts: McpDoorOptions): McpPostHandler {
     const version = req.headers['mcp-protocol-version'];
     // Most POSTs are one tools/call answered as JSON: that one skips the server's dispatch (below).
     const direct = toolCall && !eliciting && !wantsProgress ? directCallOf(body, version) : null;
-
-    let messages: JSONRPCMessage[] = [];
-    let requests: boolean[] = [];
-    if (!direct) {
-      try {
-        messages = (Array.isArray(body) ? body : [body]).map((m) => JSONRPCMessageSchema.parse(m));
-      } catch {
-        return transportError(reply, 400, -32700, 'Parse error: Invalid JSON-RPC message');
-      }
-      const initializing = messages.some((m) => 'method' in m && m.method === 'initialize' && isInitializeRequest(m));
-      if (initializing && messages.length > 1) return transportError(reply, 400, -32600, 'Invalid Request: Only one initialization request is allowed');
-      if (!initializing && version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(String(version))) {
-        return transportError(reply, 400, -32000, `Bad Request: Unsupported protocol version: ${String(version)} (supported versions: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`);
-      }
-      // Only notifications and responses: 202, as the spec answers them. On a stateless server they change
-      // nothing (a cancel of a call in flight was routed above).
-      requests = messages.map((m) => isJSONRPCRequest(m));
-      if (!requests.includes(true)) return reply.code(202).send();
-    }
+    const parsed: Parsed = direct ? { messages: [], requests: [] } : parseMessages(reply, body, version);
+    if ('refused' in parsed) return parsed.refused;
 
     const base = httpCaller(req);
-    const switches = base.switches;
-    const callId = toolCall ? (body as { id?: unknown }).id : undefined;
-    const key = callId === undefined ? null : callKey(principal?.id ?? null, req.ip, req.headers['mcp-session-id'], callId);
-    const cancel = key === null || inFlight.has(key) ? null : new AbortController();
-    if (key !== null && cancel) {
-      inFlight.set(key, cancel);
-      reply.raw.once('close', () => inFlight.delete(key));
-    }
-
-    if (direct) {
-      // What the server would do with it: run the handler, check the result as its tools/call wrapper
-      // does, answer the error as its dispatch does, and nothing when the client went away.
-      const stop = cancel ?? new AbortController();
-      let gone = false;
-      reply.raw.once('close', () => {
-        if (reply.raw.writableFinished) return;
-        gone = true;
-        stop.abort(new Error('The client closed the request.'));
-      });
-      let answer: JSONRPCMessage;
-      try {
-        const result = CallToolResultSchema.safeParse(await runToolCall(pipeline, { ...base, signal: stop.signal }, direct.params));
-        if (!result.success) throw new McpError(ErrorCode.InvalidParams, `Invalid tools/call result: ${result.error.message}`);
-        answer = { result: result.data, jsonrpc: '2.0', id: direct.id };
-      } catch (err) {
-        answer = errorAnswer(direct.id, err);
-      }
-      if (gone) {
-        reply.hijack();
-        return undefined;
-      }
-      return reply.code(200).type('application/json').send(JSON.stringify(answer));
-    }
+    const cancel = this.track(req, reply, toolCall ? (body as { id?: unknown }).id : undefined);
+    if (direct) return this.runDirect(reply, direct, base, cancel);
 
     const call: PostCall = {
       callerFor: (signal) => {
@@ -399,31 +315,95 @@ export function createMcpDoor(opts: McpDoorOptions): McpPostHandler {
         else signal.addEventListener('abort', () => cancel.abort(signal.reason), { once: true });
         return { ...base, signal: cancel.signal };
       },
-      toolsFor: async () => policy.toolsFor(principal, switches),
-      confirmFor: eliciting ? sseConfirm : undefined,
+      toolsFor: async () => policy.toolsFor(principal, base.switches),
+      confirmFor: eliciting ? this.sseConfirm : undefined,
     };
     if (mayElicit && initializeWithElicitation(body)) void reply.header('mcp-session-id', `${ELICITING_SESSION}${randomUUID()}`);
     else if (isInitialize(body)) void reply.header('mcp-session-id', `${PLAIN_SESSION}${randomUUID()}`);
+    if (!eliciting && !wantsProgress) return this.answerJson(reply, call, parsed);
+    return this.answerStream(reply, call, parsed);
+  }
 
-    if (!eliciting && !wantsProgress) {
-      // Plain JSON, once every request of the POST is answered: one answer, or an array for a batch of several.
-      const exchange = new Exchange(call, null);
-      reply.raw.once('close', () => transport.abandon(exchange));
-      transport.deliver(exchange, messages, requests);
-      await exchange.settled;
-      if (exchange.answers.size < exchange.ids.size) {
-        // The client went away: nothing to answer.
-        reply.hijack();
-        return undefined;
+  /**
+   * A person's answer to an elicitation sent by this or another replica: decided in the shared store, as
+   * POST /v1/approvals/{id}/approve would (which tokens may decide is checked there), answered 202 as the
+   * spec answers a posted response. Cancel or an error decides nothing; the call then answers pending.
+   */
+  private async decide(req: FastifyRequest, reply: FastifyReply, answer: NonNullable<ReturnType<typeof elicitationAnswerOf>>): Promise<FastifyReply> {
+    if (answer.failed) return reply.code(202).send();
+    const parsed = ElicitResultSchema.safeParse(answer.result);
+    if (!parsed.success) return reply.code(400).send(jsonRpcError('Invalid elicitation result.', { code: 'INVALID_PARAM' }));
+    const decision = decisionOf(parsed.data);
+    if (decision) {
+      try {
+        await this.opts.policy.decideRequest(req.principal, answer.approvalId, decision.approve ? 'approved' : 'rejected', decision.reason);
+      } catch (err) {
+        if (!(err instanceof ToolError)) throw err;
+        return reply.code(err.httpStatus).send(jsonRpcError(err.message, { code: err.code }));
       }
-      const answers = [...exchange.answers.values()];
-      return reply
-        .code(200)
-        .type('application/json')
-        .send(JSON.stringify(answers.length === 1 ? answers[0] : answers));
     }
+    return reply.code(202).send();
+  }
 
-    // A stream that carries the call's progress or its question to the person, then its answer.
+  /** The stop of a tools/call this POST carries, kept for a later notifications/cancelled; null when none. */
+  private track(req: FastifyRequest, reply: FastifyReply, callId: unknown): AbortController | null {
+    const key = callId === undefined ? null : callKey(req.principal?.id ?? null, req.ip, req.headers['mcp-session-id'], callId);
+    if (key === null || this.inFlight.has(key)) return null;
+    const cancel = new AbortController();
+    this.inFlight.set(key, cancel);
+    reply.raw.once('close', () => this.inFlight.delete(key));
+    return cancel;
+  }
+
+  /**
+   * A single tools/call answered as JSON: what the server would do with it. Run the handler, check the result
+   * as its tools/call wrapper does, answer the error as its dispatch does, and nothing when the client went away.
+   */
+  /** `caller` is this POST's own: its signal is set here. */
+  private async runDirect(reply: FastifyReply, direct: NonNullable<ReturnType<typeof directCallOf>>, caller: CallerInfo, cancel: AbortController | null): Promise<FastifyReply | undefined> {
+    const stop = cancel ?? new AbortController();
+    caller.signal = stop.signal;
+    let gone = false;
+    reply.raw.once('close', () => {
+      if (reply.raw.writableFinished) return;
+      gone = true;
+      stop.abort(new Error('The client closed the request.'));
+    });
+    let answer: JSONRPCMessage;
+    try {
+      const result = CallToolResultSchema.safeParse(await runToolCall(this.opts.pipeline, caller, direct.params));
+      if (!result.success) throw new McpError(ErrorCode.InvalidParams, `Invalid tools/call result: ${result.error.message}`);
+      answer = { result: result.data, jsonrpc: '2.0', id: direct.id };
+    } catch (err) {
+      answer = errorAnswer(direct.id, err);
+    }
+    if (gone) {
+      reply.hijack();
+      return undefined;
+    }
+    return reply.code(200).type('application/json').send(JSON.stringify(answer));
+  }
+
+  /** Plain JSON, once every request of the POST is answered: one answer, or an array for a batch of several. */
+  private async answerJson(reply: FastifyReply, call: PostCall, { messages, requests }: { messages: JSONRPCMessage[]; requests: boolean[] }): Promise<FastifyReply | undefined> {
+    const exchange = new Exchange(call, null);
+    reply.raw.once('close', () => this.transport.abandon(exchange));
+    this.transport.deliver(exchange, messages, requests);
+    await exchange.settled;
+    if (exchange.answers.size < exchange.ids.size) {
+      // The client went away: nothing to answer.
+      reply.hijack();
+      return undefined;
+    }
+    const answers = [...exchange.answers.values()];
+    return reply
+      .code(200)
+      .type('application/json')
+      .send(JSON.stringify(answers.length === 1 ? answers[0] : answers));
+  }
+
+  /** A stream that carries the call's progress or its question to the person, then its answer. */
+  private async answerStream(reply: FastifyReply, call: PostCall, { messages, requests }: { messages: JSONRPCMessage[]; requests: boolean[] }): Promise<undefined> {
     reply.hijack();
     const res = reply.raw;
     res.writeHead(200, {
@@ -435,10 +415,68 @@ export function createMcpDoor(opts: McpDoorOptions): McpPostHandler {
     });
     res.flushHeaders();
     const exchange = new Exchange(call, res);
-    res.once('close', () => transport.abandon(exchange));
+    res.once('close', () => this.transport.abandon(exchange));
     exchange.keepAlive = armSseKeepAlive(DEFAULT_SSE_KEEP_ALIVE_MS, () => res.write(': keepalive\n\n'));
-    transport.deliver(exchange, messages, requests);
+    this.transport.deliver(exchange, messages, requests);
     await exchange.settled;
     return undefined;
-  };
+  }
+
+  /**
+   * Asks on the tools/call's own SSE stream with an id that names the approval, not through server.elicitInput:
+   * the answer arrives as another POST, maybe at another replica. So the call waits for the decision in the
+   * shared store, where that POST puts it.
+   */
+  private readonly sseConfirm =
+    (requestId: RequestId): ConfirmFn =>
+    async (request, signal) => {
+      const { policy, elicitWaitMs, closing } = this.opts;
+      const store = policy.store;
+      const timeout = Math.min(elicitWaitMs, Date.parse(request.expires_at) - Date.now());
+      if (!store || !(timeout > 0)) return null;
+      const ask: JSONRPCRequest = { jsonrpc: '2.0', id: `${ANSWER_ID}${request.id}`, method: 'elicitation/create', params: approvalElicitation(request) };
+      try {
+        await this.transport.send(ask, { relatedRequestId: requestId });
+      } catch {
+        // The stream is gone (the client went away): nobody to ask.
+        return null;
+      }
+      const record = await store.waitForDecision(request.id, timeout, signal ? AbortSignal.any([signal, closing]) : closing);
+      if (!record || record.status === 'pending') return null;
+      // Decided (here, on another replica or in the console): the pipeline's repeat meets that decision.
+      return { approve: record.status === 'approved', reason: record.reason };
+    };
+}
+
+/** The checks of the SDK's stateless transport before any message is read, in its order; null when they pass. */
+function transportRefusal(req: FastifyRequest, reply: FastifyReply): FastifyReply | null {
+  const accept = req.headers.accept;
+  if (!accept?.includes('application/json') || !accept.includes('text/event-stream')) {
+    return transportError(reply, 406, -32000, 'Not Acceptable: Client must accept both application/json and text/event-stream');
+  }
+  if (!isJsonContentType(req.headers['content-type'])) return transportError(reply, 415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
+  const body = req.body;
+  if (body === undefined) return transportError(reply, 400, -32700, 'Parse error: Invalid JSON');
+  if (Array.isArray(body) && body.length > MAX_BATCH_SIZE) return transportError(reply, 400, -32600, `Invalid Request: Batch must not exceed ${MAX_BATCH_SIZE} messages`);
+  return null;
+}
+
+/** The POST's messages as the SDK's transport reads them, with its refusals. */
+function parseMessages(reply: FastifyReply, body: unknown, version: string | string[] | undefined): Parsed {
+  let messages: JSONRPCMessage[];
+  try {
+    messages = (Array.isArray(body) ? body : [body]).map((m) => JSONRPCMessageSchema.parse(m));
+  } catch {
+    return { refused: transportError(reply, 400, -32700, 'Parse error: Invalid JSON-RPC message') };
+  }
+  const initializing = messages.some((m) => 'method' in m && m.method === 'initialize' && isInitializeRequest(m));
+  if (initializing && messages.length > 1) return { refused: transportError(reply, 400, -32600, 'Invalid Request: Only one initialization request is allowed') };
+  if (!initializing && version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(String(version))) {
+    return { refused: transportError(reply, 400, -32000, `Bad Request: Unsupported protocol version: ${String(version)} (supported versions: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`) };
+  }
+  // Only notifications and responses: 202, as the spec answers them. On a stateless server they change
+  // nothing (a cancel of a call in flight was routed before).
+  const requests = messages.map((m) => isJSONRPCRequest(m));
+  if (!requests.includes(true)) return { refused: reply.code(202).send() };
+  return { messages, requests };
 }
