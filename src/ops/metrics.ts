@@ -60,27 +60,9 @@ export function createMetrics(version: string): Metrics {
   });
   const buildInfo = new Gauge({ name: 'toolgate_build_info', help: 'Build information (always 1).', labelNames: ['version', 'node'] as const, registers });
   const approvals = new Counter({ name: 'toolgate_approvals_total', help: 'Human-approval outcomes.', labelNames: ['outcome'] as const, registers });
-  let pendingSource: (() => Promise<number>) | null = null;
-  const approvalsPending = new Gauge({
-    name: 'toolgate_approvals_pending',
-    help: 'Approval requests waiting for a decision.',
-    registers,
-    async collect() {
-      // A store that cannot be read counts 0: a scrape must not fail on it.
-      this.set(pendingSource ? await pendingSource().catch(() => 0) : 0);
-    },
-  });
-  // Read from the pools at each scrape: they are per process, the registry per app.
-  new Counter({
-    name: 'toolgate_worker_jobs_total',
-    help: 'Jobs handed to a worker thread, by pool (edit, html, office, regex, search).',
-    labelNames: ['pool'] as const,
-    registers,
-    collect() {
-      this.reset();
-      for (const [pool, n] of workerJobs) this.inc({ pool }, n);
-    },
-  });
+  const pending: { source: (() => Promise<number>) | null } = { source: null };
+  const approvalsPending = approvalsPendingGauge(registers, pending);
+  workerJobsCounter(registers);
   buildInfo.set({ version, node: process.version }, 1);
 
   return {
@@ -98,7 +80,7 @@ export function createMetrics(version: string): Metrics {
     approvals,
     approvalsPending,
     setPendingSource(source) {
-      pendingSource = source;
+      pending.source = source;
     },
     observer: { lockWait: (seconds) => lockWait.observe(seconds) },
     recordCall(_call, _toolName, outcome) {
@@ -119,4 +101,31 @@ export function createMetrics(version: string): Metrics {
       httpDuration.observe({ method, route, status_code: String(statusCode) }, seconds);
     },
   };
+}
+
+/** Approval requests waiting for a decision, read from the store at each scrape. */
+function approvalsPendingGauge(registers: Registry[], pending: { source: (() => Promise<number>) | null }): Gauge {
+  return new Gauge({
+    name: 'toolgate_approvals_pending',
+    help: 'Approval requests waiting for a decision.',
+    registers,
+    async collect() {
+      // A store that cannot be read counts 0: a scrape must not fail on it.
+      this.set(pending.source ? await pending.source().catch(() => 0) : 0);
+    },
+  });
+}
+
+/** Jobs handed to worker threads, read from the pools at each scrape: they are per process, the registry per app. */
+function workerJobsCounter(registers: Registry[]): void {
+  new Counter({
+    name: 'toolgate_worker_jobs_total',
+    help: 'Jobs handed to a worker thread, by pool (edit, html, office, regex, search).',
+    labelNames: ['pool'] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const [pool, n] of workerJobs) this.inc({ pool }, n);
+    },
+  });
 }

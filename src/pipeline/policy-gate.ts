@@ -83,6 +83,12 @@ export function toToolErrorFromApproval(err: ApprovalError): ToolError {
   return new ToolError(err.code as ErrorCode, err.message, err.details);
 }
 
+/** What a gated call has shown its caller (see PolicyService.viewOf). */
+interface CallView {
+  concealed: boolean;
+  observe(p: ResolvedPath): void;
+}
+
 export type ApprovalEvent = 'requested' | 'approved' | 'rejected' | 'used' | 'expired' | 'refused' | 'tampered';
 
 export class PolicyService {
@@ -309,14 +315,10 @@ export class PolicyService {
     // Bound to the project of the path that asks, as the request was recorded (ApprovalNeeded.project).
     const bindingAt = (p: ResolvedPath): ApprovalBinding => ({ caller: call.actor ?? null, project: p.ws.id, tool: tool.name, args_hash: argsDigest });
     let cleared = false;
-    // Set when the call touches a file this caller may not read: a 202 then carries no preview of it.
-    let concealed = false;
-    const observe = (p: ResolvedPath): void => {
-      if (!concealed && this.decideRead(p, switches).decision !== 'allow') concealed = true;
-    };
+    const view = this.viewOf(switches);
     const onResolve: ResolveHook = async (p, opts) => {
       if (opts?.arrived) return this.checkArrived(tool, p, switches, cleared);
-      observe(p);
+      view.observe(p);
       let d = dryRun ? this.decideDryRun(tool, p, switches, input) : viewing ? this.decideViewing(tool, p, switches, input) : this.decide(tool, p, switches, input);
       if (opts?.receives && d.decision !== 'deny') d = strictest([d, await this.decideReceived(tool, p, opts.receives, switches)]);
       const denied = denialError(d);
@@ -344,39 +346,59 @@ export class PolicyService {
     try {
       return { result: await runTool(approvalId === undefined ? input : await this.pinVersion(tool, input, approvalId), onResolve, onPlan), httpStatus: 200 };
     } catch (err) {
-      if (err instanceof ApprovalNeeded) {
-        // The preview ask() runs resolves every path the call touches: each is observed on the way.
-        // The plan hook passes through: without it a tool with no dry run would run for real instead of stopping.
-        const observing: RunTool = (i, hook, onPlanned) =>
-          runTool(
-            i,
-            async (p, o) => {
-              observe(p);
-              await hook?.(p, o);
-            },
-            onPlanned,
-          );
-        const out = await this.ask(call, tool, input, observing, switches, err, mayWait);
-        return withheldIf(concealed, out);
-      }
+      if (err instanceof ApprovalNeeded) return this.askFor(call, tool, input, runTool, switches, err, mayWait, view);
       if (err instanceof StillPending) {
         if (mayWait && (await this.waitFor(call, err.record.id))) return this.runGated(call, tool, input, err.record.id, runTool, switches, false);
-        // The call stopped at the path that asks; the record's preview may show paths after it, so they are
-        // looked at through a dry run (one that fails shows nothing, and the preview is withheld).
-        if (!concealed && 'dry_run' in tool.input.shape) {
-          const look: ResolveHook = (p) => {
-            observe(p);
-            const denied = denialError(this.decide(tool, p, switches, input));
-            if (denied) throw denied;
-          };
-          await runTool({ ...input, dry_run: true }, look, undefined).catch(() => {
-            concealed = true;
-          });
-        }
-        return withheldIf(concealed, pendingAnswer(err.record, null));
+        return this.answerPending(tool, input, runTool, switches, err.record, view);
       }
       throw err;
     }
+  }
+
+  /** What the call has shown the caller so far: `concealed` once it touched a file this caller may not read (a 202 then carries no preview of it). */
+  private viewOf(switches: SwitchStates): CallView {
+    const view: CallView = {
+      concealed: false,
+      observe: (p) => {
+        if (!view.concealed && this.decideRead(p, switches).decision !== 'allow') view.concealed = true;
+      },
+    };
+    return view;
+  }
+
+  /** The call asks: its preview and approval request, every path the preview resolves observed on the way. */
+  private async askFor(call: CallInfo, tool: ToolDefinition, input: Record<string, unknown>, runTool: RunTool, switches: SwitchStates, needed: ApprovalNeeded, mayWait: boolean, view: CallView): Promise<GatedResult> {
+    // The plan hook passes through: without it a tool with no dry run would run for real instead of stopping.
+    const observing: RunTool = (i, hook, onPlanned) =>
+      runTool(
+        i,
+        async (p, o) => {
+          view.observe(p);
+          await hook?.(p, o);
+        },
+        onPlanned,
+      );
+    const out = await this.ask(call, tool, input, observing, switches, needed, mayWait);
+    return withheldIf(view.concealed, out);
+  }
+
+  /**
+   * The repeat named a request nobody has decided yet. The call stopped at the path that asks; the record's
+   * preview may show paths after it, so they are looked at through a dry run (one that fails shows nothing,
+   * and the preview is withheld).
+   */
+  private async answerPending(tool: ToolDefinition, input: Record<string, unknown>, runTool: RunTool, switches: SwitchStates, record: ApprovalRecord, view: CallView): Promise<GatedResult> {
+    if (!view.concealed && 'dry_run' in tool.input.shape) {
+      const look: ResolveHook = (p) => {
+        view.observe(p);
+        const denied = denialError(this.decide(tool, p, switches, input));
+        if (denied) throw denied;
+      };
+      await runTool({ ...input, dry_run: true }, look, undefined).catch(() => {
+        view.concealed = true;
+      });
+    }
+    return withheldIf(view.concealed, pendingAnswer(record, null));
   }
 
   /**

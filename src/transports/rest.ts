@@ -90,9 +90,16 @@ export function preferWait(header: string | string[] | undefined): number | unde
   return m ? Number(m[1]) : undefined;
 }
 
+type ToolCallHandler = (req: FastifyRequest, reply: FastifyReply, toolName: string, urlProject?: string) => Promise<FastifyReply>;
+
 export async function registerRest(app: FastifyInstance, opts: RestOptions): Promise<void> {
-  const { pipeline } = opts;
-  const handle = async (req: FastifyRequest, reply: FastifyReply, toolName: string, urlProject?: string) => {
+  registerToolRoutes(app, toolCallHandler(opts.pipeline));
+  registerToolList(app, opts);
+}
+
+/** A tool call over REST: its caller from the request, the pipeline's outcome as the answer (ETag for a version). */
+function toolCallHandler(pipeline: Pipeline): ToolCallHandler {
+  return async (req, reply, toolName, urlProject) => {
     let caller: CallerInfo;
     try {
       caller = restCaller(req, urlProject);
@@ -105,7 +112,10 @@ export async function registerRest(app: FastifyInstance, opts: RestOptions): Pro
     const etag = outcome.version ? etagOf(outcome.version) : undefined;
     return sendEnvelope(reply, outcome.httpStatus, outcome.envelope, etag);
   };
+}
 
+/** POST /v1/tools/{tool} and its per-project form for every tool, documented; aliases and unknown names too. */
+function registerToolRoutes(app: FastifyInstance, handle: ToolCallHandler): void {
   // A tool's body and answer schemas, built once for its two routes (zod builds are most of a start's route
   // registration: docs/development.md, "Start-up"); the routes only document them (no validation here).
   const toolRoute = (tool: ToolDefinition, schemas: ToolSchemas, url: string, withProject: boolean) =>
@@ -168,7 +178,10 @@ export async function registerRest(app: FastifyInstance, opts: RestOptions): Pro
     const params = req.params as { projectId: string; tool: string };
     return handle(req, reply, params.tool, params.projectId);
   });
+}
 
+/** GET /v1/tools: the tools this caller may use, in the format asked for. */
+function registerToolList(app: FastifyInstance, opts: RestOptions): void {
   app.get(
     '/v1/tools',
     {
