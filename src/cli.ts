@@ -7,7 +7,7 @@ import { CliUsageError, formatEnvelope, parseCallArgs, parseJsonArgs } from './c
 import type { Envelope } from './envelope.js';
 
 // Commands import what they need when they run, so `toolgate call` does not load the whole service.
-const version = async () => (await import('./app.js')).VERSION;
+const version = async () => (await import('./version.js')).VERSION;
 
 const HELP = `toolgate: sandboxed file tools over HTTP for AI agents.
 
