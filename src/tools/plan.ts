@@ -4,7 +4,6 @@
 // same set or it is refused (docs/api.md, "Approvals").
 import { DIFF_MAX_BYTES, DIFF_MAX_LINES, type DiffPreview } from '../edit/diff.js';
 import { looksBinary } from '../workspace/encoding.js';
-import type { ToolContext } from './define.js';
 
 export const CHANGE_OPS = ['create', 'update', 'delete', 'move', 'copy'] as const;
 export type ChangeOp = (typeof CHANGE_OPS)[number];
@@ -51,8 +50,11 @@ export interface ChangeEntry {
 /** Called by a tool once, with everything it will change, before its first write; a listener may refuse (throw). */
 export type PlanHook = (changes: PlannedChange[]) => Promise<void>;
 
-/** Tells the call's listener (the policy gate) what is about to change; the list is built only when someone listens. */
-export async function announce(ctx: ToolContext, build: () => PlannedChange[]): Promise<void> {
+/**
+ * Tells the call's listener (the policy gate; ToolContext.planned) what is about to change; the list is built
+ * only when someone listens.
+ */
+export async function announce(ctx: { readonly planned?: PlanHook | undefined }, build: () => PlannedChange[]): Promise<void> {
   if (ctx.planned) await ctx.planned(build());
 }
 

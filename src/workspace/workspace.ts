@@ -4,7 +4,6 @@ import { closeSync } from 'node:fs';
 import path from 'node:path';
 import { openDirHandle } from './sync-first-io.js';
 import type { WebSettings } from '../web/settings.js';
-import type { ExecSettings } from '../exec/settings.js';
 
 export interface WorkspaceLimits {
   maxReadBytes: number;
@@ -25,8 +24,7 @@ export interface WorkspaceLimits {
   attachmentRetentionMs?: number;
   /** The web tools' settings; absent in workspaces opened without a config, where DEFAULT_WEB_SETTINGS apply. */
   web?: WebSettings;
-  /** run_command's settings (TOOLGATE_EXEC_*); absent: the tool is off. */
-  exec?: ExecSettings;
+  // run_command's settings (`exec`) join this record in src/exec/settings.ts, so that workspace/ imports nothing above it.
 }
 
 /** Hooks the operations layer attaches to count lock waits (metrics); workspace/ knows nothing of metrics. */
