@@ -1,5 +1,6 @@
 // Approval routes (docs/approvals.md): list and read requests, approve or reject one with a reason. Thin: the rules of
-// who may see and decide live in src/ops/policy.ts, the record's life cycle in src/policy/approvals.ts.
+// who may see and decide live in src/ops/policy.ts, the record's life cycle in src/policy/approvals.ts and its fields in
+// src/policy/approval-record.ts.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { ErrorEnvelopeSchema, ToolError } from '../envelope.js';
