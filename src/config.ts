@@ -1,9 +1,9 @@
 // Environment -> typed, validated configuration. Every setting is a TOOLGATE_* variable (README table).
 import { randomBytes } from 'node:crypto';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
-import { parseAllowedHosts, parseAllowedOrigins } from './ops/browser-guard.js';
 import { parseAllowList } from './web/address-policy.js';
 import { SEARCH_PROVIDERS, searchSettingsFromEnv } from './web/search.js';
 
@@ -29,6 +29,46 @@ const listOf = (parse: (spec: string) => string[]) =>
       return z.NEVER;
     }
   });
+
+/** `*.corp.example` or a name: letters, digits, dashes and underscores in dot-separated labels. */
+const HOST_NAME = /^(\*\.)?[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?)*$/;
+
+/**
+ * TOOLGATE_ALLOWED_HOSTS: names (`toolgate.corp.example`, `*.corp.example`) and IP addresses, comma-separated,
+ * without scheme or port (any port is accepted); src/ops/browser-guard.ts applies them. Throws with the entry that cannot be read.
+ */
+function parseAllowedHosts(spec: string): string[] {
+  const out: string[] = [];
+  for (const raw of spec.split(',')) {
+    const entry = raw.trim().toLowerCase();
+    if (entry === '') continue;
+    const ipv6 = entry.replace(/^\[|\]$/g, '');
+    if (net.isIPv6(ipv6)) out.push(ipv6);
+    else if (net.isIPv4(entry) || HOST_NAME.test(entry)) out.push(entry.replace(/\.$/, ''));
+    else throw new Error(`'${raw.trim()}' is not a host name or IP address (give names such as toolgate.corp.example or *.corp.example, without scheme, port or path)`);
+  }
+  return out;
+}
+
+/**
+ * TOOLGATE_ALLOWED_ORIGINS: web origins (`https://app.corp.example`, `http://localhost:3000`), comma-separated,
+ * that may call the service from a browser besides its own pages. Throws with the entry that cannot be read.
+ */
+function parseAllowedOrigins(spec: string): string[] {
+  const out: string[] = [];
+  for (const raw of spec.split(',')) {
+    const entry = raw.trim();
+    if (entry === '') continue;
+    const url = URL.canParse(entry) ? new URL(entry) : null;
+    const bare = url !== null && (url.protocol === 'http:' || url.protocol === 'https:') && (url.pathname === '/' || url.pathname === '') && !url.search && !url.hash && !url.username;
+    if (!url || !bare || entry.replace(/\/$/, '').toLowerCase() !== url.origin) {
+      throw new Error(`'${entry}' is not a web origin (give scheme, host and port only, e.g. https://app.corp.example or http://localhost:3000)`);
+    }
+    out.push(url.origin);
+  }
+  return out;
+}
+
 const int = (min: number, max = Number.MAX_SAFE_INTEGER) =>
   z
     .string()

@@ -11,13 +11,6 @@ export type Risk = (typeof RISKS)[number];
 export type RiskLevel = (typeof RISK_LEVELS)[number];
 export type Status = 'success' | 'partial' | 'error';
 
-
-export interface VersionStamp {
-  mtime_ms: number;
-  size_bytes: number;
-  sha256: string | null;
-}
-
 export const EnvelopeContextSchema = z.object({
   cwd: z.literal('.'),
   project: z.string().nullable(),
@@ -85,6 +78,17 @@ z.globalRegistry.add(ErrorSchema, { id: 'EnvelopeError' });
 z.globalRegistry.add(ErrorEnvelopeSchema, { id: 'ErrorEnvelope' });
 z.globalRegistry.add(ApprovalRequestSchema, { id: 'ApprovalRequest' });
 z.globalRegistry.add(PendingApprovalEnvelopeSchema, { id: 'PendingApprovalEnvelope' });
+
+/** A file's version (docs/api.md, "Versions"): tools answer it; expected_* and If-Match guard a change with it. */
+export const VersionSchema = z
+  .object({
+    mtime_ms: z.number(),
+    size_bytes: z.number().int(),
+    sha256: z.string().nullable().describe('null only for files read by line range above the whole-read limit'),
+  })
+  .describe('Version of the file: pass it back as expected_* (or If-Match: "<sha256>") to guard a change.')
+  .meta({ id: 'Version' });
+export type VersionStamp = z.output<typeof VersionSchema>;
 
 export type EnvelopeContext = z.output<typeof EnvelopeContextSchema>;
 export type Envelope = z.output<typeof EnvelopeSchema>;

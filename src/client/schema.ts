@@ -964,33 +964,6 @@ export interface components {
             /** @description null only for files read by line range above the whole-read limit */
             sha256: string | null;
         };
-        AttachmentInput: {
-            /** @description Fetch the bytes with GET /v1/attachments/{id} (same token and project; expires after TOOLGATE_ATTACHMENT_RETENTION_S). */
-            id: string;
-            name: string;
-            media_type: string;
-            /** @description Size in bytes. */
-            bytes: number;
-        };
-        /** @description format=toolgate (the default). */
-        ToolListInput: {
-            tools: {
-                name: string;
-                description: string;
-                /** @enum {string} */
-                risk: "read" | "write" | "destructive" | "execute";
-                /** @enum {string} */
-                risk_level: "low" | "medium" | "high";
-                aliases: string[];
-                param_aliases: {
-                    [key: string]: string;
-                };
-                /** @description JSON Schema of the arguments. */
-                input_schema: {
-                    [key: string]: unknown;
-                };
-            }[];
-        };
         ApprovalChangeInput: {
             /** @description The path changed; for a move or copy its source. */
             path: string;
@@ -1015,6 +988,14 @@ export interface components {
             /** @description sha256 of the file the change leaves (null: a delete, or a directory). */
             sha256_after: string | null;
         };
+        AttachmentInput: {
+            /** @description Fetch the bytes with GET /v1/attachments/{id} (same token and project; expires after TOOLGATE_ATTACHMENT_RETENTION_S). */
+            id: string;
+            name: string;
+            media_type: string;
+            /** @description Size in bytes. */
+            bytes: number;
+        };
         ApprovalInput: {
             id: string;
             /** @enum {string} */
@@ -1029,11 +1010,7 @@ export interface components {
             /** @enum {string} */
             risk_level: "low" | "medium" | "high";
             args_hash: string;
-            file_version: {
-                mtime_ms: number;
-                size_bytes: number;
-                sha256: string | null;
-            } | null;
+            file_version: components["schemas"]["VersionInput"] | null;
             summary: string;
             diff_preview: string;
             diff_truncated: boolean;
@@ -1052,6 +1029,25 @@ export interface components {
             decided_by: string | null;
             reason: string | null;
             used_at: string | null;
+        };
+        /** @description format=toolgate (the default). */
+        ToolListInput: {
+            tools: {
+                name: string;
+                description: string;
+                /** @enum {string} */
+                risk: "read" | "write" | "destructive" | "execute";
+                /** @enum {string} */
+                risk_level: "low" | "medium" | "high";
+                aliases: string[];
+                param_aliases: {
+                    [key: string]: string;
+                };
+                /** @description JSON Schema of the arguments. */
+                input_schema: {
+                    [key: string]: unknown;
+                };
+            }[];
         };
         EnvelopeContext: {
             /** @constant */
@@ -1123,33 +1119,6 @@ export interface components {
             /** @description null only for files read by line range above the whole-read limit */
             sha256: string | null;
         };
-        Attachment: {
-            /** @description Fetch the bytes with GET /v1/attachments/{id} (same token and project; expires after TOOLGATE_ATTACHMENT_RETENTION_S). */
-            id: string;
-            name: string;
-            media_type: string;
-            /** @description Size in bytes. */
-            bytes: number;
-        };
-        /** @description format=toolgate (the default). */
-        ToolList: {
-            tools: {
-                name: string;
-                description: string;
-                /** @enum {string} */
-                risk: "read" | "write" | "destructive" | "execute";
-                /** @enum {string} */
-                risk_level: "low" | "medium" | "high";
-                aliases: string[];
-                param_aliases: {
-                    [key: string]: string;
-                };
-                /** @description JSON Schema of the arguments. */
-                input_schema: {
-                    [key: string]: unknown;
-                };
-            }[];
-        };
         ApprovalChange: {
             /** @description The path changed; for a move or copy its source. */
             path: string;
@@ -1174,6 +1143,14 @@ export interface components {
             /** @description sha256 of the file the change leaves (null: a delete, or a directory). */
             sha256_after: string | null;
         };
+        Attachment: {
+            /** @description Fetch the bytes with GET /v1/attachments/{id} (same token and project; expires after TOOLGATE_ATTACHMENT_RETENTION_S). */
+            id: string;
+            name: string;
+            media_type: string;
+            /** @description Size in bytes. */
+            bytes: number;
+        };
         Approval: {
             id: string;
             /** @enum {string} */
@@ -1188,11 +1165,7 @@ export interface components {
             /** @enum {string} */
             risk_level: "low" | "medium" | "high";
             args_hash: string;
-            file_version: {
-                mtime_ms: number;
-                size_bytes: number;
-                sha256: string | null;
-            } | null;
+            file_version: components["schemas"]["Version"] | null;
             summary: string;
             diff_preview: string;
             diff_truncated: boolean;
@@ -1211,6 +1184,25 @@ export interface components {
             decided_by: string | null;
             reason: string | null;
             used_at: string | null;
+        };
+        /** @description format=toolgate (the default). */
+        ToolList: {
+            tools: {
+                name: string;
+                description: string;
+                /** @enum {string} */
+                risk: "read" | "write" | "destructive" | "execute";
+                /** @enum {string} */
+                risk_level: "low" | "medium" | "high";
+                aliases: string[];
+                param_aliases: {
+                    [key: string]: string;
+                };
+                /** @description JSON Schema of the arguments. */
+                input_schema: {
+                    [key: string]: unknown;
+                };
+            }[];
         };
     };
     responses: never;

@@ -9,7 +9,9 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
-import { SANDBOX_PATH } from './sandbox.js';
+
+/** The PATH of every process started for a run: the sandboxed command (sandbox.ts) and slirp4netns. */
+export const SANDBOX_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
 /** slirp4netns's fixed addresses: the host as seen from the run (refused), and its DNS forwarder. */
 const SLIRP_HOST = '10.0.2.2';

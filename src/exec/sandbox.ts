@@ -13,13 +13,12 @@ import path from 'node:path';
 import { ToolError } from '../errors.js';
 import { isInside } from '../workspace/workspace.js';
 import { hasPidsCgroup, makeRunCgroups, planCgroups, removeCgroups } from './cgroup.js';
-import { connectNetwork, LAUNCHER_STDIO, findNetworkTools, NET_FILES, networkLauncher, writeNetFiles } from './network.js';
+import { connectNetwork, LAUNCHER_STDIO, findNetworkTools, NET_FILES, networkLauncher, SANDBOX_PATH, writeNetFiles } from './network.js';
 import type { ExecSettings } from './settings.js';
 
 /** Where the project is seen inside the sandbox. */
 export const WORKSPACE_MOUNT = '/workspace';
 const SANDBOX_UID = '1000';
-export const SANDBOX_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
 /** Top-level system directories: a symlink (merged /usr) is recreated as one, a directory bound read-only. */
 const SYSTEM_DIRS = ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];

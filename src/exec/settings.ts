@@ -43,6 +43,14 @@ export interface ExecSettings {
   closing: boolean;
 }
 
+// Fastify's way with decorators: exec/ adds its field to the workspace's limits, which know nothing of it.
+declare module '../workspace/workspace.js' {
+  interface WorkspaceLimits {
+    /** run_command's settings (TOOLGATE_EXEC_*); absent: the tool is off. */
+    exec?: ExecSettings;
+  }
+}
+
 export function execSettingsOf(config: Config): ExecSettings {
   return {
     mode: config.exec,

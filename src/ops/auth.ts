@@ -6,14 +6,15 @@ import fs from 'node:fs/promises';
 import net from 'node:net';
 import { z } from 'zod';
 import { ConfigError } from '../config.js';
-import { ToolError, type Risk } from '../envelope.js';
+import { RISKS, ToolError, type Risk } from '../envelope.js';
 
-const RISKS = ['read', 'write', 'destructive'] as const;
 /**
- * A token's classes: the tools' risks, `execute` (run_command; never a default, docs/run-command.md) and
- * `approve` for the people who decide approval requests (docs/api.md, "Approvals").
+ * A token's classes: the tools' risks and `approve` for the people who decide approval requests (docs/api.md,
+ * "Approvals"). A token without `risks` gets every tool risk but `execute` (run_command; never a default,
+ * docs/run-command.md).
  */
-const TOKEN_RISKS = [...RISKS, 'execute', 'approve'] as const;
+const TOKEN_RISKS = [...RISKS, 'approve'] as const;
+const DEFAULT_TOKEN_RISKS = RISKS.filter((r) => r !== 'execute');
 export type TokenRisk = (typeof TOKEN_RISKS)[number];
 
 function parseJsonOrUndefined(text: string): unknown {
@@ -32,7 +33,7 @@ const TokenEntrySchema = z
       .regex(/^[0-9a-fA-F]{64}$/, '64 hex digits (toolgate hash-token <token>)')
       .transform((h) => h.toLowerCase()),
     projects: z.array(z.string().min(1)).default(['*']),
-    risks: z.array(z.enum(TOKEN_RISKS)).default([...RISKS]),
+    risks: z.array(z.enum(TOKEN_RISKS)).default([...DEFAULT_TOKEN_RISKS]),
     /** May approve its own requests (an IDE that shows its own confirmation dialog). */
     self_approve: z.boolean().optional(),
   })

@@ -5,9 +5,6 @@ import net from 'node:net';
 import { ToolError } from '../envelope.js';
 import { isLoopbackHost } from './auth.js';
 
-/** `*.corp.example` or a name: letters, digits, dashes and underscores in dot-separated labels. */
-const HOST_NAME = /^(\*\.)?[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?)*$/;
-
 /** A Host header or list entry split into its lower-case name (IPv6 without brackets) and its port, if any. */
 function splitHost(value: string): { name: string; port: string | null } | null {
   const v = value.trim().toLowerCase();
@@ -17,42 +14,6 @@ function splitHost(value: string): { name: string; port: string | null } | null 
   const m = /^([^:]+)(?::(\d{1,5}))?$/.exec(v);
   if (!m) return null;
   return { name: (m[1] ?? '').replace(/\.$/, ''), port: m[2] ?? null };
-}
-
-/**
- * TOOLGATE_ALLOWED_HOSTS: names (`toolgate.corp.example`, `*.corp.example`) and IP addresses, comma-separated,
- * without scheme or port (any port is accepted). Throws with the entry that cannot be read.
- */
-export function parseAllowedHosts(spec: string): string[] {
-  const out: string[] = [];
-  for (const raw of spec.split(',')) {
-    const entry = raw.trim().toLowerCase();
-    if (entry === '') continue;
-    const ipv6 = entry.replace(/^\[|\]$/g, '');
-    if (net.isIPv6(ipv6)) out.push(ipv6);
-    else if (net.isIPv4(entry) || HOST_NAME.test(entry)) out.push(entry.replace(/\.$/, ''));
-    else throw new Error(`'${raw.trim()}' is not a host name or IP address (give names such as toolgate.corp.example or *.corp.example, without scheme, port or path)`);
-  }
-  return out;
-}
-
-/**
- * TOOLGATE_ALLOWED_ORIGINS: web origins (`https://app.corp.example`, `http://localhost:3000`), comma-separated,
- * that may call the service from a browser besides its own pages. Throws with the entry that cannot be read.
- */
-export function parseAllowedOrigins(spec: string): string[] {
-  const out: string[] = [];
-  for (const raw of spec.split(',')) {
-    const entry = raw.trim();
-    if (entry === '') continue;
-    const url = URL.canParse(entry) ? new URL(entry) : null;
-    const bare = url !== null && (url.protocol === 'http:' || url.protocol === 'https:') && (url.pathname === '/' || url.pathname === '') && !url.search && !url.hash && !url.username;
-    if (!url || !bare || entry.replace(/\/$/, '').toLowerCase() !== url.origin) {
-      throw new Error(`'${entry}' is not a web origin (give scheme, host and port only, e.g. https://app.corp.example or http://localhost:3000)`);
-    }
-    out.push(url.origin);
-  }
-  return out;
 }
 
 export interface BrowserGuardOptions {

@@ -6,7 +6,7 @@ import type { AfterHook, BeforeHook, CallGate, CallInfo, CallOutcome, ResolveHoo
 import type { ToolContext, ToolDefinition, ToolResult } from '../tools/define.js';
 import type { PlanHook } from '../tools/plan.js';
 import { findTool, TOOLS } from '../tools/registry.js';
-import { asLocalToolPath } from '../workspace/path-syntax.js';
+import { asLocalToolPath, lexicalRel } from '../workspace/path-syntax.js';
 import { HandleScope, resolveInWorkspace, type ResolvedPath, type ResolveOptions } from '../workspace/sandbox.js';
 import { parseArguments } from './arguments.js';
 
@@ -39,7 +39,7 @@ export function createExecutor(opts: ExecutorOptions) {
       const { approval_id: approvalId, ...args } = params;
       if (approvalId !== undefined && approvalId !== null && typeof approvalId !== 'string') throw new ToolError('INVALID_PARAM', "Invalid parameter 'approval_id': expected the id of an approval request (apr_…).");
       const input = parseArguments(tool, args);
-      if (typeof input.path === 'string') pathResolved = safeRel(input.path);
+      if (typeof input.path === 'string') pathResolved = lexicalRel(input.path);
       for (const hook of before) {
         // Most hooks answer synchronously; awaiting them anyway cost a tick each on every call.
         const pending = hook(call, tool, input);
@@ -84,18 +84,6 @@ function contextOf(call: CallInfo, params: Record<string, unknown>, pathResolved
     risk_level: riskLevel,
     request_id: call.requestId,
   };
-}
-
-/** A lexical relative form of the caller's path for the context, never an absolute host path. */
-function safeRel(input: string): string | null {
-  if (input.includes('\0') || input.startsWith('/') || input.includes('\\')) return null;
-  const n: string[] = [];
-  for (const seg of input.split('/')) {
-    if (seg === '' || seg === '.') continue;
-    if (seg !== '..') n.push(seg);
-    else if (n.pop() === undefined) return null; // leads outside: nothing to name
-  }
-  return n.length === 0 ? '.' : n.join('/');
 }
 
 export async function runWithTimeout(tool: ToolDefinition, call: CallInfo, input: Record<string, unknown>, timeoutMs: number, onResolve?: ResolveHook, onPlan?: PlanHook): Promise<ToolResult<unknown>> {

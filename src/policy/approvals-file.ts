@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, constants, fsyncSync, openSync, watch, writeSync, type FSWatcher } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { fsyncDir, isApprovalId, type ApprovalBackend, type ApprovalRecord, type RecordSigner } from './approvals.js';
+import { fsyncDir, isApprovalId, type ApprovalBackend, type ApprovalRecord, type RecordSeal } from './approval-record.js';
 
 const TEMP_PREFIX = '.tmp-';
 const STALE_TEMP_MS = 10 * 60 * 1000;
@@ -23,16 +23,16 @@ export class FileApprovalBackend implements ApprovalBackend {
   readonly kind = 'files' as const;
   readonly pollMs = 250;
   readonly #dir: string;
-  readonly #signer: RecordSigner;
+  readonly #signer: RecordSeal;
   readonly #listeners = new Set<(id: string) => void>();
   #watcher: FSWatcher | null = null;
 
-  private constructor(dir: string, signer: RecordSigner) {
+  private constructor(dir: string, signer: RecordSeal) {
     this.#dir = dir;
     this.#signer = signer;
   }
 
-  static async open(dir: string, signer: RecordSigner): Promise<FileApprovalBackend> {
+  static async open(dir: string, signer: RecordSeal): Promise<FileApprovalBackend> {
     await fs.mkdir(dir, { recursive: true, mode: 0o700 });
     return new FileApprovalBackend(dir, signer);
   }

@@ -4,7 +4,7 @@
 // Each step is published so that a waiter on another replica wakes at once; waiters poll too, since a
 // notice sent while the subscriber reconnects is lost.
 import { Redis } from 'ioredis';
-import { isApprovalId, type ApprovalBackend, type ApprovalRecord, type RecordSigner } from './approvals.js';
+import { isApprovalId, type ApprovalBackend, type ApprovalRecord, type RecordSeal } from './approval-record.js';
 
 /** One hash tag for every key, so the scripts work on a Redis Cluster too (all keys in one slot). */
 export const DEFAULT_REDIS_PREFIX = 'toolgate:{approvals}:';
@@ -32,18 +32,18 @@ export class RedisApprovalBackend implements ApprovalBackend {
   readonly kind = 'redis' as const;
   readonly pollMs = 500;
   readonly #redis: Redis;
-  readonly #signer: RecordSigner;
+  readonly #signer: RecordSeal;
   readonly #prefix: string;
   readonly #listeners = new Set<(id: string) => void>();
   #sub: Redis | null = null;
 
-  private constructor(redis: Redis, signer: RecordSigner, prefix: string) {
+  private constructor(redis: Redis, signer: RecordSeal, prefix: string) {
     this.#redis = redis;
     this.#signer = signer;
     this.#prefix = prefix;
   }
 
-  static async connect(url: string, signer: RecordSigner, prefix = DEFAULT_REDIS_PREFIX): Promise<RedisApprovalBackend> {
+  static async connect(url: string, signer: RecordSeal, prefix = DEFAULT_REDIS_PREFIX): Promise<RedisApprovalBackend> {
     const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 2, connectTimeout: 2000, retryStrategy: (n) => Math.min(100 * n, 2000) });
     // Errors surface on the commands; without a listener ioredis would print each reconnect attempt.
     redis.on('error', () => {});

@@ -9,7 +9,10 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import type { Risk, RiskLevel, VersionStamp } from '../envelope.js';
-import { CHANGE_OPS, changeIdentity, type ChangeEntry } from '../tools/plan.js';
+import { changeIdentity, type ChangeEntry } from '../tools/plan.js';
+import { approvalRecordSchema, fsyncDir, isApprovalId, type ApprovalBackend, type ApprovalRecord, type ApprovalStatus, type RecordSeal } from './approval-record.js';
+
+export { isApprovalId, type ApprovalRecord, type ApprovalStatus } from './approval-record.js';
 
 /**
  * The codes the approval flow answers with and their HTTP statuses (docs/api.md, "Error codes"). APPROVAL_EXPIRED (410) is not
@@ -39,92 +42,9 @@ export class ApprovalError extends Error {
   }
 }
 
-export const APPROVAL_STATUSES = ['pending', 'approved', 'rejected', 'expired', 'used'] as const;
-export type ApprovalStatus = (typeof APPROVAL_STATUSES)[number];
-
-/** `apr_` + 128 random bits (base64url): unguessable, and safe as a file name and a Redis key as it is. */
-export const APPROVAL_ID = /^apr_[A-Za-z0-9_-]{22}$/;
-
-export function isApprovalId(id: unknown): id is string {
-  return typeof id === 'string' && APPROVAL_ID.test(id);
-}
-
 export function newApprovalId(): string {
   return `apr_${randomBytes(16).toString('base64url')}`;
 }
-
-/**
- * The signed record's schema, built when a record is first written or checked: a start without a policy never
- * builds it (docs/development.md, "Start-up").
- */
-function buildApprovalRecordSchema() {
-  const VersionSchema = z.strictObject({
-    mtime_ms: z.number(),
-    size_bytes: z.number().int().nonnegative(),
-    sha256: z.string().regex(/^[0-9a-f]{64}$/).nullable(),
-  });
-
-  /** One change of `changes[]` (src/tools/plan.ts, ChangeEntry). */
-  const ChangeEntrySchema = z.strictObject({
-    path: z.string(),
-    op: z.enum(CHANGE_OPS),
-    kind: z.enum(['file', 'directory']),
-    from: z.string().optional(),
-    to: z.string().optional(),
-    diff: z.string(),
-    content: z.string().nullable(),
-    truncated: z.boolean(),
-    lines_added: z.number().int().nonnegative(),
-    lines_removed: z.number().int().nonnegative(),
-    sha256_before: z.string().regex(/^[0-9a-f]{64}$/).nullable(),
-    sha256_after: z.string().regex(/^[0-9a-f]{64}$/).nullable(),
-  });
-
-  const Iso = z.string().refine((s) => !Number.isNaN(Date.parse(s)), 'an ISO time');
-
-  return z.strictObject({
-    v: z.literal(1),
-    id: z.string().regex(APPROVAL_ID),
-    status: z.enum(APPROVAL_STATUSES),
-    /** Token id of the caller who asked; null without auth. */
-    caller: z.string().nullable(),
-    project: z.string().nullable(),
-    tool: z.string(),
-    /** Relative POSIX path the call acts on (for people; the binding is the argument hash). */
-    path: z.string().nullable(),
-    risk: z.enum(['read', 'write', 'destructive', 'execute']),
-    risk_level: z.enum(['low', 'medium', 'high']),
-    /** sha256 of the canonical JSON of the normalized arguments (argsHash). */
-    args_hash: z.string().regex(/^[0-9a-f]{64}$/),
-    /** The file's version when it was asked (null: it did not exist). */
-    file_version: VersionSchema.nullable(),
-    summary: z.string(),
-    diff_preview: z.string(),
-    diff_truncated: z.boolean(),
-    /**
-     * Every change the call makes, as the tool planned it when it asked (absent only in records written before
-     * changes were recorded; they read as none).
-     */
-    changes: z.array(ChangeEntrySchema).optional(),
-    /** sha256 of the changes' identities (changesHash): the approved repeat must plan the same; null for a call that changes no file. */
-    changes_hash: z.string().regex(/^[0-9a-f]{64}$/).nullable().optional(),
-    /** The policy rule that asked. */
-    rule: z.strictObject({ index: z.number().int().nonnegative(), name: z.string().optional() }).nullable(),
-    ttl_ms: z.number().int().positive(),
-    created_at: Iso,
-    expires_at: Iso,
-    decided_at: Iso.nullable(),
-    /** Token id of the person who decided; null without auth (a loopback caller) or when undecided. */
-    decided_by: z.string().nullable(),
-    reason: z.string().nullable(),
-    used_at: Iso.nullable(),
-  });
-}
-
-let recordSchema: ReturnType<typeof buildApprovalRecordSchema> | null = null;
-const approvalRecordSchema = (): ReturnType<typeof buildApprovalRecordSchema> => (recordSchema ??= buildApprovalRecordSchema());
-
-export type ApprovalRecord = z.output<ReturnType<typeof buildApprovalRecordSchema>>;
 
 /** What the executor knows when a call needs approval. */
 export interface NewApproval {
@@ -259,7 +179,7 @@ export function argsHash(args: Record<string, unknown>): string {
 
 const SIGN_DOMAIN = 'toolgate-approval-v1\n';
 
-export class RecordSigner {
+export class RecordSigner implements RecordSeal {
   readonly #key: Buffer;
   constructor(secret: Buffer) {
     if (secret.length < 16) throw new Error('The approval secret must be at least 16 bytes.');
@@ -349,37 +269,7 @@ export async function loadApprovalSecret(stateDir: string, configured?: string):
   throw new Error(`${file} stayed incomplete; remove it to have a new one generated.`);
 }
 
-export async function fsyncDir(dir: string): Promise<void> {
-  const fd = openSync(dir, constants.O_RDONLY | constants.O_DIRECTORY);
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-}
-
 // --- The life cycle, shared by both stores ------------------------------------------------------------------
-
-/** What a store keeps: reading a verified record, and moving it on atomically. */
-export interface ApprovalBackend {
-  readonly kind: 'files' | 'redis';
-  /** Stores a new pending record. */
-  insert(record: ApprovalRecord): Promise<void>;
-  /** The stored record; null when absent; `tampered` when present but not verifiable. */
-  read(id: string): Promise<ApprovalRecord | null | 'tampered'>;
-  /**
-   * Replaces `current` by `next` if and only if no other process moved the record on since `current` was
-   * read (for `pending` and `approved`, the only statuses that move). True when this process won.
-   */
-  transition(current: ApprovalRecord, next: ApprovalRecord): Promise<boolean>;
-  remove(id: string): Promise<void>;
-  ids(): Promise<string[]>;
-  /** Calls back with an id whose record may have changed (in any process); returns an unsubscribe. */
-  watch(listener: (id: string) => void): () => void;
-  /** How often a waiter reads again when no change notice came (notices can be lost: NFS, Redis reconnects). */
-  readonly pollMs: number;
-  close(): Promise<void>;
-}
 
 export interface ApprovalStoreOptions {
   /** Settled records (used, rejected, expired) are deleted this long after they expire. Default 1 hour. */

@@ -27,11 +27,11 @@ import fs from 'node:fs/promises';
 import picomatch from 'picomatch';
 import { isMap, LineCounter, parseDocument, type Document, type Node as YamlNode } from 'yaml';
 import { z } from 'zod';
+import { RISKS, type Risk } from '../envelope.js';
 import { GLOB_OPTIONS, PolicyError } from './policy-error.js';
 
 export type PolicyAction = 'allow' | 'ask' | 'deny';
 export const POLICY_ACTIONS = ['allow', 'ask', 'deny'] as const;
-export const POLICY_RISKS = ['read', 'write', 'destructive', 'execute'] as const;
 
 /** Default time an approval request stays open (docs/approvals.md). */
 export const DEFAULT_APPROVAL_TTL_MS = 15 * 60 * 1000;
@@ -86,7 +86,7 @@ const RuleSchema = z.strictObject({
   description: z.string().max(1000).optional(),
   paths: z.array(Glob).min(1, 'paths needs at least one glob (leave it out to match every path)').optional(),
   tools: z.array(z.string().regex(TOOL_NAME, 'a tool name is letters, digits, _ and - (e.g. write_file)')).min(1).optional(),
-  risks: z.array(z.enum(POLICY_RISKS)).min(1).optional(),
+  risks: z.array(z.enum(RISKS)).min(1).optional(),
   when: z.record(SwitchName, SwitchState).optional(),
   commands: z.array(z.string().trim().min(1, 'a command pattern is words, like npm test').max(1000)).min(1).optional(),
   executable: z.literal(true, { error: 'executable can only be true (leave it out otherwise)' }).optional(),
@@ -126,7 +126,7 @@ export interface PolicyRule {
   /** null: the rule matches every call, including calls that name no path. */
   paths: readonly string[] | null;
   tools: readonly string[] | null;
-  risks: readonly (typeof POLICY_RISKS)[number][] | null;
+  risks: readonly Risk[] | null;
   /** run_command lines this rule is about (`commands:`), each a list of words; null: any call. */
   commands: readonly (readonly string[])[] | null;
   /** Switch name -> state (true = on) that must hold for the rule to apply. */

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { errors, ToolError } from '../envelope.js';
 import { diffSpans } from '../edit/diff.js';
 import { withFileLock } from '../workspace/locks.js';
+import { checkWriteSize } from '../workspace/workspace.js';
 import { countLines, looksBinary } from '../workspace/encoding.js';
 import { defineTool } from './define.js';
 import { changeAnswer, commitUnlessDryRun } from './change.js';
@@ -42,14 +43,8 @@ export const appendToFile = defineTool({
   async run(ctx, input) {
     const p = await ctx.resolve(input.path);
     if (p.stat?.isDirectory()) throw errors.isDirectory(p.rel);
-    const { maxWriteBytes, maxEditBytes } = ctx.ws.limits;
-    const contentBytes = Buffer.byteLength(input.content);
-    if (contentBytes > maxWriteBytes) {
-      throw new ToolError('FILE_TOO_LARGE', `Content is ${contentBytes} bytes, over TOOLGATE_MAX_WRITE_BYTES (${maxWriteBytes}); append it in smaller parts.`, {
-        size_bytes: contentBytes,
-        limit_bytes: maxWriteBytes,
-      });
-    }
+    const { maxEditBytes } = ctx.ws.limits;
+    checkWriteSize(ctx.ws, Buffer.byteLength(input.content), { subject: 'Content', hint: 'append it in smaller parts' });
 
     return withFileLock(p.ws, p.real, p.rel, async () => {
       const current = await readCurrent(p, maxEditBytes);
@@ -60,9 +55,7 @@ export const appendToFile = defineTool({
       }
       const added = matchLineEndings(current.content, input.content);
       const addedBytes = Buffer.from(added, 'utf8');
-      if (addedBytes.length > maxWriteBytes) {
-        throw new ToolError('FILE_TOO_LARGE', `Content is ${addedBytes.length} bytes with CRLF line endings, over TOOLGATE_MAX_WRITE_BYTES (${maxWriteBytes}); append it in smaller parts.`);
-      }
+      checkWriteSize(ctx.ws, addedBytes.length, { subject: 'Content', note: ' with CRLF line endings', hint: 'append it in smaller parts' });
       // The preview only: old bytes that are not valid utf-8 show as U+FFFD but are written unchanged.
       const oldText = current.content.toString('utf8');
       const newText = oldText + added;

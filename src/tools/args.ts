@@ -11,14 +11,7 @@ export const VersionArgs = {
   expected_sha256: z.string().regex(/^[0-9a-fA-F]{64}$/, 'must be a sha256 hex digest').optional().describe('sha256 of the version you read.'),
 };
 
-export const VersionSchema = z
-  .object({
-    mtime_ms: z.number(),
-    size_bytes: z.number().int(),
-    sha256: z.string().nullable().describe('null only for files read by line range above the whole-read limit'),
-  })
-  .describe('Version of the file: pass it back as expected_* (or If-Match: "<sha256>") to guard a change.')
-  .meta({ id: 'Version' });
+export { VersionSchema } from '../envelope.js';
 
 export const DiffFields = {
   diff_preview: z.string().describe('Unified diff, cut at 100 lines or 10 KiB.'),

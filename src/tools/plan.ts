@@ -2,9 +2,9 @@
 // run at the same point): every path with its operation, the diff of every content change and the content a
 // delete removes. The approval shows it to the person deciding, and the approved repeat must announce the very
 // same set or it is refused (docs/api.md, "Approvals").
+import { z } from 'zod';
 import { DIFF_MAX_BYTES, DIFF_MAX_LINES, type DiffPreview } from '../edit/diff.js';
 import { looksBinary } from '../workspace/encoding.js';
-import type { ToolContext } from './define.js';
 
 export const CHANGE_OPS = ['create', 'update', 'delete', 'move', 'copy'] as const;
 export type ChangeOp = (typeof CHANGE_OPS)[number];
@@ -29,30 +29,33 @@ export interface PlannedChange {
   listing?: { text: string; truncated: boolean };
 }
 
-/** A planned change as a person sees it (the approval record's `changes[]`). */
-export interface ChangeEntry {
-  path: string;
-  op: ChangeOp;
-  kind: 'file' | 'directory';
-  from?: string;
-  to?: string;
-  /** Unified diff of the content change ('' when the content does not change). */
-  diff: string;
-  /** A delete: the content that goes (text; a binary file is named as such); a directory moved: what it holds; null otherwise. */
-  content: string | null;
-  /** The diff or the content was cut (DIFF_MAX_LINES lines, DIFF_MAX_BYTES bytes). */
-  truncated: boolean;
-  lines_added: number;
-  lines_removed: number;
-  sha256_before: string | null;
-  sha256_after: string | null;
-}
+/** A planned change as a person sees it (the approval record's `changes[]`, src/policy/approval-record.ts). */
+export const ChangeEntrySchema = z
+  .strictObject({
+    path: z.string().describe('The path changed; for a move or copy its source.'),
+    op: z.enum(CHANGE_OPS),
+    kind: z.enum(['file', 'directory']),
+    from: z.string().optional().describe('Move or copy: the source.'),
+    to: z.string().optional().describe('Move or copy: the destination.'),
+    diff: z.string().describe("Unified diff of the content change ('' when the content stays as it is), cut at 100 lines or 10 KiB."),
+    content: z.string().nullable().describe('A delete: the content that goes (cut like a diff); a directory moved: the entries it holds, one per line; null otherwise.'),
+    truncated: z.boolean().describe('diff or content was cut.'),
+    lines_added: z.number().int().nonnegative(),
+    lines_removed: z.number().int().nonnegative(),
+    sha256_before: z.string().regex(/^[0-9a-f]{64}$/).nullable().describe('sha256 of the file before (null: new, or a directory).'),
+    sha256_after: z.string().regex(/^[0-9a-f]{64}$/).nullable().describe('sha256 of the file the change leaves (null: a delete, or a directory).'),
+  })
+  .meta({ id: 'ApprovalChange' });
+export type ChangeEntry = z.output<typeof ChangeEntrySchema>;
 
 /** Called by a tool once, with everything it will change, before its first write; a listener may refuse (throw). */
 export type PlanHook = (changes: PlannedChange[]) => Promise<void>;
 
-/** Tells the call's listener (the policy gate) what is about to change; the list is built only when someone listens. */
-export async function announce(ctx: ToolContext, build: () => PlannedChange[]): Promise<void> {
+/**
+ * Tells the call's listener (the policy gate; ToolContext.planned) what is about to change; the list is built
+ * only when someone listens.
+ */
+export async function announce(ctx: { readonly planned?: PlanHook | undefined }, build: () => PlannedChange[]): Promise<void> {
   if (ctx.planned) await ctx.planned(build());
 }
 

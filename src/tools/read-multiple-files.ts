@@ -1,6 +1,7 @@
 // Several files in one call, each with its own answer or error, as agents read a handful of files at once.
 import { z } from 'zod';
 import { toToolError } from '../envelope.js';
+import { lexicalRel } from '../workspace/path-syntax.js';
 import { CallStopped, defineTool } from './define.js';
 import { readFile } from './read-file.js';
 
@@ -70,15 +71,3 @@ export const readMultipleFiles = defineTool({
     };
   },
 });
-
-/** A refused path shown back only in a relative form that stays inside the workspace (no host path in any answer). */
-function lexicalRel(input: string): string | null {
-  if (input.startsWith('/') || input.includes('\0') || input.includes('\\')) return null;
-  const out: string[] = [];
-  for (const seg of input.split('/')) {
-    if (seg === '' || seg === '.') continue;
-    if (seg !== '..') out.push(seg);
-    else if (out.pop() === undefined) return null;
-  }
-  return out.length === 0 ? '.' : out.join('/');
-}

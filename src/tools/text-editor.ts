@@ -25,6 +25,7 @@ import { joinRel, walkTree, type WalkEntry } from '../search/walk.js';
 import { listBackups, readBackup, type BackupMeta } from '../workspace/backups.js';
 import { looksBinary } from '../workspace/encoding.js';
 import { withFileLock } from '../workspace/locks.js';
+import { checkWriteSize } from '../workspace/workspace.js';
 import type { ResolvedPath } from '../workspace/sandbox.js';
 import { defineTool, type ToolContext, type ToolResult } from './define.js';
 import { commitChange, commitUnlessDryRun, contentChange, modeOf, type Committed } from './change.js';
@@ -171,8 +172,7 @@ async function view(ctx: ToolContext, p: ResolvedPath, input: Args): Promise<Too
 async function create(ctx: ToolContext, p: ResolvedPath, input: Args): Promise<ToolResult<Data>> {
   const fileText = required(input.file_text, 'file_text', 'create');
   const bytes = Buffer.from(fileText, 'utf8');
-  const { maxWriteBytes } = p.ws.limits;
-  if (bytes.length > maxWriteBytes) throw new ToolError('FILE_TOO_LARGE', `file_text is ${bytes.length} bytes, over TOOLGATE_MAX_WRITE_BYTES (${maxWriteBytes}); create the file in parts (create, then insert).`);
+  checkWriteSize(p.ws, bytes.length, { subject: 'file_text', hint: 'create the file in parts (create, then insert)' });
   if (p.stat) throw new ToolError('ALREADY_EXISTS', fileExistsText(p.rel));
   const diff = diffWhole(p.rel, null, fileText);
   // Told before the parents are made: a new file has no old content to change under the lock.

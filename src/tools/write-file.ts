@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { errors, ToolError } from '../envelope.js';
 import { diffWhole } from '../edit/diff.js';
 import { withFileLock } from '../workspace/locks.js';
+import { checkWriteSize } from '../workspace/workspace.js';
 import { checkEncoding, countLines, decodeText, encodeText } from '../workspace/encoding.js';
 import { defineTool } from './define.js';
 import { EXAMPLE_DOCX_BASE64, EXAMPLE_XLSX_BASE64 } from './documents/examples.js';
@@ -50,13 +51,8 @@ export const writeFile = defineTool({
     if (p.stat?.isDirectory()) throw errors.isDirectory(p.rel);
     const encoding = checkEncoding(input.encoding);
     const bytes = encodeText(input.content, encoding);
-    const { maxWriteBytes, maxEditBytes } = ctx.ws.limits;
-    if (bytes.length > maxWriteBytes) {
-      throw new ToolError('FILE_TOO_LARGE', `Content is ${bytes.length} bytes, over TOOLGATE_MAX_WRITE_BYTES (${maxWriteBytes}); write the file in parts with append_to_file.`, {
-        size_bytes: bytes.length,
-        limit_bytes: maxWriteBytes,
-      });
-    }
+    const { maxEditBytes } = ctx.ws.limits;
+    checkWriteSize(ctx.ws, bytes.length, { subject: 'Content', hint: 'write the file in parts with append_to_file' });
     const createdDir = ensureParent(ctx, p, input.create_dirs, input.dry_run);
 
     return withFileLock(p.ws, p.real, p.rel, async () => {

@@ -7,12 +7,11 @@ import { bareContext, ErrorEnvelopeSchema, errorEnvelope, ToolError } from '../e
 import { loadAttachment, ownerOf } from '../workspace/attachments.js';
 import type { Pipeline } from '../pipeline/execute-tool.js';
 import { restCaller, sendEnvelope } from './rest.js';
+import { noValidation, plainJson } from './route-compilers.js';
 
 export interface AttachmentRouteOptions {
   pipeline: Pipeline;
 }
-
-const noValidation = () => (data: unknown) => ({ value: data });
 
 export async function registerAttachments(app: FastifyInstance, opts: AttachmentRouteOptions): Promise<void> {
   const handle = async (req: FastifyRequest, reply: FastifyReply) => {
@@ -45,7 +44,7 @@ export async function registerAttachments(app: FastifyInstance, opts: Attachment
       '4XX': ErrorEnvelopeSchema.describe('error envelope (404 for an unknown, expired or foreign id)'),
     },
   });
-  const route = { validatorCompiler: noValidation, serializerCompiler: () => (data: unknown) => JSON.stringify(data) };
+  const route = { validatorCompiler: noValidation, serializerCompiler: plainJson };
   app.get('/v1/attachments/:id', { ...route, schema: schema(false) }, handle);
   app.get('/v1/projects/:projectId/attachments/:id', { ...route, schema: schema(true) }, handle);
 }

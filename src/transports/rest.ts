@@ -9,6 +9,7 @@ import { TOOLS } from '../tools/registry.js';
 import { etagOf, parseIfMatch } from '../workspace/versions.js';
 import { headerValue, httpCaller } from './caller.js';
 import { refuseToolCall } from './http-gate.js';
+import { noValidation, plainJson } from './route-compilers.js';
 import { exportTools, TOOL_FORMATS, type ToolFormat } from './function-defs.js';
 import { exampleRef, pendingExample, restOpenApiTransform, summaryOf } from './rest-openapi.js';
 
@@ -46,8 +47,6 @@ interface ToolSchemas {
   success: z.ZodType;
 }
 
-const noValidation = () => (data: unknown) => ({ value: data });
-const plainJson = () => (data: unknown) => JSON.stringify(data);
 
 export function sendEnvelope(reply: FastifyReply, status: number, envelope: Envelope, etag?: string): FastifyReply {
   if (etag) void reply.header('etag', etag);

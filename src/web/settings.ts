@@ -1,8 +1,7 @@
 // The operator's web settings as the web tools receive them (built from the config in src/app.ts limitsOf).
 import { EMPTY_ALLOW_LIST, type AllowList } from './address-policy.js';
-import type { Config } from '../config.js';
 import type { Resolver } from './fetch.js';
-import type { SearchSettings } from './search.js';
+import type { SearchProvider, SearchSettings } from './search.js';
 
 export interface WebSettings {
   /** TOOLGATE_WEB_ALLOW: hosts and ranges reachable although private or loopback. */
@@ -29,8 +28,18 @@ export const DEFAULT_WEB_SETTINGS: WebSettings = {
   maxRedirects: WEB_MAX_REDIRECTS,
 };
 
+/** The TOOLGATE_WEB_* values of a validated config: what web/ reads of src/config.ts, which sits above it. */
+export interface WebConfig {
+  webAllow?: AllowList | undefined;
+  webSearchProvider: SearchProvider;
+  webSearchUrl?: string | undefined;
+  webSearchKey?: string | undefined;
+  webMaxBytes: number;
+  webTimeoutMs: number;
+}
+
 /** The web settings of a validated config (TOOLGATE_WEB_*). */
-export function webSettingsOf(config: Config): WebSettings {
+export function webSettingsOf(config: WebConfig): WebSettings {
   return {
     allow: config.webAllow ?? EMPTY_ALLOW_LIST,
     search: { provider: config.webSearchProvider, url: config.webSearchUrl, key: config.webSearchKey },

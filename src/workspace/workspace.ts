@@ -2,9 +2,9 @@
 import fs from 'node:fs/promises';
 import { closeSync } from 'node:fs';
 import path from 'node:path';
+import { ToolError } from '../errors.js';
 import { openDirHandle } from './sync-first-io.js';
 import type { WebSettings } from '../web/settings.js';
-import type { ExecSettings } from '../exec/settings.js';
 
 export interface WorkspaceLimits {
   maxReadBytes: number;
@@ -25,8 +25,21 @@ export interface WorkspaceLimits {
   attachmentRetentionMs?: number;
   /** The web tools' settings; absent in workspaces opened without a config, where DEFAULT_WEB_SETTINGS apply. */
   web?: WebSettings;
-  /** run_command's settings (TOOLGATE_EXEC_*); absent: the tool is off. */
-  exec?: ExecSettings;
+  // run_command's settings (`exec`) join this record in src/exec/settings.ts, so that workspace/ imports nothing above it.
+}
+
+/**
+ * FILE_TOO_LARGE when `size` bytes to write are over TOOLGATE_MAX_WRITE_BYTES. The message says what is that
+ * large (`Content`, `file_text`, with an optional note after the size) and how to write it in parts.
+ */
+export function checkWriteSize(ws: Workspace, size: number, what: { subject: string; note?: string; hint: string }): void {
+  const limit = ws.limits.maxWriteBytes;
+  if (size > limit) {
+    throw new ToolError('FILE_TOO_LARGE', `${what.subject} is ${size} bytes${what.note ?? ''}, over TOOLGATE_MAX_WRITE_BYTES (${limit}); ${what.hint}.`, {
+      size_bytes: size,
+      limit_bytes: limit,
+    });
+  }
 }
 
 /** Hooks the operations layer attaches to count lock waits (metrics); workspace/ knows nothing of metrics. */

@@ -96,6 +96,36 @@ describe('limits: TOOLGATE_MAX_WRITE_BYTES', () => {
     expect(res.body.error?.code).toBe('FILE_TOO_LARGE');
     expect(await fs.readFile(t.file('keep.txt'), 'utf8')).toBe('keep me\n');
   });
+
+  it('every writing tool refuses over it with its size and the limit in the message and the details', async () => {
+    await fs.writeFile(t.file('crlf.txt'), 'a\r\n');
+    const over = 'x'.repeat(LIMIT + 1);
+    // Within the limit as sent, twice as long once the file's CRLF line endings are matched.
+    const growsWithCrlf = '\n'.repeat(LIMIT);
+    const cases = [
+      { tool: 'write_file', args: { path: 'w.txt', content: over }, size: LIMIT + 1, message: `Content is ${LIMIT + 1} bytes, over TOOLGATE_MAX_WRITE_BYTES (${LIMIT}); write the file in parts with append_to_file.` },
+      { tool: 'append_to_file', args: { path: 'crlf.txt', content: over }, size: LIMIT + 1, message: `Content is ${LIMIT + 1} bytes, over TOOLGATE_MAX_WRITE_BYTES (${LIMIT}); append it in smaller parts.` },
+      {
+        tool: 'append_to_file',
+        args: { path: 'crlf.txt', content: growsWithCrlf },
+        size: 2 * LIMIT,
+        message: `Content is ${2 * LIMIT} bytes with CRLF line endings, over TOOLGATE_MAX_WRITE_BYTES (${LIMIT}); append it in smaller parts.`,
+      },
+      {
+        tool: 'str_replace_based_edit_tool',
+        args: { command: 'create', path: 'e.txt', file_text: over },
+        size: LIMIT + 1,
+        message: `file_text is ${LIMIT + 1} bytes, over TOOLGATE_MAX_WRITE_BYTES (${LIMIT}); create the file in parts (create, then insert).`,
+      },
+    ];
+    for (const c of cases) {
+      const res = await t.call(c.tool, c.args);
+      expectEnvelope(res.body, res.status);
+      expect(res.status, c.tool).toBe(413);
+      expect(res.body.error, c.tool).toEqual({ code: 'FILE_TOO_LARGE', message: c.message, details: { size_bytes: c.size, limit_bytes: LIMIT } });
+    }
+    expect(await fs.readFile(t.file('crlf.txt'), 'utf8')).toBe('a\r\n');
+  });
 });
 
 describe('limits: TOOLGATE_MAX_OUTPUT_BYTES', () => {
