@@ -43,8 +43,8 @@ function layerOf(url: string, fn: string): string {
   if (d >= 0) {
     const rel = url.slice(d + '/dist-prof/'.length);
     if (rel.startsWith('transports/')) return 'door (transports/)';
-    if (rel.startsWith('pipeline/') || rel === 'tools/execute.js' || rel === 'ops/operations.js') return 'pipeline';
-    if (rel.startsWith('policy/') || rel === 'ops/policy.js' || rel === 'tools/plan.js') return 'policy gate';
+    if ((rel.startsWith('pipeline/') && rel !== 'pipeline/policy-gate.js') || rel === 'tools/execute.js' || rel === 'ops/operations.js') return 'pipeline';
+    if (rel.startsWith('policy/') || rel === 'ops/policy.js' || rel === 'pipeline/policy-gate.js' || rel === 'tools/plan.js') return 'policy gate';
     if (rel === 'ops/audit.js') return 'audit';
     if (rel.startsWith('ops/')) return 'ops (auth, metrics, limits, guard)';
     if (rel.startsWith('workspace/')) return 'sandbox (workspace/)';

@@ -1,5 +1,5 @@
 // The operator's command settings (TOOLGATE_EXEC_*) as run_command receives them, built once per app in
-// src/app.ts limitsOf; the contract is docs/run-command.md.
+// src/pipeline/service.ts limitsOf; the contract is docs/run-command.md.
 import type { Config } from '../config.js';
 import type { ChildProcess } from 'node:child_process';
 import type { NetworkTools } from './network.js';

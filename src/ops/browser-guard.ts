@@ -1,6 +1,6 @@
 // Which Host and Origin a request may carry (docs/operations.md, "Browsers"): a web page must not reach the
 // service through a rebound DNS name (its Host is then the attacker's name) nor send it cross-site requests (its
-// Origin is the attacker's page). Plain values in, a refusal out; src/ops/operations.ts applies it to every door.
+// Origin is the attacker's page). Plain values in, a refusal out; src/transports/http-gate.ts applies it to every door.
 import net from 'node:net';
 import { ToolError } from '../envelope.js';
 import { isLoopbackHost } from './auth.js';

@@ -1,4 +1,4 @@
-// The operator's web settings as the web tools receive them (built from the config in src/app.ts limitsOf).
+// The operator's web settings as the web tools receive them (built from the config in src/pipeline/service.ts limitsOf).
 import { EMPTY_ALLOW_LIST, type AllowList } from './address-policy.js';
 import type { Resolver } from './fetch.js';
 import type { SearchProvider, SearchSettings } from './search.js';
