@@ -3,7 +3,7 @@
 // tolerant match for far longer before its budget ends it. Small files stay on the calling thread: every agent
 // step edits one, and a worker costs more than their whole edit. docs/operations.md, "Work off the main thread".
 import { fileURLToPath } from 'node:url';
-import { ToolError } from '../errors.js';
+import { E, ToolError, type ErrorCode } from '../errors.js';
 import { BoundedPool, WorkerFailure, WorkerJobError } from '../workers/bounded-pool.js';
 import type { EditAnswer, EditJob } from './edit-worker.js';
 import { applyEdits, type ApplyOptions, type EditOutcome, type EditRequest } from './engine.js';
@@ -84,7 +84,7 @@ async function inWorker(job: EditJob, bound: Bound): Promise<EditAnswer> {
 function rethrow(answer: Extract<EditAnswer, { ok: false }>): never {
   const { code, message, details } = answer.error;
   if (answer.error.patch) throw new PatchError(code as PatchErrorCode, message, details);
-  throw new ToolError(code as ToolError['code'], message, details);
+  throw E.fromEditWorker(code as ErrorCode, message, details);
 }
 
 /** applyEdits (engine.ts), in a worker when `text` is large; the same answer and the same ToolErrors. */

@@ -3,7 +3,7 @@
 // its limit is terminated and replaced, so neither a catastrophic regex nor a stalled file system can hold the
 // event loop or a worker for good.
 import os from 'node:os';
-import { ToolError } from '../envelope.js';
+import { E, ToolError } from '../errors.js';
 import { BoundedPool, WorkerFailure, WorkerJobError } from '../workers/bounded-pool.js';
 import { RegexTimeout } from './regex.js';
 import { searchWorkerMain, type BatchFiles, type BatchRequest, type SearchSpec } from './worker.js';
@@ -37,7 +37,7 @@ export async function searchBatch(spec: SearchSpec, paths: string[], names: stri
   try {
     return await pool.run<BatchAnswer>({ spec, paths, names } satisfies Omit<BatchRequest, 'id'>, { timeoutMs });
   } catch (err) {
-    if (err instanceof WorkerJobError) throw new ToolError('INVALID_REGEX', `Invalid regex pattern: ${err.message}`);
+    if (err instanceof WorkerJobError) throw E.invalidRegex(err.message);
     // A stuck regex never yields, so the worker could not answer: it was terminated.
     if (err instanceof WorkerFailure && err.kind === 'timeout') throw spec.kind === 'regex' ? new RegexTimeout(timeoutMs) : new BatchStalled();
     if (err instanceof WorkerFailure && err.kind === 'memory') {

@@ -3,7 +3,7 @@
 // on a short input; every user regex therefore runs in a worker thread (the shared bounded pool,
 // src/workers/bounded-pool.ts) that is terminated when it passes the limit, and recreated for the next job.
 // The event loop never executes a user pattern.
-import { ToolError } from '../envelope.js';
+import { E, ToolError } from '../errors.js';
 import { BoundedPool, WorkerFailure, WorkerJobError } from '../workers/bounded-pool.js';
 
 /** Compiles a pattern in the main thread only to validate it (compiling never backtracks). */
@@ -12,7 +12,7 @@ export function checkUserRegex(source: string, flags: string): void {
     new RegExp(source, flags);
   } catch (err) {
     const reason = (err as Error).message.replace(/^Invalid regular expression: /, '');
-    throw new ToolError('INVALID_REGEX', `Invalid regex pattern: ${reason}`);
+    throw E.invalidRegex(reason);
   }
 }
 
@@ -147,7 +147,7 @@ async function run<T>(message: Record<string, unknown>, timeoutMs: number): Prom
   try {
     return await pool.run<T>(message, { timeoutMs });
   } catch (err) {
-    if (err instanceof WorkerJobError) throw new ToolError('INVALID_REGEX', `Invalid regex pattern: ${err.message}`);
+    if (err instanceof WorkerJobError) throw E.invalidRegex(err.message);
     if (err instanceof WorkerFailure && err.kind === 'timeout') throw new RegexTimeout(timeoutMs);
     if (err instanceof WorkerFailure && err.kind === 'memory') {
       throw new ToolError('FILE_TOO_LARGE', `The regex's matches need more than the ${REGEX_WORKER_HEAP_MB} MiB its worker may use; replace in smaller steps or with a narrower pattern.`);

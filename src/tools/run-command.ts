@@ -5,7 +5,7 @@ import { lstatSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
-import { ToolError } from '../envelope.js';
+import { E, ToolError } from '../errors.js';
 import { clearSetIdBits, compare, MAX_CHANGES_LISTED, projectBytes, snapshot, type FileChange } from '../exec/changes.js';
 import { inRoot, runSandboxed, WORKSPACE_MOUNT, type StopReason } from '../exec/sandbox.js';
 import type { ExecSettings } from '../exec/settings.js';
@@ -111,7 +111,7 @@ function notSymlink(p: string): boolean {
 
 function execOf(limits: { exec?: ExecSettings }): ExecSettings {
   const exec = limits.exec;
-  if (!exec || exec.mode === 'off') throw new ToolError('NOT_FOUND', 'run_command is off on this service (TOOLGATE_EXEC=off); the operator enables it with TOOLGATE_EXEC=sandboxed (docs/run-command.md).');
+  if (!exec || exec.mode === 'off') throw E.execOff();
   return exec;
 }
 

@@ -3,7 +3,7 @@
 // errors, extracted images stored as attachments for the caller, and the common output fields.
 import { closeSync } from 'node:fs';
 import { z } from 'zod';
-import { ToolError } from '../../envelope.js';
+import { E, ToolError } from '../../errors.js';
 import { OfficeError } from '../../office/errors.js';
 import type { OfficeReadResult } from '../../office/run.js';
 import type { FdSource } from '../../office/zip-guard.js';
@@ -63,7 +63,7 @@ export async function withOfficeDocument<T>(ctx: ToolContext, input: string, rea
     }
     return await read({ fd }, { p, size: stat.size });
   } catch (err) {
-    if (err instanceof OfficeError) throw new ToolError(err.envelopeCode, `'${p.rel}': ${err.message}`, { ...err.details, office_code: err.code });
+    if (err instanceof OfficeError) throw E.documentUnreadable(p.rel, err.code, err.message, err.details);
     throw err;
   } finally {
     // The engine is done with the descriptor when its promise settles (the worker gets a copy of the entries).

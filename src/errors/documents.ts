@@ -1,0 +1,32 @@
+// The catalogue's errors of the office documents (src/errors.ts says how to add one).
+import { ToolError, type ErrorCode } from './tool-error.js';
+
+/**
+ * The office readers' finer codes (OfficeError, src/office/errors.ts) and the envelope code each answers with;
+ * the finer code stays in `details.office_code`.
+ */
+export const OFFICE_ERROR_ENVELOPE = {
+  /** Not a zip at all (plain text, a legacy or password-protected OLE file, empty). */
+  NOT_AN_ARCHIVE: 'ENCODING_ERROR',
+  /** A zip, but damaged: truncated, bad headers, bad deflate data, entries shorter than declared. */
+  ARCHIVE_CORRUPT: 'ENCODING_ERROR',
+  /** Over a size limit: entries, bytes per entry or in all, or the parser's memory limit. */
+  ARCHIVE_TOO_LARGE: 'FILE_TOO_LARGE',
+  /** Built to hurt: lying sizes, bomb ratios, nested archives, unsafe names, encryption, DOCTYPE. */
+  ARCHIVE_UNSAFE: 'ENCODING_ERROR',
+  /** A valid zip that the parser cannot read as this kind of document. */
+  DOCUMENT_INVALID: 'ENCODING_ERROR',
+  /** A format this service refuses to parse (.xls) or an unknown extension. */
+  UNSUPPORTED_FORMAT: 'INVALID_PARAM',
+  /** A sheet or range selector that does not fit the workbook. */
+  INVALID_SELECTOR: 'INVALID_PARAM',
+  /** The parser ran past its time limit and was terminated. */
+  TIMEOUT: 'TIMEOUT',
+} as const satisfies Record<string, ErrorCode>;
+export type OfficeErrorCode = keyof typeof OFFICE_ERROR_ENVELOPE;
+
+export const documentErrors = {
+  /** An OfficeError as the envelope's error: the document named before its message, its finer code in `details.office_code`. */
+  documentUnreadable: (rel: string, code: OfficeErrorCode, message: string, details: Record<string, unknown> | undefined) =>
+    new ToolError(OFFICE_ERROR_ENVELOPE[code], `'${rel}': ${message}`, { ...details, office_code: code }),
+};
