@@ -25,7 +25,8 @@ export const accessErrors = {
     }),
   /** `shown` is the id, or 'with that id' when it is not one. */
   approvalNotFound: (shown: string) => new ApprovalError('NOT_FOUND', `No approval request ${shown}; it may have been swept after it expired.`),
-  approvalAlreadyDecided: (id: string, status: string) => new ApprovalError('CONFLICT', `Approval ${id} was already decided (${status}).`, { status }),
+  approvalAlreadyDecided: (id: string, status: string) =>
+    new ApprovalError('CONFLICT', `Approval ${id} was already decided (${status}).`, { status }),
   /** Another process decided between the read and the compare-and-set; `status` is null when the record is gone. */
   approvalDecidedMeanwhile: (id: string, status: string | null) =>
     new ApprovalError('CONFLICT', `Approval ${id} was already decided${status ? ` (${status})` : ''}.`, { status }),

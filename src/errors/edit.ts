@@ -18,7 +18,8 @@ export type PatchErrorCode = keyof typeof PATCH_ERROR_ENVELOPE;
 
 export const editErrors = {
   /** A PatchError as the envelope's error: its message as it is, its finer code in `details.patch_code`. */
-  patchFailed: (code: PatchErrorCode, message: string, details: Record<string, unknown>) => new ToolError(PATCH_ERROR_ENVELOPE[code], message, { ...details, patch_code: code }),
+  patchFailed: (code: PatchErrorCode, message: string, details: Record<string, unknown>) =>
+    new ToolError(PATCH_ERROR_ENVELOPE[code], message, { ...details, patch_code: code }),
   /** A ToolError the edit worker threw, rebuilt on this side of the thread from its code, message and details. */
   fromEditWorker: (code: ErrorCode, message: string, details: Record<string, unknown> | undefined) => new ToolError(code, message, details),
 };

@@ -2,5 +2,6 @@
 import { ToolError } from './tool-error.js';
 
 export const execErrors = {
-  execOff: () => new ToolError('NOT_FOUND', 'run_command is off on this service (TOOLGATE_EXEC=off); the operator enables it with TOOLGATE_EXEC=sandboxed (docs/run-command.md).'),
+  execOff: () =>
+    new ToolError('NOT_FOUND', 'run_command is off on this service (TOOLGATE_EXEC=off); the operator enables it with TOOLGATE_EXEC=sandboxed (docs/run-command.md).'),
 };
