@@ -29,4 +29,6 @@ export const documentErrors = {
   /** An OfficeError as the envelope's error: the document named before its message, its finer code in `details.office_code`. */
   documentUnreadable: (rel: string, code: OfficeErrorCode, message: string, details: Record<string, unknown> | undefined) =>
     new ToolError(OFFICE_ERROR_ENVELOPE[code], `'${rel}': ${message}`, { ...details, office_code: code }),
+  documentTooLarge: (rel: string, shownSize: string, limit: number, sizeBytes: number) =>
+    new ToolError('FILE_TOO_LARGE', `Document '${rel}' is ${shownSize}, over TOOLGATE_OFFICE_MAX_BYTES (${limit}); it cannot be read whole.`, { size_bytes: sizeBytes, limit_bytes: limit }),
 };
