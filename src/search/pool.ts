@@ -3,7 +3,7 @@
 // its limit is terminated and replaced, so neither a catastrophic regex nor a stalled file system can hold the
 // event loop or a worker for good.
 import os from 'node:os';
-import { E, ToolError } from '../errors.js';
+import { E } from '../errors.js';
 import { BoundedPool, WorkerFailure, WorkerJobError } from '../workers/bounded-pool.js';
 import { RegexTimeout } from './regex.js';
 import { searchWorkerMain, type BatchFiles, type BatchRequest, type SearchSpec } from './worker.js';
@@ -41,8 +41,8 @@ export async function searchBatch(spec: SearchSpec, paths: string[], names: stri
     // A stuck regex never yields, so the worker could not answer: it was terminated.
     if (err instanceof WorkerFailure && err.kind === 'timeout') throw spec.kind === 'regex' ? new RegexTimeout(timeoutMs) : new BatchStalled();
     if (err instanceof WorkerFailure && err.kind === 'memory') {
-      throw new ToolError('FILE_TOO_LARGE', `Searching a batch of files needs more than the ${SEARCH_WORKER_HEAP_MB} MiB a search worker may use; narrow the search (path, glob).`);
+      throw E.searchOutOfMemory(SEARCH_WORKER_HEAP_MB);
     }
-    throw new ToolError('EXECUTION_ERROR', `Search worker failed: ${(err as Error)?.message ?? String(err)}`);
+    throw E.searchWorkerFailed((err as Error)?.message ?? String(err));
   }
 }

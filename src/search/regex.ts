@@ -150,9 +150,9 @@ async function run<T>(message: Record<string, unknown>, timeoutMs: number): Prom
     if (err instanceof WorkerJobError) throw E.invalidRegex(err.message);
     if (err instanceof WorkerFailure && err.kind === 'timeout') throw new RegexTimeout(timeoutMs);
     if (err instanceof WorkerFailure && err.kind === 'memory') {
-      throw new ToolError('FILE_TOO_LARGE', `The regex's matches need more than the ${REGEX_WORKER_HEAP_MB} MiB its worker may use; replace in smaller steps or with a narrower pattern.`);
+      throw E.regexOutOfMemory(REGEX_WORKER_HEAP_MB);
     }
-    throw new ToolError('EXECUTION_ERROR', `Regex evaluation failed: ${(err as Error)?.message ?? String(err)}`);
+    throw E.regexFailed((err as Error)?.message ?? String(err));
   }
 }
 
