@@ -48,4 +48,40 @@ export const accessErrors = {
       approved,
       current,
     }),
+  tokenMissing: () => new ToolError('UNAUTHORIZED', 'Missing bearer token: send `Authorization: Bearer <token>`.'),
+  tokenInvalid: () => new ToolError('UNAUTHORIZED', 'Invalid bearer token; check the token or ask the operator for one.'),
+  riskNotAllowed: (tokenId: string | undefined, risk: string, toolName: string) =>
+    new ToolError('ACCESS_DENIED', `Token '${tokenId ?? ''}' may not run ${risk} tools such as '${toolName}'; ask the operator for a token with the '${risk}' risk class.`),
+  hostNotServed: (shown: string, host: string | undefined) =>
+    new ToolError('ACCESS_DENIED', `This service does not answer to the host name ${shown}: a page on another site may have rebound its DNS name to this address. Reach it by a name it answers to (loopback, or one listed in TOOLGATE_ALLOWED_HOSTS).`, { host: host?.slice(0, 100) ?? null }),
+  originRefused: (origin: string) =>
+    new ToolError('ACCESS_DENIED', `Requests from the web page at '${origin.slice(0, 100)}' are refused: only this service's own pages, or origins listed in TOOLGATE_ALLOWED_ORIGINS, may call it from a browser.`, { origin: origin.slice(0, 100) }),
+  projectsOff: (shown: string) =>
+    new ToolError('NOT_FOUND', `Unknown project '${shown}': this service serves one workspace (multi-project mode is off); call /v1/tools/{tool} without a project.`),
+  projectMissing: () =>
+    new ToolError('INVALID_PARAM', 'Name the project: send the X-Project-Id header or call /v1/projects/{projectId}/tools/{tool}.'),
+  projectIdInvalid: (shown: string) =>
+    new ToolError('INVALID_PARAM', `Invalid project id '${shown}': use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit.`),
+  projectNotAllowed: (tokenId: string | undefined, projectId: string) =>
+    new ToolError('ACCESS_DENIED', `Token '${tokenId ?? ''}' may not use project '${projectId}'.`),
+  crossProjectOff: () => new ToolError('ACCESS_DENIED', 'Cross-project paths ([projectId]/path) need multi-project mode.'),
+  projectUnknown: (projectId: string) => new ToolError('NOT_FOUND', `Unknown project '${projectId}'.`),
+  rateStoreDown: () =>
+    new ToolError('RATE_LIMITED', 'The rate-limit store is unavailable, so calls are refused for now (TOOLGATE_REDIS_FAILURE_MODE=closed); retry in a few seconds.'),
+  rateLimited: (max: number, window: string, after: number, windowMs: number) =>
+    new ToolError('RATE_LIMITED', `Rate limit of ${max} tool calls per ${window} reached; retry in ${after} s.`, { limit: max, window_ms: windowMs, retry_after_s: after }),
+  /** `message` is the rule's own when it has one; `rule` its name or index, `switchName` the switch it applied through. */
+  policyDenied: (message: string | undefined, rule: string | number | undefined, switchName: string | undefined) =>
+    new ToolError('ACCESS_DENIED', message ?? 'The policy denies this call.', {
+      ...(rule !== undefined && { rule }),
+      ...(switchName !== undefined && { switch: switchName }),
+    }),
+  switchUnknown: (shown: string, declared: string[]) =>
+    new ToolError('INVALID_PARAM', `Unknown switch '${shown}' in X-Toolgate-Switches; ${declared.length > 0 ? `this policy declares: ${declared.join(', ')}` : 'no switches are declared'}.`, { switch: shown }),
+  switchTwice: (name: string) =>
+    new ToolError('INVALID_PARAM', `Switch '${name}' is given twice in X-Toolgate-Switches; give it once.`, { switch: name }),
+  switchNoValue: (name: string) => new ToolError('INVALID_PARAM', `Switch '${name}' needs a value: ${name}=on or ${name}=off.`, { switch: name }),
+  approvalsLoopbackOnly: () => new ToolError('ACCESS_DENIED', 'Without tokens only a loopback caller may see or decide approval requests.'),
+  approvalRequestNotFound: () => new ToolError('NOT_FOUND', 'No such approval request (ids look like apr_…).'),
+  approvalBodyInvalid: () => new ToolError('INVALID_PARAM', 'The body is { "reason": "…" } (optional, at most 2000 characters).'),
 };

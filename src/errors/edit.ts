@@ -23,8 +23,10 @@ export const editErrors = {
   // The text editor's refusals, worded as Anthropic's reference implementation words them (models are trained on
   // those texts; src/edit/text-editor-view.ts words its answers), lists printed as Python prints them.
   editorPathMissing: (path: string) => new ToolError('NOT_FOUND', `The path ${path} does not exist. Please provide a valid path.`),
-  editorIsDirectory: (path: string) => new ToolError('IS_DIRECTORY', `The path ${path} is a directory and only the \`view\` command can be used on directories`),
-  editorFileExists: (path: string) => new ToolError('ALREADY_EXISTS', `File already exists at: ${path}. Cannot overwrite files using command \`create\`.`),
+  editorIsDirectory: (path: string) =>
+    new ToolError('IS_DIRECTORY', `The path ${path} is a directory and only the \`view\` command can be used on directories`),
+  editorFileExists: (path: string) =>
+    new ToolError('ALREADY_EXISTS', `File already exists at: ${path}. Cannot overwrite files using command \`create\`.`),
   editorParameterMissing: (parameter: 'file_text' | 'old_str' | 'new_str' | 'insert_line', command: string) =>
     new ToolError('INVALID_PARAM', `Parameter \`${parameter}\` is required for command: ${command}`),
   editorNoMatch: (path: string, oldStr: string, details: Record<string, unknown> | undefined) =>
