@@ -279,18 +279,8 @@ function noMatchError(i: number, several: boolean, oldText: string, original: st
     }
   }
   const diagnosis = diagnoseNoMatch(original, oldText);
-  const which = several ? `Edit ${i + 1}: old_text` : 'old_text';
-  let message: string;
-  if (diagnosis.closest) {
-    const c = diagnosis.closest;
-    const diffs = diagnosis.differences.length ? `; it differs in ${diagnosis.differences.join(', ')}` : '';
-    message =
-      `${which} was not found in the file. The closest text is at lines ${c.start_line}-${c.end_line} ` +
-      `(similarity ${c.similarity}${diffs}); copy old_text exactly from those lines (see details.closest.lines) and retry.`;
-  } else {
-    message = `${which} was not found in the file; read the file again and copy old_text exactly from it.`;
-  }
-  return E.editNoMatch(message, i, diagnosis.closest, diagnosis.differences);
+  if (!diagnosis.closest) return E.editNoMatch(several, i, diagnosis.differences);
+  return E.editNoMatchClosest(several, i, diagnosis.closest, diagnosis.differences);
 }
 
 function multipleMatchesError(
@@ -306,9 +296,7 @@ function multipleMatchesError(
 ): ToolError {
   const lines = lineNumbersAt(original, candidates.map((c) => toOriginalOffset(spans, c.start)));
   const listed = lines.slice(0, LISTED_IN_MESSAGE).join(', ') + (total > LISTED_IN_MESSAGE ? ', …' : '');
-  const count = incomplete ? `at least ${total}` : `${total}`;
-  const message = `${several ? `Edit ${i + 1}: ` : ''}Found ${count} matches (lines ${listed}); add context to make old_text unique or set replace_all`;
-  return E.editMultipleMatches(message, i, total, lines, stage, incomplete);
+  return E.editMultipleMatches(several, i, total, listed, lines, stage, incomplete);
 }
 
 function overlapError(i: number, span: Span, original: string): ToolError {

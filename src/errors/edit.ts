@@ -63,10 +63,27 @@ export const editErrors = {
     new ToolError('INVALID_PARAM', `${label}old_text is empty; quote the text to replace, or use write_file or append_to_file to add text.`, { edit_index: editIndex }),
   editNoChange: (several: boolean) =>
     new ToolError('NO_CHANGE', `The edit${several ? 's' : ''} would not change the file: new_text equals the text it replaces; re-read the file, the change may already be there.`),
-  editNoMatch: (message: string, editIndex: number, closest: unknown, differences: string[]) =>
-    new ToolError('NO_MATCH', message, { edit_index: editIndex, closest, differences }),
-  editMultipleMatches: (message: string, editIndex: number, matches: number, lines: number[], stage: string, incomplete: boolean) =>
-    new ToolError('MULTIPLE_MATCHES', message, { edit_index: editIndex, matches, lines, stage, ...(incomplete ? { matches_incomplete: true } : {}) }),
+  editNoMatch: (several: boolean, editIndex: number, differences: readonly string[]) =>
+    new ToolError('NO_MATCH', `${several ? `Edit ${editIndex + 1}: ` : ''}old_text was not found in the file; read the file again and copy old_text exactly from it.`, {
+      edit_index: editIndex,
+      closest: null,
+      differences,
+    }),
+  /** `closest` is the most similar region (src/edit/closest.ts), `differences` the kinds of difference it shows. */
+  editNoMatchClosest: (several: boolean, editIndex: number, closest: { start_line: number; end_line: number; similarity: number }, differences: readonly string[]) =>
+    new ToolError(
+      'NO_MATCH',
+      `${several ? `Edit ${editIndex + 1}: ` : ''}old_text was not found in the file. The closest text is at lines ${closest.start_line}-${closest.end_line} ` +
+        `(similarity ${closest.similarity}${differences.length ? `; it differs in ${differences.join(', ')}` : ''}); copy old_text exactly from those lines (see details.closest.lines) and retry.`,
+      { edit_index: editIndex, closest, differences },
+    ),
+  /** `listed` names the first lines found; `incomplete` when the matcher's budget ran out and `total` is a lower bound. */
+  editMultipleMatches: (several: boolean, editIndex: number, total: number, listed: string, lines: number[], stage: string, incomplete: boolean) =>
+    new ToolError(
+      'MULTIPLE_MATCHES',
+      `${several ? `Edit ${editIndex + 1}: ` : ''}Found ${incomplete ? `at least ${total}` : total} matches (lines ${listed}); add context to make old_text unique or set replace_all`,
+      { edit_index: editIndex, matches: total, lines, stage, ...(incomplete ? { matches_incomplete: true } : {}) },
+    ),
   editsOverlap: (i: number, other: number, a: number | undefined, b: number | undefined) =>
     new ToolError('INVALID_PARAM', `Edit ${i + 1} overlaps edit ${other + 1} (lines ${a}-${b}); merge them into one edit`, { edit_index: i, overlaps: other, lines: [a, b] }),
   editTimeout: (timeoutMs: number) =>

@@ -5,7 +5,6 @@
 import os from 'node:os';
 import { E } from '../errors.js';
 import { BoundedPool, WorkerFailure, WorkerJobError } from '../workers/bounded-pool.js';
-import { RegexTimeout } from './regex.js';
 import { searchWorkerMain, type BatchFiles, type BatchRequest, type SearchSpec } from './worker.js';
 
 export type { BatchFiles, SearchSpec } from './worker.js';
@@ -39,7 +38,7 @@ export async function searchBatch(spec: SearchSpec, paths: string[], names: stri
   } catch (err) {
     if (err instanceof WorkerJobError) throw E.invalidRegex(err.message);
     // A stuck regex never yields, so the worker could not answer: it was terminated.
-    if (err instanceof WorkerFailure && err.kind === 'timeout') throw spec.kind === 'regex' ? new RegexTimeout(timeoutMs) : new BatchStalled();
+    if (err instanceof WorkerFailure && err.kind === 'timeout') throw spec.kind === 'regex' ? E.regexTimeout(timeoutMs) : new BatchStalled();
     if (err instanceof WorkerFailure && err.kind === 'memory') {
       throw E.searchOutOfMemory(SEARCH_WORKER_HEAP_MB);
     }
