@@ -21,9 +21,9 @@ import { webErrors } from './errors/web.js';
 
 export { ERROR_CODES, ERROR_STATUS, ToolError, type ErrorCode } from './errors/tool-error.js';
 export { ApprovalError, type ApprovalErrorCode } from './errors/access.js';
-export { OFFICE_ERROR_ENVELOPE, type OfficeErrorCode } from './errors/documents.js';
+export { OFFICE_ERROR_ENVELOPE, OfficeError, type OfficeErrorCode } from './errors/documents.js';
 export { RegexTimeout } from './errors/search.js';
-export { PATCH_ERROR_ENVELOPE, type PatchErrorCode } from './errors/edit.js';
+export { PATCH_ERROR_ENVELOPE, PatchError, type PatchErrorCode } from './errors/edit.js';
 
 /** The catalogue: one factory per error, each returning the ToolError it declares. */
 export const E = {

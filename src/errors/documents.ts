@@ -25,10 +25,33 @@ export const OFFICE_ERROR_ENVELOPE = {
 } as const satisfies Record<string, ErrorCode>;
 export type OfficeErrorCode = keyof typeof OFFICE_ERROR_ENVELOPE;
 
+/** An error of the office readers (zip guard, parsers, worker); the tool layer answers with documentUnreadable. */
+export class OfficeError extends Error {
+  readonly code: OfficeErrorCode;
+  readonly details: Record<string, unknown> | undefined;
+  constructor(code: OfficeErrorCode, message: string, details?: Record<string, unknown>) {
+    super(message);
+    this.name = 'OfficeError';
+    this.code = code;
+    this.details = details;
+  }
+
+  /** The envelope code (docs/api.md, "Error codes") for this error, from the catalogue's table. */
+  get envelopeCode(): ErrorCode {
+    return OFFICE_ERROR_ENVELOPE[this.code];
+  }
+}
+
 export const documentErrors = {
   /** An OfficeError as the envelope's error: the document named before its message, its finer code in `details.office_code`. */
   documentUnreadable: (rel: string, code: OfficeErrorCode, message: string, details: Record<string, unknown> | undefined) =>
     new ToolError(OFFICE_ERROR_ENVELOPE[code], `'${rel}': ${message}`, { ...details, office_code: code }),
   documentTooLarge: (rel: string, shownSize: string, limit: number, sizeBytes: number) =>
     new ToolError('FILE_TOO_LARGE', `Document '${rel}' is ${shownSize}, over TOOLGATE_OFFICE_MAX_BYTES (${limit}); it cannot be read whole.`, { size_bytes: sizeBytes, limit_bytes: limit }),
+  zipCorrupt: (reason: string) =>
+    new OfficeError('ARCHIVE_CORRUPT', `The document's zip container is damaged or truncated (${reason}); ask for an intact copy or re-save the file.`),
+  oleNotZip: () =>
+    new OfficeError('NOT_AN_ARCHIVE', 'The file is an OLE compound file, not an Office Open XML zip: a password-protected document or a legacy binary format (.doc/.xls). Remove the password or save it as .docx/.xlsx.'),
+  notZip: () =>
+    new OfficeError('NOT_AN_ARCHIVE', 'The file is not a zip archive, so it is not a .docx/.xlsx document (check the path, or read it with read_file).'),
 };

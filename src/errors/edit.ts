@@ -16,6 +16,26 @@ export const PATCH_ERROR_ENVELOPE = {
 } as const satisfies Record<string, ErrorCode>;
 export type PatchErrorCode = keyof typeof PATCH_ERROR_ENVELOPE;
 
+/**
+ * An error of the apply_patch engine (src/edit/patch-*.ts), which also runs in the edit worker: its finer code and
+ * a message a model can act on. The tool layer answers with toToolError().
+ */
+export class PatchError extends Error {
+  readonly code: PatchErrorCode;
+  readonly details: Record<string, unknown>;
+  constructor(code: PatchErrorCode, message: string, details: Record<string, unknown> = {}) {
+    super(message);
+    this.name = 'PatchError';
+    this.code = code;
+    this.details = details;
+  }
+
+  /** The same error as the envelope's ToolError; `patch_code` keeps the finer code for clients that want it. */
+  toToolError(): ToolError {
+    return editErrors.patchFailed(this.code, this.message, this.details);
+  }
+}
+
 export const editErrors = {
   /** A PatchError as the envelope's error: its message as it is, its finer code in `details.patch_code`. */
   patchFailed: (code: PatchErrorCode, message: string, details: Record<string, unknown>) =>
@@ -128,4 +148,14 @@ export const editErrors = {
     new ToolError('FILE_TOO_LARGE', `file_text is ${bytesLength} bytes, over TOOLGATE_MAX_WRITE_BYTES (${maxWriteBytes}); create the file in parts (create, then insert).`),
   editorUndoWouldUndoOthers: (rel: string, changedSinceBy: string, yourChangeBackupId: string) =>
     new ToolError('CONFLICT', `${rel} was changed by ${changedSinceBy} after your last change; undoing yours would undo theirs too. Read the file and change it back yourself, or restore_backup a version from list_backups.`, { your_change_backup_id: yourChangeBackupId }),
+  patchFileInTwoOperations: (path: string, before: number, op: number) =>
+    new PatchError('INVALID_PATCH', `The patch names ${path} in more than one file operation (operations ${before + 1} and ${op + 1}); put all changes to a file in one '*** Update File' section.`, { path, operations: [before + 1, op + 1] }),
+  patchAddExisting: (path: string) =>
+    new PatchError('ALREADY_EXISTS', `*** Add File: ${path} — the file already exists; nothing was changed. Use '*** Update File: ${path}' to change it.`, { path }),
+  patchFileMissing: (verb: string, path: string, type: string) =>
+    new PatchError('NOT_FOUND', `*** ${verb} File: ${path} — no such file; nothing was changed.${type === 'update' ? ` Use '*** Add File: ${path}' to create it.` : ''}`, { path }),
+  patchMoveOntoExisting: (moveTo: string, path: string) =>
+    new PatchError('ALREADY_EXISTS', `*** Move to: ${moveTo} — a file already exists there; nothing was changed. Choose another destination, or remove that file in an earlier call.`, { path, move_to: moveTo }),
+  patchFileAboveFile: (header: string, path: string, belowHeader: string, belowPath: string) =>
+    new PatchError('INVALID_PATCH', `The patch is contradictory: '*** ${header}: ${path}' leaves ${path} a file, while '*** ${belowHeader}: ${belowPath}' puts a file under it, so ${path} would have to be a file and a directory at once; nothing was changed. Give one of the two another path.`, { path, under: belowPath }),
 };
