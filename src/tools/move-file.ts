@@ -1,7 +1,7 @@
 import type { Stats } from 'node:fs';
 import fs from 'node:fs/promises';
 import { z } from 'zod';
-import { errors, ToolError } from '../envelope.js';
+import { ToolError } from '../envelope.js';
 import { E } from '../errors.js';
 import { fsyncDirectory, writeFileAtomic } from '../workspace/atomic.js';
 import { createBackup } from '../workspace/backups.js';
@@ -75,9 +75,9 @@ export const moveFile = defineTool({
       await ctx.resolve(input.path); // a link leading outside is refused as such
       throw E.moveSymlink(src.rel);
     }
-    if (!src.stat) throw errors.notFound(src.rel);
+    if (!src.stat) throw E.fileNotFound(src.rel);
     const isDir = src.stat.isDirectory();
-    if (!isDir && !src.stat.isFile()) throw errors.notRegular(describeKind(src.stat), src.rel);
+    if (!isDir && !src.stat.isFile()) throw E.notRegularFile(describeKind(src.stat), src.rel);
     if (src.real === dst.real) throw E.moveOntoItself(src.rel);
     if (isDir && isInside(src.real, dst.real)) throw E.moveIntoItself(src.rel, dst.rel);
     if (isDir && isInside(src.real, src.ws.stateDir)) throw E.moveStateDirectory(src.rel);
@@ -100,11 +100,11 @@ export const moveFile = defineTool({
         let current: FileState | null = null;
         if (isDir) {
           const st = await lstatOrNull(src.at);
-          if (!st) throw errors.notFound(src.rel);
+          if (!st) throw E.fileNotFound(src.rel);
           if (!st.isDirectory()) throw E.movedWhileMoving(src.rel);
         } else {
           current = await fileState(src, ctx.signal);
-          if (!current) throw errors.notFound(src.rel);
+          if (!current) throw E.fileNotFound(src.rel);
           enforceVersion(ctx, src, { content: Buffer.alloc(0), ...current }, input, 'mutation');
         }
         let backupId: string | null = null;
