@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { errors, ToolError } from '../envelope.js';
+import { E } from '../errors.js';
 import { diffSpans } from '../edit/diff.js';
 import { withFileLock } from '../workspace/locks.js';
 import { checkWriteSize } from '../workspace/workspace.js';
@@ -42,20 +42,20 @@ export const appendToFile = defineTool({
   output: Output,
   async run(ctx, input) {
     const p = await ctx.resolve(input.path);
-    if (p.stat?.isDirectory()) throw errors.isDirectory(p.rel);
+    if (p.stat?.isDirectory()) throw E.isDirectory(p.rel);
     const { maxEditBytes } = ctx.ws.limits;
-    checkWriteSize(ctx.ws, Buffer.byteLength(input.content), { subject: 'Content', hint: 'append it in smaller parts' });
+    checkWriteSize(ctx.ws, Buffer.byteLength(input.content), E.appendTooLarge);
 
     return withFileLock(p.ws, p.real, p.rel, async () => {
       const current = await readCurrent(p, maxEditBytes);
-      if (!current) throw errors.notFound(p.rel);
+      if (!current) throw E.fileNotFound(p.rel);
       enforceVersion(ctx, p, current, input, 'mutation');
       if (current.content.length > 0 && looksBinary(current.content)) {
-        throw new ToolError('BINARY_FILE', `File '${p.rel}' is binary; text cannot be appended to it.`);
+        throw E.appendToBinary(p.rel);
       }
       const added = matchLineEndings(current.content, input.content);
       const addedBytes = Buffer.from(added, 'utf8');
-      checkWriteSize(ctx.ws, addedBytes.length, { subject: 'Content', note: ' with CRLF line endings', hint: 'append it in smaller parts' });
+      checkWriteSize(ctx.ws, addedBytes.length, E.appendTooLargeCrlf);
       // The preview only: old bytes that are not valid utf-8 show as U+FFFD but are written unchanged.
       const oldText = current.content.toString('utf8');
       const newText = oldText + added;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { errors, ToolError } from '../envelope.js';
+import { E } from '../errors.js';
 import { diffWhole } from '../edit/diff.js';
 import { withFileLock } from '../workspace/locks.js';
 import { checkWriteSize } from '../workspace/workspace.js';
@@ -48,11 +48,11 @@ export const writeFile = defineTool({
   output: Output,
   async run(ctx, input) {
     const p = await ctx.resolve(input.path);
-    if (p.stat?.isDirectory()) throw errors.isDirectory(p.rel);
+    if (p.stat?.isDirectory()) throw E.isDirectory(p.rel);
     const encoding = checkEncoding(input.encoding);
     const bytes = encodeText(input.content, encoding);
     const { maxEditBytes } = ctx.ws.limits;
-    checkWriteSize(ctx.ws, bytes.length, { subject: 'Content', hint: 'write the file in parts with append_to_file' });
+    checkWriteSize(ctx.ws, bytes.length, E.writeTooLarge);
     const createdDir = ensureParent(ctx, p, input.create_dirs, input.dry_run);
 
     return withFileLock(p.ws, p.real, p.rel, async () => {
@@ -63,7 +63,7 @@ export const writeFile = defineTool({
       enforceVersion(ctx, p, current, input, same ? 'mutation' : 'overwrite');
       if (same && !input.dry_run) return unchanged(p.rel, current);
       if (current && current.content.length > 0 && bytes.length === 0 && !input.allow_empty) {
-        throw new ToolError('INVALID_PARAM', 'Content cannot be empty. Pass allow_empty: true to empty the file.');
+        throw E.contentEmpty();
       }
       const textual = encoding !== 'base64';
       const oldText = current ? (textual ? safeDecode(current.content, encoding) : null) : null;

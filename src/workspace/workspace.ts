@@ -28,18 +28,10 @@ export interface WorkspaceLimits {
   // run_command's settings (`exec`) join this record in src/exec/settings.ts, so that workspace/ imports nothing above it.
 }
 
-/**
- * FILE_TOO_LARGE when `size` bytes to write are over TOOLGATE_MAX_WRITE_BYTES. The message says what is that
- * large (`Content`, `file_text`, with an optional note after the size) and how to write it in parts.
- */
-export function checkWriteSize(ws: Workspace, size: number, what: { subject: string; note?: string; hint: string }): void {
+/** FILE_TOO_LARGE, made by the caller's catalogue entry, when `size` bytes to write are over TOOLGATE_MAX_WRITE_BYTES. */
+export function checkWriteSize(ws: Workspace, size: number, tooLarge: (size: number, limit: number) => ToolError): void {
   const limit = ws.limits.maxWriteBytes;
-  if (size > limit) {
-    throw new ToolError('FILE_TOO_LARGE', `${what.subject} is ${size} bytes${what.note ?? ''}, over TOOLGATE_MAX_WRITE_BYTES (${limit}); ${what.hint}.`, {
-      size_bytes: size,
-      limit_bytes: limit,
-    });
-  }
+  if (size > limit) throw tooLarge(size, limit);
 }
 
 /** Hooks the operations layer attaches to count lock waits (metrics); workspace/ knows nothing of metrics. */
