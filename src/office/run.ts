@@ -11,7 +11,7 @@ import { BoundedPool, handlerSource, WorkerFailure, type WorkerJobError } from '
 import { docxToMarkdown, type HeldImages, type RawAttachment } from './docx.js';
 import { OfficeError, isOfficeErrorCode } from './errors.js';
 import { officeWorkerJob, type ParserModules, type WorkerJob, type WorkerReply } from './worker.js';
-import { xlsxToText, type SheetSummary } from './xlsx.js';
+import { XlsxText, type SheetSummary } from './xlsx.js';
 import { parseA1Range, xlsxRangeToText, type XlsxStreamInput } from './xlsx-stream.js';
 import { checkZip, inflateLimitError, storedZip, type FdSource, type ZipLimits } from './zip-guard.js';
 
@@ -175,7 +175,7 @@ function poolFor(memoryMb: number, youngMb: number): BoundedPool {
   if (!pool) {
     pool = new BoundedPool({
       name: 'office',
-      handler: handlerSource(officeWorkerJob, docxToMarkdown, xlsxToText, xlsxRangeToText, inflateLimitError),
+      handler: handlerSource(officeWorkerJob, docxToMarkdown, XlsxText, xlsxRangeToText, inflateLimitError),
       size: OFFICE_DEFAULTS.concurrency,
       reuse: false,
       resourceLimits: { maxOldGenerationSizeMb: memoryMb, maxYoungGenerationSizeMb: youngMb, stackSizeMb: 4 },

@@ -3,12 +3,12 @@
 // allocate or loop without end costs one terminated thread, not the service.
 //
 // officeWorkerJob is shipped to the worker as source text (Function#toString, like search/pool.ts), so
-// it must be self-contained; the converters (docx.ts, xlsx.ts) come as arguments, and the parser packages
+// it must be self-contained; the converters (docx.ts, xlsx.ts, the streaming readers) come as arguments, and the parser packages
 // are loaded by the absolute paths the job names (resolved in the main thread from node_modules, since the
 // production bundle cannot carry them into an eval'd worker).
 import type { ConvertedDocx, DocxLibraries, HeldImages, ImageLimits, RawAttachment } from './docx.js';
 import type { OfficeErrorCode } from './errors.js';
-import type { ConvertedWorkbook, XlsxLibraries, XlsxOptions } from './xlsx.js';
+import type { ConvertedWorkbook, XlsxOptions, XlsxText } from './xlsx.js';
 import type { XlsxRangeOptions, XlsxStreamInput, XlsxStreamLibraries } from './xlsx-stream.js';
 
 export interface ParserModules {
@@ -35,7 +35,7 @@ export type WorkerReply =
 
 export interface Converters {
   docx: (libs: DocxLibraries, zip: Buffer, limits: ImageLimits & { held?: HeldImages }) => Promise<ConvertedDocx>;
-  xlsx: (libs: XlsxLibraries, zip: Buffer, opts: XlsxOptions) => Promise<ConvertedWorkbook>;
+  xlsx: typeof XlsxText;
   xlsxRange: (libs: XlsxStreamLibraries, input: XlsxStreamInput, opts: XlsxRangeOptions) => Promise<ConvertedWorkbook & { inflatedBytes: number }>;
   inflateLimitError: XlsxStreamLibraries['inflateLimitError'];
 }
@@ -77,7 +77,7 @@ export async function officeWorkerJob(
       attachments = result.attachments;
       reply = { ok: true, kind: 'xlsx', result };
     } else {
-      const result = await xlsx({ ExcelJS: load(job.modules.exceljs) }, Buffer.from(job.zip), job.options);
+      const result = await xlsx.fromExcelJS({ ExcelJS: load(job.modules.exceljs) }, Buffer.from(job.zip), job.options);
       attachments = result.attachments;
       reply = { ok: true, kind: 'xlsx', result };
     }
