@@ -14,12 +14,10 @@
 // no imports and nothing from outside its body; libraries and helpers come as arguments.
 import type { ConvertedWorkbook, SheetSummary, XlsxOptions, XlsxText } from './xlsx.js';
 import type { Area, CellValue, PartStream, RawCell, Relationship, XlsxParts } from './xlsx-parts.js';
-import type { XlsxStreamInput, XlsxStreamLibraries } from './xlsx-stream.js';
+import type { XlsxRangeLibraries, XlsxStreamInput } from './xlsx-stream.js';
 
-export interface XlsxFirstRowsLibraries extends XlsxStreamLibraries {
-  XlsxParts: typeof XlsxParts;
-  XlsxText: typeof XlsxText;
-}
+/** The range reader's libraries: saxes, zlib, exceljs's helpers, XlsxParts and XlsxText. */
+export type XlsxFirstRowsLibraries = XlsxRangeLibraries;
 
 export type FirstRowsResult = (ConvertedWorkbook & { inflatedBytes: number }) | { fallback: string };
 

@@ -15,6 +15,9 @@ export interface PartHandlers {
   close?: (tag: string) => boolean | void;
 }
 
+/** Sits between the inflated bytes and the parser (xlsx-stream.ts drops the rows before a range). */
+export type PartFilter = (write: (bytes: Buffer) => void) => { push: (chunk: Buffer) => void; flush: () => void };
+
 /** A part read on demand: each pump inflates and parses one more chunk. */
 export interface PartStream {
   /** Feeds the parser the next chunk; false once the part has ended or a handler stopped it. */
@@ -209,8 +212,10 @@ export class XlsxParts {
    * Opens a part for reading on demand. Every inflated chunk passes the guard's checks before the parser
    * sees it: the counters (declared size, per entry, in all, ratio), a nested archive, a DTD marker.
    */
-  open(name: string, h: PartHandlers, tolerant = true): PartStream {
+  open(name: string, h: PartHandlers, tolerant = true, filter?: PartFilter): PartStream {
     const { parser, state, decoder } = this.parser(name, h, tolerant);
+    const write = (bytes: Buffer) => parser.write(decoder.decode(bytes, { stream: true }));
+    const feed = filter ? filter(write) : { push: write, flush: () => {} };
     const source = this.chunks(name);
     const l = this.input.limits;
     // The guard's DTD check (zip-guard.ts) on the bytes as they come; only the UTF-8 forms, since the part
@@ -237,7 +242,7 @@ export class XlsxParts {
       const seam = tail.length > 0 ? Buffer.concat([tail, chunk.subarray(0, 32)]) : null;
       if (markers.some((m) => chunk.includes(m) || (seam !== null && seam.includes(m)))) throw XlsxParts.dtdError(name);
       tail = Buffer.from(chunk.subarray(Math.max(0, chunk.length - 32)));
-      parser.write(decoder.decode(chunk, { stream: true }));
+      feed.push(chunk);
     };
     const stop = () => {
       if (ended) return;
@@ -263,9 +268,13 @@ export class XlsxParts {
           if (source.declared >= 0 && count !== source.declared) {
             throw XlsxParts.officeError('ARCHIVE_CORRUPT', `The document's zip container is damaged or truncated (entry '${name}' has ${count} bytes, its header declares ${source.declared}); ask for an intact copy or re-save the file.`);
           }
-          if (!state.stop) parser.close();
+          if (!state.stop) {
+            feed.flush();
+            parser.close();
+          }
           return false;
         }
+        if (state.stop) stop();
         return !state.stop;
       },
       stop,
@@ -274,8 +283,8 @@ export class XlsxParts {
   }
 
   /** Reads a part to its end (or until a handler stops it); a parse error is thrown. */
-  async readAll(name: string, h: PartHandlers): Promise<void> {
-    const stream = this.open(name, h, false);
+  async readAll(name: string, h: PartHandlers, filter?: PartFilter): Promise<void> {
+    const stream = this.open(name, h, false, filter);
     while (await stream.pump());
   }
 
