@@ -97,6 +97,11 @@ beforeAll(async () => {
   corpus.set('inline.xlsx', withEntries(kinds, { [SHEET]: kindsXml.replace('</sheetData>', `${inline}</sheetData>`) }));
   // A merged range whose hidden cell keeps a value (LibreOffice can write one): exceljs shows it empty.
   corpus.set('merged-value.xlsx', withEntries(kinds, { [SHEET]: kindsXml.replace(/<c r="E2"[^>]*\/>/, '<c r="E2" t="inlineStr"><is><t>versteckt</t></is></c>') }));
+  // Rows out of their order (exceljs sorts them) and a link on an empty cell (exceljs shows `[](target)`):
+  // both answered by exceljs (the fallback).
+  const row12 = /<row r="12"[\s\S]*?<\/row>/.exec(kindsXml)?.[0] ?? '';
+  corpus.set('unordered.xlsx', withEntries(kinds, { [SHEET]: kindsXml.replace(row12, '').replace('<row r="9"', `${row12}<row r="9"`) }));
+  corpus.set('link-empty.xlsx', withEntries(kinds, { [SHEET]: kindsXml.replace(/<hyperlink ref="B2" ([^>]*)\/>/, '<hyperlink ref="B2" $1/><hyperlink ref="G10" $1/>') }));
   // Sheets without a <dimension>, and one that declares a single cell.
   const bigXml = sheetOf(big);
   corpus.set('no-dimension.xlsx', withEntries(big, { [SHEET]: bigXml.replace(/<dimension [^>]*\/>/, '') }));
@@ -139,7 +144,7 @@ async function exceljsAnswer(book: Buffer, args: { sheet?: string | number; form
 
 describe('read_excel without a range', () => {
   const cases: Array<[string, { sheet?: string | number; formulas?: boolean }]> = [];
-  for (const name of ['big.xlsx', 'kinds.xlsx', 'sparse.xlsx', 'inline.xlsx', 'merged-value.xlsx', 'merged-cut.xlsx', 'no-dimension.xlsx', 'sparse-no-dimension.xlsx']) {
+  for (const name of ['big.xlsx', 'kinds.xlsx', 'sparse.xlsx', 'inline.xlsx', 'merged-value.xlsx', 'merged-cut.xlsx', 'unordered.xlsx', 'link-empty.xlsx', 'no-dimension.xlsx', 'sparse-no-dimension.xlsx']) {
     cases.push([name, {}], [name, { formulas: true }], [name, { sheet: 1 }]);
   }
   cases.push(['kinds.xlsx', { sheet: 2 }], ['sparse.xlsx', { sheet: 2 }]);

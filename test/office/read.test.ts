@@ -62,6 +62,10 @@ describe('readDocx', () => {
 });
 
 describe('readExcel', () => {
+  it('stops a streaming read past its time limit with TIMEOUT', async () => {
+    expect((await officeError(readExcel(await largeXlsx(2000), { timeoutMs: 1 }))).code).toBe('TIMEOUT');
+  });
+
   it('reads the first rows of a large sheet within a heap the whole workbook does not fit in', async () => {
     const result = await readExcel(await largeXlsx(20_000), { memoryMb: 16 });
     expect(result.truncatedAt).toMatchObject({ sheet: 'Daten' });
