@@ -64,6 +64,7 @@ interface SheetRead {
 }
 
 export class XlsxFirstRows {
+  static readonly TEXT_ONLY: CellValue = { kind: 'value', value: undefined };
   readonly strings: string[] = [];
   sharedStrings: PartStream | null = null;
   readonly out: XlsxText;
@@ -265,6 +266,8 @@ export class XlsxFirstRows {
       let right = 0;
       for (const cell of row.cells) {
         cell.text = cell.value.kind === 'shared' ? (this.strings[cell.value.index] ?? '') : P.valueText(cell.value.value, T.formatDate);
+        // The text is what is kept: a row held for the answer does not hold its dates and value objects.
+        cell.value = XlsxFirstRows.TEXT_ONLY;
         s.used = XlsxFirstRows.grow(s.used, { top: row.r, left: cell.col, bottom: row.r, right: cell.col });
         if (!this.shows(cell)) continue;
         left = Math.min(left, cell.col);
