@@ -164,10 +164,11 @@ async function withSlot<T>(signal: AbortSignal | undefined, fn: () => Promise<T>
 const pools = new Map<string, BoundedPool>();
 
 /**
- * The worker's young generation by kind of job. Short-lived garbage is most of what a range read and a
- * document conversion make, and the inflated chunks a range read streams through are freed only when a
- * scavenge finds them dead: a small young generation collects them while they are few (the RSS figures
- * in bench/README.md, "Office documents"). exceljs's workbook model lives long, so it keeps a larger one.
+ * The worker's young generation by kind of job. Short-lived garbage is most of what a streaming workbook
+ * read and a document conversion make, and the inflated chunks a streaming read goes through are freed
+ * only when a scavenge finds them dead: a small young generation collects them while they are few (the
+ * RSS figures in bench/README.md, "Office documents"). exceljs's workbook model lives long, so it keeps a
+ * larger one.
  */
 const YOUNG_GENERATION_MB: Record<WorkerJob['kind'], number> = { 'xlsx-range': 2, 'xlsx-first-rows': 2, docx: 8, xlsx: 32 };
 

@@ -1,8 +1,9 @@
-// The parts of an .xlsx as the streaming default read (xlsx-first-rows.ts) sees them, in the office worker:
-// the workbook, styles and relationships parsed from the checked parts, and the worksheets and shared
-// strings, which arrive still compressed (zip-guard.ts, `defer`), inflated chunk by chunk under the guard's
-// counters (inflateLimitError) only as far as the reader pulls them. Value rules are exceljs's own (its date,
-// number-format and shared-formula helpers), as in xlsx-stream.ts, so every reader shows the same cells.
+// The parts of an .xlsx as the streaming readers (xlsx-stream.ts for a range, xlsx-first-rows.ts for the
+// default read) see them, in the office worker: the workbook, styles and relationships parsed from the
+// checked parts, and the worksheets and shared strings, which arrive still compressed (zip-guard.ts,
+// `defer`), inflated chunk by chunk under the guard's counters (inflateLimitError) only as far as a reader
+// pulls them. Value rules are exceljs's own (its date, number-format and shared-formula helpers), so every
+// reader shows the same cells.
 //
 // XlsxParts is shipped to the worker as source text (Function#toString), so it must be self-contained: no
 // imports and nothing from outside its body; libraries and helpers come as arguments.
