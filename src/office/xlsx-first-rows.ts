@@ -89,6 +89,9 @@ export class XlsxFirstRows {
 
   async workbook(): Promise<FirstRowsResult> {
     const { book } = this.parts;
+    // exceljs lists worksheets alone (no chartsheet, no sheet without its part), numbered among themselves.
+    const other = book.find((s) => !s.type.endsWith('/worksheet') || !s.part || !this.parts.exists(s.part));
+    if (other) return { fallback: `sheet '${other.name}' is not a worksheet` };
     const T = this.libs.XlsxText;
     const available = book.map((s, i) => `${i + 1}: '${s.name}'`).join(', ');
     const selected = this.opts.sheet === undefined ? book.map((_, i) => i) : [book.indexOf(T.pickSheet(book, this.opts.sheet, available))];

@@ -75,7 +75,8 @@ export class XlsxParts {
   readonly deferred: Map<string, XlsxStreamInput['deferredParts'][number]>;
   /** Bytes this worker inflated, every part together (the guard's total counts them with its own). */
   inflatedBytes = 0;
-  readonly book: Array<{ name: string; state: string; part: string | undefined }> = [];
+  /** The `<sheet>` entries of workbook.xml in order; `type` is the relationship's (worksheet, chartsheet…). */
+  readonly book: Array<{ name: string; state: string; part: string | undefined; type: string }> = [];
   date1904 = false;
   sharedStringsPart = 'xl/sharedStrings.xml';
   isDateStyle: boolean[] = [];
@@ -303,7 +304,7 @@ export class XlsxParts {
         if (tag === 'workbookPr') this.date1904 = a.date1904 === '1' || a.date1904 === 'true';
         if (tag === 'sheet') {
           const rel = rels.get(a['r:id'] ?? Object.entries(a).find(([k]) => XlsxParts.localName(k) === 'id')?.[1] ?? '');
-          this.book.push({ name: a.name ?? '', state: a.state ?? 'visible', part: rel && !rel.external ? rel.target : undefined });
+          this.book.push({ name: a.name ?? '', state: a.state ?? 'visible', part: rel && !rel.external ? rel.target : undefined, type: rel?.type ?? '' });
         }
       },
     });

@@ -102,6 +102,20 @@ beforeAll(async () => {
   const row12 = /<row r="12"[\s\S]*?<\/row>/.exec(kindsXml)?.[0] ?? '';
   corpus.set('unordered.xlsx', withEntries(kinds, { [SHEET]: kindsXml.replace(row12, '').replace('<row r="9"', `${row12}<row r="9"`) }));
   corpus.set('link-empty.xlsx', withEntries(kinds, { [SHEET]: kindsXml.replace(/<hyperlink ref="B2" ([^>]*)\/>/, '<hyperlink ref="B2" $1/><hyperlink ref="G10" $1/>') }));
+  // A chartsheet among the sheets (exceljs leaves it out of its list): answered by exceljs.
+  const files = unzipSync(kinds);
+  const text = (name: string) => Buffer.from(files[name] as Uint8Array).toString('utf8');
+  corpus.set(
+    'chartsheet.xlsx',
+    withEntries(kinds, {
+      'xl/workbook.xml': text('xl/workbook.xml').replace('</sheets>', '<sheet name="Diagramm" sheetId="9" r:id="rIdChart"/></sheets>'),
+      'xl/_rels/workbook.xml.rels': text('xl/_rels/workbook.xml.rels').replace(
+        '</Relationships>',
+        '<Relationship Id="rIdChart" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/chartsheet" Target="chartsheets/sheet1.xml"/></Relationships>',
+      ),
+      'xl/chartsheets/sheet1.xml': '<?xml version="1.0" encoding="UTF-8" standalone="yes"?><chartsheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetPr/></chartsheet>',
+    }),
+  );
   // Sheets without a <dimension>, and one that declares a single cell.
   const bigXml = sheetOf(big);
   corpus.set('no-dimension.xlsx', withEntries(big, { [SHEET]: bigXml.replace(/<dimension [^>]*\/>/, '') }));
@@ -144,7 +158,7 @@ async function exceljsAnswer(book: Buffer, args: { sheet?: string | number; form
 
 describe('read_excel without a range', () => {
   const cases: Array<[string, { sheet?: string | number; formulas?: boolean }]> = [];
-  for (const name of ['big.xlsx', 'kinds.xlsx', 'sparse.xlsx', 'inline.xlsx', 'merged-value.xlsx', 'merged-cut.xlsx', 'unordered.xlsx', 'link-empty.xlsx', 'no-dimension.xlsx', 'sparse-no-dimension.xlsx']) {
+  for (const name of ['big.xlsx', 'kinds.xlsx', 'sparse.xlsx', 'inline.xlsx', 'merged-value.xlsx', 'merged-cut.xlsx', 'unordered.xlsx', 'link-empty.xlsx', 'chartsheet.xlsx', 'no-dimension.xlsx', 'sparse-no-dimension.xlsx']) {
     cases.push([name, {}], [name, { formulas: true }], [name, { sheet: 1 }]);
   }
   cases.push(['kinds.xlsx', { sheet: 2 }], ['sparse.xlsx', { sheet: 2 }]);
