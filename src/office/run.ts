@@ -11,8 +11,10 @@ import { BoundedPool, handlerSource, WorkerFailure, type WorkerJobError } from '
 import { docxToMarkdown, type HeldImages, type RawAttachment } from './docx.js';
 import { OfficeError, isOfficeErrorCode } from './errors.js';
 import { officeWorkerJob, type ParserModules, type WorkerJob, type WorkerReply } from './worker.js';
-import { xlsxToText, type SheetSummary } from './xlsx.js';
+import { XlsxText, type SheetSummary } from './xlsx.js';
 import { parseA1Range, xlsxRangeToText, type XlsxStreamInput } from './xlsx-stream.js';
+import { XlsxFirstRows } from './xlsx-first-rows.js';
+import { XlsxParts } from './xlsx-parts.js';
 import { checkZip, inflateLimitError, storedZip, type FdSource, type ZipLimits } from './zip-guard.js';
 
 export type { SheetSummary } from './xlsx.js';
@@ -94,7 +96,7 @@ const skip = (name: string) => SKIP_PARTS.test(name);
 // A document's images: kept in this thread (run.ts readDocx), never copied into the parser.
 const DOCX_MEDIA = /^word\/media\/[^/]+$/;
 
-// The parts a range read leaves compressed for the worker to inflate as far as it needs: the worksheets
+// The parts a workbook read leaves compressed for the worker to inflate as far as it needs: the worksheets
 // and the shared strings.
 const STREAMED_PARTS = /^xl\/(worksheets\/[^/]+|sharedStrings)\.xml$/;
 
@@ -162,12 +164,13 @@ async function withSlot<T>(signal: AbortSignal | undefined, fn: () => Promise<T>
 const pools = new Map<string, BoundedPool>();
 
 /**
- * The worker's young generation by kind of job. Short-lived garbage is most of what a range read and a
- * document conversion make, and the inflated chunks a range read streams through are freed only when a
- * scavenge finds them dead: a small young generation collects them while they are few (the RSS figures
- * in bench/README.md, "Office documents"). exceljs's workbook model lives long, so it keeps a larger one.
+ * The worker's young generation by kind of job. Short-lived garbage is most of what a streaming workbook
+ * read and a document conversion make, and the inflated chunks a streaming read goes through are freed
+ * only when a scavenge finds them dead: a small young generation collects them while they are few (the
+ * RSS figures in bench/README.md, "Office documents"). exceljs's workbook model lives long, so it keeps a
+ * larger one.
  */
-const YOUNG_GENERATION_MB: Record<WorkerJob['kind'], number> = { 'xlsx-range': 2, docx: 8, xlsx: 32 };
+const YOUNG_GENERATION_MB: Record<WorkerJob['kind'], number> = { 'xlsx-range': 2, 'xlsx-first-rows': 2, docx: 8, xlsx: 32 };
 
 function poolFor(memoryMb: number, youngMb: number): BoundedPool {
   const key = `${memoryMb}/${youngMb}`;
@@ -175,7 +178,7 @@ function poolFor(memoryMb: number, youngMb: number): BoundedPool {
   if (!pool) {
     pool = new BoundedPool({
       name: 'office',
-      handler: handlerSource(officeWorkerJob, docxToMarkdown, xlsxToText, xlsxRangeToText, inflateLimitError),
+      handler: handlerSource(officeWorkerJob, docxToMarkdown, XlsxText, xlsxRangeToText, inflateLimitError, XlsxParts, XlsxFirstRows),
       size: OFFICE_DEFAULTS.concurrency,
       reuse: false,
       resourceLimits: { maxOldGenerationSizeMb: memoryMb, maxYoungGenerationSizeMb: youngMb, stackSizeMb: 4 },
@@ -319,19 +322,19 @@ export async function readExcel(source: Buffer | FdSource, options: ExcelReadOpt
     throw new OfficeError('UNSUPPORTED_FORMAT', `The file is an OLE compound file: a legacy .xls workbook or a password-protected one. ${XLS_REFUSED}`);
   }
   const base = { sheet: options.sheet, formulas: options.formulas ?? false, maxOutputBytes: o.maxOutputBytes, maxImages: o.maxImages, maxImageBytes: o.maxImageBytes };
-  // A range is read by the streaming reader (xlsx-stream.ts): the worksheets stay compressed until the
-  // worker inflates them, as far as the range's last row. Whole sheets are read by exceljs (xlsx.ts).
+  // Both reads stream the sheet XML: the worksheets stay compressed until the worker inflates them, a range
+  // (xlsx-stream.ts) as far as its last row, the default read (xlsx-first-rows.ts) as far as its answer
+  // needs. A workbook the default read cannot answer as exceljs would is read whole by exceljs (xlsx.ts).
   const range = options.range;
   const bounds = range !== undefined ? parseA1Range(range) : undefined;
-  const { reply, inflatedBytes } = await parseOoxml(
-    source,
-    options,
-    '.xlsx workbook',
-    /^xl\/workbook\.xml$/,
-    (parts): WorkerJob =>
-      range !== undefined && bounds ? { kind: 'xlsx-range', input: parts, modules: parserModules(), options: { ...base, range, bounds } } : { kind: 'xlsx', zip: parts.parts, modules: parserModules(), options: base },
-    bounds ? { defer: STREAMED_PARTS } : {},
+  const read = (job: (parts: XlsxStreamInput) => WorkerJob, defer: boolean) => parseOoxml(source, options, '.xlsx workbook', /^xl\/workbook\.xml$/, job, defer ? { defer: STREAMED_PARTS } : {});
+  let { reply, inflatedBytes } = await read(
+    (input): WorkerJob => (range !== undefined && bounds ? { kind: 'xlsx-range', input, modules: parserModules(), options: { ...base, range, bounds } } : { kind: 'xlsx-first-rows', input, modules: parserModules(), options: base }),
+    true,
   );
+  if (reply.ok && reply.kind === 'xlsx-fallback') {
+    ({ reply, inflatedBytes } = await read((parts) => ({ kind: 'xlsx', zip: parts.parts, modules: parserModules(), options: base }), false));
+  }
   if (!reply.ok) throw replyError(reply, '.xlsx workbook');
   if (reply.kind !== 'xlsx') throw new OfficeError('DOCUMENT_INVALID', 'The document parser answered for the wrong kind of document.');
   const r = reply.result;

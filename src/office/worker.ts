@@ -3,13 +3,15 @@
 // allocate or loop without end costs one terminated thread, not the service.
 //
 // officeWorkerJob is shipped to the worker as source text (Function#toString, like search/pool.ts), so
-// it must be self-contained; the converters (docx.ts, xlsx.ts) come as arguments, and the parser packages
+// it must be self-contained; the converters (docx.ts, xlsx.ts, the streaming readers) come as arguments, and the parser packages
 // are loaded by the absolute paths the job names (resolved in the main thread from node_modules, since the
 // production bundle cannot carry them into an eval'd worker).
 import type { ConvertedDocx, DocxLibraries, HeldImages, ImageLimits, RawAttachment } from './docx.js';
 import type { OfficeErrorCode } from './errors.js';
-import type { ConvertedWorkbook, XlsxLibraries, XlsxOptions } from './xlsx.js';
-import type { XlsxRangeOptions, XlsxStreamInput, XlsxStreamLibraries } from './xlsx-stream.js';
+import type { ConvertedWorkbook, XlsxOptions, XlsxText } from './xlsx.js';
+import type { XlsxRangeLibraries, XlsxRangeOptions, XlsxStreamInput, XlsxStreamLibraries } from './xlsx-stream.js';
+import type { XlsxFirstRows } from './xlsx-first-rows.js';
+import type { XlsxParts } from './xlsx-parts.js';
 
 export interface ParserModules {
   mammoth: string;
@@ -26,18 +28,23 @@ export interface ParserModules {
 export type WorkerJob =
   | { kind: 'docx'; zip: ArrayBuffer; modules: ParserModules; options: ImageLimits & { held?: HeldImages } }
   | { kind: 'xlsx'; zip: ArrayBuffer; modules: ParserModules; options: XlsxOptions }
-  | { kind: 'xlsx-range'; input: XlsxStreamInput; modules: ParserModules; options: XlsxRangeOptions };
+  | { kind: 'xlsx-range'; input: XlsxStreamInput; modules: ParserModules; options: XlsxRangeOptions }
+  | { kind: 'xlsx-first-rows'; input: XlsxStreamInput; modules: ParserModules; options: XlsxOptions };
 
 export type WorkerReply =
   | { ok: true; kind: 'docx'; result: ConvertedDocx }
   | { ok: true; kind: 'xlsx'; result: ConvertedWorkbook & { inflatedBytes?: number } }
+  /** The streaming default read cannot give exceljs's answer for this workbook (why): read it with exceljs. */
+  | { ok: true; kind: 'xlsx-fallback'; reason: string }
   | { ok: false; code: OfficeErrorCode; message: string };
 
 export interface Converters {
   docx: (libs: DocxLibraries, zip: Buffer, limits: ImageLimits & { held?: HeldImages }) => Promise<ConvertedDocx>;
-  xlsx: (libs: XlsxLibraries, zip: Buffer, opts: XlsxOptions) => Promise<ConvertedWorkbook>;
-  xlsxRange: (libs: XlsxStreamLibraries, input: XlsxStreamInput, opts: XlsxRangeOptions) => Promise<ConvertedWorkbook & { inflatedBytes: number }>;
+  xlsx: typeof XlsxText;
+  xlsxRange: (libs: XlsxRangeLibraries, input: XlsxStreamInput, opts: XlsxRangeOptions) => Promise<ConvertedWorkbook & { inflatedBytes: number }>;
   inflateLimitError: XlsxStreamLibraries['inflateLimitError'];
+  parts: typeof XlsxParts;
+  firstRows: typeof XlsxFirstRows;
 }
 
 /**
@@ -51,6 +58,8 @@ export async function officeWorkerJob(
   xlsx: Converters['xlsx'],
   xlsxRange: Converters['xlsxRange'],
   inflateLimitError: Converters['inflateLimitError'],
+  parts: Converters['parts'],
+  firstRows: Converters['firstRows'],
 ): Promise<{ result: WorkerReply; transfer: ArrayBuffer[] }> {
   const { createRequire } = process.getBuiltinModule('node:module');
   const load = (path: string) => createRequire(path)(path);
@@ -62,8 +71,8 @@ export async function officeWorkerJob(
       const result = await docx(libs, Buffer.from(job.zip), job.options);
       attachments = result.attachments;
       reply = { ok: true, kind: 'docx', result };
-    } else if (job.kind === 'xlsx-range') {
-      // Not exceljs itself: saxes and three of exceljs's small modules, so a range costs what it reads.
+    } else if (job.kind === 'xlsx-range' || job.kind === 'xlsx-first-rows') {
+      // Not exceljs itself: saxes and three of exceljs's small modules, so a read costs what it reads.
       const m = job.modules;
       const libs = {
         SaxesParser: load(m.saxes).SaxesParser,
@@ -72,12 +81,20 @@ export async function officeWorkerJob(
         defaultNumFormats: load(m.defaultNumFormats),
         sharedFormula: load(m.sharedFormula),
         inflateLimitError,
+        XlsxParts: parts,
+        XlsxText: xlsx,
       };
-      const result = await xlsxRange(libs, job.input, job.options);
-      attachments = result.attachments;
-      reply = { ok: true, kind: 'xlsx', result };
+      if (job.kind === 'xlsx-range') {
+        const result = await xlsxRange(libs, job.input, job.options);
+        attachments = result.attachments;
+        reply = { ok: true, kind: 'xlsx', result };
+      } else {
+        const result = await firstRows.read(libs, job.input, job.options);
+        attachments = 'fallback' in result ? [] : result.attachments;
+        reply = 'fallback' in result ? { ok: true, kind: 'xlsx-fallback', reason: result.fallback } : { ok: true, kind: 'xlsx', result };
+      }
     } else {
-      const result = await xlsx({ ExcelJS: load(job.modules.exceljs) }, Buffer.from(job.zip), job.options);
+      const result = await xlsx.fromExcelJS({ ExcelJS: load(job.modules.exceljs) }, Buffer.from(job.zip), job.options);
       attachments = result.attachments;
       reply = { ok: true, kind: 'xlsx', result };
     }

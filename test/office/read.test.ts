@@ -54,13 +54,24 @@ describe('readDocx', () => {
   });
 
   it('maps a parser out of memory to ARCHIVE_TOO_LARGE', async () => {
-    const err = await officeError(readExcel(await largeXlsx(20_000), { memoryMb: 16 }));
+    // Every row shown (an output cap above the sheet's size) is every row held.
+    const err = await officeError(readExcel(await largeXlsx(20_000), { memoryMb: 16, maxOutputBytes: 64 * 1024 * 1024 }));
     expect(err.code).toBe('ARCHIVE_TOO_LARGE');
     expect(err.message).toContain('16 MiB');
   });
 });
 
 describe('readExcel', () => {
+  it('stops a streaming read past its time limit with TIMEOUT', async () => {
+    expect((await officeError(readExcel(await largeXlsx(2000), { timeoutMs: 1 }))).code).toBe('TIMEOUT');
+  });
+
+  it('reads the first rows of a large sheet within a heap the whole workbook does not fit in', async () => {
+    const result = await readExcel(await largeXlsx(20_000), { memoryMb: 16 });
+    expect(result.truncatedAt).toMatchObject({ sheet: 'Daten' });
+    expect(result.text.startsWith('## Sheet 1: Daten\n\n|  | A | B | C | D | E | F |\n')).toBe(true);
+  });
+
   it('gives every sheet as a table with cell addresses, cached formula values, ISO dates and the image', async () => {
     const result = await readExcel(await sampleXlsx());
     expect(result.text).toBe(
