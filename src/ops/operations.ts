@@ -176,7 +176,7 @@ export async function registerOperations(app: FastifyInstance, ops: Operations, 
   });
   app.addHook('onClose', async () => {
     await ops.policy.close();
-    await audit.flush();
+    await audit.close();
     // Released locks whose directories are still being removed (src/workspace/locks.ts).
     await locksSettled();
     await projects.close();
