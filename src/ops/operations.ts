@@ -63,7 +63,7 @@ export async function prepareOperations(config: Config, opts: PrepareOptions): P
 /** Ends what the operations hold open, after the calls in flight have answered. */
 export async function closeOperations(ops: Operations): Promise<void> {
   await ops.rateLimiter?.close();
-  await ops.audit.flush();
+  await ops.audit.close();
   // Released locks whose directories are still being removed (src/workspace/locks.ts).
   await locksSettled();
   await ops.projects.close();

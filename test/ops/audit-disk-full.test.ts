@@ -131,18 +131,19 @@ describe('audit log on a full disk', () => {
       };
       return fh;
     });
-    // The same for the synchronous path the audit takes while no fsync runs (src/ops/audit.ts, appendWholeNow).
+    // The same for the synchronous path the audit takes while no fsync runs (src/ops/audit.ts, appendWholeNow),
+    // whose descriptor stays open between groups: once the disk is full, each descriptor takes 100 bytes.
     const realOpenSync = fsNow.openSync.bind(fsNow);
     const realWriteSync = fsNow.writeSync.bind(fsNow) as (fd: number, b: Buffer, o: number, l: number) => number;
     const injected = new Map<number, boolean>();
     vi.spyOn(fsNow, 'openSync').mockImplementation((...args: Parameters<typeof fsNow.openSync>) => {
       const fd = realOpenSync(...args);
-      if (full && String(args[0]).includes(`${path.sep}audit${path.sep}`)) injected.set(fd, false);
+      if (String(args[0]).includes(`${path.sep}audit${path.sep}`)) injected.set(fd, false);
       return fd;
     });
     vi.spyOn(fsNow, 'writeSync').mockImplementation(((fd: number, b: Buffer, o: number, l: number) => {
       const wrote = injected.get(fd);
-      if (wrote === undefined) return realWriteSync(fd, b, o, l);
+      if (!full || wrote === undefined) return realWriteSync(fd, b, o, l);
       if (wrote) throw Object.assign(new Error('no space left on device'), { code: 'ENOSPC' });
       injected.set(fd, true);
       return realWriteSync(fd, b, o, Math.min(l, 100));
