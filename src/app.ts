@@ -5,6 +5,7 @@ import type { Duplex } from 'node:stream';
 import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { defaultInstanceId, type Config } from './config.js';
+import { E } from './errors.js';
 import { bareContext, errorEnvelope, shortenText, ToolError, type Envelope } from './envelope.js';
 import type { CgroupFs } from './exec/cgroup.js';
 import type { AuditLog } from './ops/audit.js';
@@ -86,21 +87,21 @@ function toEnvelopeError(err: FastifyError): ToolError {
   if (err instanceof ToolError) return err;
   switch (err.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new ToolError('FILE_TOO_LARGE', 'Request body is over the size limit (TOOLGATE_BODY_LIMIT_BYTES); send less content per call.');
+      return E.bodyOverLimit();
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new ToolError('INVALID_PARAM', 'Send the tool arguments as application/json.');
+      return E.bodyNotJsonMediaType();
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return new ToolError('INVALID_PARAM', 'The request body is empty; send a JSON object of tool arguments.');
+      return E.bodyEmpty();
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
-      return new ToolError('INVALID_PARAM', 'The request body is not valid JSON.');
+      return E.bodyNotJson();
     default:
       break;
   }
-  if ((err as { validation?: unknown }).validation) return new ToolError('INVALID_PARAM', `Invalid request: ${err.message}`);
-  if (err.statusCode === 400 || (err instanceof SyntaxError && 'body' in err)) return new ToolError('INVALID_PARAM', 'The request body is not valid JSON.');
-  if (err.statusCode === 413) return new ToolError('FILE_TOO_LARGE', 'Request body is over the size limit.');
-  if (err.statusCode === 415) return new ToolError('INVALID_PARAM', 'Send the tool arguments as application/json.');
-  return new ToolError('EXECUTION_ERROR', 'Internal error; the request was not completed.');
+  if ((err as { validation?: unknown }).validation) return E.requestInvalid(err.message);
+  if (err.statusCode === 400 || (err instanceof SyntaxError && 'body' in err)) return E.bodyNotJson();
+  if (err.statusCode === 413) return E.bodyOverSizeLimit();
+  if (err.statusCode === 415) return E.bodyNotJsonMediaType();
+  return E.requestFailed();
 }
 
 /**
@@ -112,10 +113,10 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
   const e =
     err.code === 'HPE_HEADER_OVERFLOW'
-      ? new ToolError('FILE_TOO_LARGE', 'The request headers are over the size limit; send fewer or shorter headers.')
+      ? E.headersOverLimit()
       : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-        ? new ToolError('INVALID_PARAM', 'The request did not arrive in time; send it again.')
-        : new ToolError('INVALID_PARAM', 'The request is not valid HTTP (e.g. a control character in a header value such as X-Request-Id); send printable header values.');
+        ? E.requestTimedOut()
+        : E.requestNotHttp();
   const requestId = randomUUID();
   const body = JSON.stringify(errorEnvelope(bareContext(requestId), e));
   if (socket.writable) {
@@ -132,10 +133,10 @@ function frameworkError(err: FastifyError, req: FastifyRequest, reply: FastifyRe
   const url = shortenText(req.url.split('?')[0] ?? '', 100);
   const e =
     err.code === 'FST_ERR_MAX_PARAM_LENGTH'
-      ? new ToolError('NOT_FOUND', `No tool or project at '${url}' (a name is at most 100 characters); GET /v1/tools lists the available tools.`)
+      ? E.routeNameTooLong(url)
       : err.code === 'FST_ERR_BAD_URL'
-        ? new ToolError('INVALID_PARAM', `The URL '${url}' does not decode (bad percent-encoding); encode it and retry.`)
-        : new ToolError('INVALID_PARAM', `The request to '${url}' could not be routed; tools are called with POST /v1/tools/{tool}.`);
+        ? E.urlNotDecodable(url)
+        : E.routeUnroutable(url);
   void reply.header('x-request-id', String(req.id));
   return sendEnvelope(reply, e.httpStatus, bareErrorEnvelope(req, e));
 }
@@ -197,7 +198,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     return sendEnvelope(reply, e.httpStatus, bareErrorEnvelope(req, e));
   });
   app.setNotFoundHandler((req: FastifyRequest, reply: FastifyReply) => {
-    const e = new ToolError('NOT_FOUND', `No route ${req.method} ${shortenText(req.url.split('?')[0] ?? '', 200)}; tools are called with POST /v1/tools/{tool}.`);
+    const e = E.routeNotFound(req.method, shortenText(req.url.split('?')[0] ?? '', 200));
     return sendEnvelope(reply, 404, bareErrorEnvelope(req, e));
   });
 

@@ -84,4 +84,21 @@ export const accessErrors = {
   approvalsLoopbackOnly: () => new ToolError('ACCESS_DENIED', 'Without tokens only a loopback caller may see or decide approval requests.'),
   approvalRequestNotFound: () => new ToolError('NOT_FOUND', 'No such approval request (ids look like apr_…).'),
   approvalBodyInvalid: () => new ToolError('INVALID_PARAM', 'The body is { "reason": "…" } (optional, at most 2000 characters).'),
+  /** `bound` says why the moved directory could not be walked whole. */
+  moveTooWideForPolicy: (srcRel: string, bound: string, dstRel: string) =>
+    new ToolError('ACCESS_DENIED', `'${srcRel}' ${bound}, so the policy cannot check every path it would create under '${dstRel}', where rules apply; move it in smaller parts.`, {
+      path: dstRel,
+    }),
+  moveReceivedAsk: (rel: string) =>
+    new ToolError('CONFLICT', `'${rel}' received a path the policy asks about while it was being moved; the move was undone. Call again to ask for it.`, { path: rel }),
+  /** `approvedBrief` and `nowBrief` describe the changes in a line; `approved` and `now` name them. */
+  approvedChangesDiffer: (approvalId: string, approvedBrief: string, nowBrief: string, approved: unknown[], now: unknown[]) =>
+    new ToolError(
+      'CONFLICT',
+      `This call would now change something other than what was approved under ${approvalId} (approved: ${approvedBrief}; now: ${nowBrief}, or a file's content differs); nothing was changed. Call again without approval_id to ask for this change.`,
+      { approval_id: approvalId, mismatch: 'changes', approved, now },
+    ),
+  approvalRequestGone: () => new ToolError('NOT_FOUND', 'No such approval request; it may have been swept after it expired.'),
+  approvalDecideDenied: (tokenId: string) =>
+    new ToolError('ACCESS_DENIED', `Token '${tokenId}' may not decide approval requests; ask the operator for a token with the 'approve' risk class.`),
 };

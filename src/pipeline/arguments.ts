@@ -1,7 +1,8 @@
 // A tool's arguments as the executor runs them: aliases renamed, the tool's schema applied strictly, then
 // leniently the way models send arguments; a refusal names what was wrong and what the tool accepts.
 import type { z } from 'zod';
-import { shortenText, ToolError } from '../envelope.js';
+import { shortenText } from '../envelope.js';
+import { E } from '../errors.js';
 import type { ToolDefinition } from '../tools/define.js';
 
 /** The validated input of `tool` from the caller's arguments (approval_id already taken off); throws INVALID_PARAM. */
@@ -12,7 +13,7 @@ export function parseArguments(tool: ToolDefinition, args: Record<string, unknow
     const lenient = lenientArguments(tool, aliased, parsed.error.issues);
     if (lenient) parsed = tool.input.safeParse(lenient);
   }
-  if (!parsed.success) throw new ToolError('INVALID_PARAM', describeZodError(parsed.error, tool, aliased), { issues: parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })) });
+  if (!parsed.success) throw E.argumentsInvalid(describeZodError(parsed.error, tool, aliased), parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })));
   return parsed.data as Record<string, unknown>;
 }
 

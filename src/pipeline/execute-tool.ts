@@ -4,6 +4,7 @@
 // back into its protocol, so no door can skip one of them.
 import { randomUUID } from 'node:crypto';
 import { bareContext, errorEnvelope, toToolError, ToolError } from '../envelope.js';
+import { E } from '../errors.js';
 import type { AuditLog } from '../ops/audit.js';
 import { allowsRisk, type Authenticator, type Principal } from '../ops/auth.js';
 import type { Projects } from '../ops/projects.js';
@@ -95,7 +96,7 @@ export function authenticateCaller(deps: Pick<PipelineDeps, 'auth' | 'authFailur
   if (wait > 0) {
     return {
       ok: false,
-      error: new ToolError('RATE_LIMITED', `Too many failed authentications from this address; retry in ${wait} s.`, { retry_after_s: wait }),
+      error: E.authBlocked(wait),
       headers: { 'retry-after': String(wait) },
     };
   }

@@ -2,6 +2,7 @@
 // up, validate (./arguments.ts), run with a time limit, and wrap the result (or the error) in the
 // envelope. Risk, policy and rate limit plug in as before-hooks, audit and metrics as after-hooks.
 import { errorEnvelope, resultEnvelope, shortenParams, shortenText, toToolError, ToolError, type Envelope, type Risk, type RiskLevel } from '../envelope.js';
+import { E } from '../errors.js';
 import type { AfterHook, BeforeHook, CallGate, CallInfo, CallOutcome, ResolveHook, RunTool } from '../tools/call.js';
 import type { ToolContext, ToolDefinition, ToolResult } from '../tools/define.js';
 import type { PlanHook } from '../tools/plan.js';
@@ -32,12 +33,12 @@ export function createExecutor(opts: ExecutorOptions) {
     let pathResolved: string | null = null;
     let outcome: CallOutcome;
     try {
-      if (!tool) throw new ToolError('NOT_FOUND', `Unknown tool '${shortenText(name, 100)}'; the tools are: ${TOOLS.map((t) => t.name).join(', ')}.`);
+      if (!tool) throw E.toolUnknown(shortenText(name, 100), TOOLS.map((t) => t.name).join(', '));
       if (rawInput === undefined || rawInput === null || typeof rawInput !== 'object' || Array.isArray(rawInput)) {
-        throw new ToolError('INVALID_PARAM', 'The request body must be a JSON object of tool arguments.');
+        throw E.argumentsNotObject();
       }
       const { approval_id: approvalId, ...args } = params;
-      if (approvalId !== undefined && approvalId !== null && typeof approvalId !== 'string') throw new ToolError('INVALID_PARAM', "Invalid parameter 'approval_id': expected the id of an approval request (apr_…).");
+      if (approvalId !== undefined && approvalId !== null && typeof approvalId !== 'string') throw E.approvalIdNotString();
       const input = parseArguments(tool, args);
       if (typeof input.path === 'string') pathResolved = lexicalRel(input.path);
       for (const hook of before) {
@@ -96,7 +97,7 @@ export async function runWithTimeout(tool: ToolDefinition, call: CallInfo, input
     reason = why;
     controller?.abort(why);
   };
-  const gone = () => abort(new ToolError('EXECUTION_ERROR', `The client went away; tool '${tool.name}' was stopped.`));
+  const gone = () => abort(E.clientGone(tool.name));
   if (call.signal?.aborted) gone();
   call.signal?.addEventListener('abort', gone, { once: true });
   const scope = new HandleScope();
@@ -128,7 +129,7 @@ export async function runWithTimeout(tool: ToolDefinition, call: CallInfo, input
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
       // Made only when it fires: an Error captures its stack, which cost a small read 10% of its time.
-      const timedOut = new ToolError('TIMEOUT', `Tool '${tool.name}' ran longer than ${timeoutMs} ms; narrow the request (path, line range, limit) and retry.`);
+      const timedOut = E.toolTimedOut(tool.name, timeoutMs);
       abort(timedOut);
       // A mutating tool is not left running behind the answer: it sees the abort (its signal's reason is
       // this TIMEOUT) before it commits and throws it, or it has committed and its success is the answer.

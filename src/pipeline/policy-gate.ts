@@ -7,7 +7,8 @@
 import type { Stats } from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../config.js';
-import { ToolError, type ErrorCode, type Risk } from '../envelope.js';
+import type { Risk } from '../envelope.js';
+import { E, ERROR_STATUS } from '../errors.js';
 import { CallStopped, type ToolDefinition, type ToolResult } from '../tools/define.js';
 import type { CallGate, CallInfo, GatedResult, ResolveHook, RunTool } from '../tools/call.js';
 import { changeIdentity, describeChange, describeChangesBriefly, type ChangeEntry, type PlanHook, type PlannedChange } from '../tools/plan.js';
@@ -77,10 +78,6 @@ class StillPending extends CallStopped {
   constructor(readonly record: ApprovalRecord) {
     super('approval pending');
   }
-}
-
-export function toToolErrorFromApproval(err: ApprovalError): ToolError {
-  return new ToolError(err.code as ErrorCode, err.message, err.details);
 }
 
 /** What a gated call has shown its caller (see PolicyService.viewOf). */
@@ -212,11 +209,7 @@ export class PolicyService {
           ? `could not be walked within TOOLGATE_SEARCH_TIMEOUT_MS (${searchTimeoutMs} ms)`
           : null;
     if (bound !== null) {
-      throw new ToolError(
-        'ACCESS_DENIED',
-        `'${src.rel}' ${bound}, so the policy cannot check every path it would create under '${dst.rel}', where rules apply; move it in smaller parts.`,
-        { path: dst.rel },
-      );
+      throw E.moveTooWideForPolicy(src.rel, bound, dst.rel);
     }
     return worst;
   }
@@ -231,7 +224,7 @@ export class PolicyService {
     const denied = denialError(d);
     if (denied) throw denied;
     if (d.decision === 'ask' && !cleared) {
-      throw new ToolError('CONFLICT', `'${p.rel}' received a path the policy asks about while it was being moved; the move was undone. Call again to ask for it.`, { path: p.rel });
+      throw E.moveReceivedAsk(p.rel);
     }
   }
 
@@ -339,7 +332,8 @@ export class PolicyService {
       }
       if (out.kind === 'pending') throw new StillPending(out.record);
       this.note('refused', out.record, { approval_id: approvalId, code: out.error.code, request_id: call.requestId });
-      throw toToolErrorFromApproval(out.error);
+      // An ApprovalError is a ToolError: the envelope answers with its code.
+      throw out.error;
     };
     // The approved repeat must change exactly what the person saw: the tool tells its plan before its first write.
     const onPlan = approvalId === undefined || dryRun ? undefined : this.checkPlan(call, approvalId, () => cleared);
@@ -427,11 +421,7 @@ export class PolicyService {
       const now = planned.map(describeChange);
       if (changesHash(now) === record.changes_hash) return;
       this.note('refused', record, { approval_id: approvalId, code: 'CONFLICT', mismatch: 'changes', request_id: call.requestId });
-      throw new ToolError(
-        'CONFLICT',
-        `This call would now change something other than what was approved under ${approvalId} (approved: ${describeChangesBriefly(record.changes ?? [])}; now: ${describeChangesBriefly(now)}, or a file's content differs); nothing was changed. Call again without approval_id to ask for this change.`,
-        { approval_id: approvalId, mismatch: 'changes', approved: (record.changes ?? []).map(changeIdentity), now: now.map(changeIdentity) },
-      );
+      throw E.approvedChangesDiffer(approvalId, describeChangesBriefly(record.changes ?? []), describeChangesBriefly(now), (record.changes ?? []).map(changeIdentity), now.map(changeIdentity));
     };
   }
 
@@ -542,23 +532,19 @@ export class PolicyService {
 
   async get(principal: Principal | null, id: string): Promise<ApprovalRecord> {
     const r = this.store ? await this.store.get(id) : null;
-    if (!r || !visibleTo(r, principal)) throw new ToolError('NOT_FOUND', 'No such approval request; it may have been swept after it expired.');
+    if (!r || !visibleTo(r, principal)) throw E.approvalRequestGone();
     return previewFor(r, principal);
   }
 
   async decideRequest(principal: Principal | null, id: string, decision: 'approved' | 'rejected', reason: string | null): Promise<ApprovalRecord> {
     if (!PolicyService.mayDecide(principal)) {
-      throw new ToolError('ACCESS_DENIED', `Token '${principal?.id ?? ''}' may not decide approval requests; ask the operator for a token with the 'approve' risk class.`);
+      throw E.approvalDecideDenied(principal?.id ?? '');
     }
     const current = await this.get(principal, id);
-    try {
-      const record = await (this.store as ApprovalStore).decide(current.id, { decision, by: principal?.id ?? null, reason, selfApprove: principal?.selfApprove ?? false });
-      this.note(decision, record);
-      return record;
-    } catch (err) {
-      if (err instanceof ApprovalError) throw toToolErrorFromApproval(err);
-      throw err;
-    }
+    // The store's refusals are ApprovalErrors, ToolErrors with the envelope's code.
+    const record = await (this.store as ApprovalStore).decide(current.id, { decision, by: principal?.id ?? null, reason, selfApprove: principal?.selfApprove ?? false });
+    this.note(decision, record);
+    return record;
   }
 
   // --- Listing tools for the caller -------------------------------------------------------------------------
@@ -637,7 +623,7 @@ function visibleTo(r: ApprovalRecord, principal: Principal | null): boolean {
  * dry run's data, the diff) is for the person deciding, who sees it on /v1/approvals (docs/policy.md).
  */
 function withheldIf(concealed: boolean, out: GatedResult): GatedResult {
-  if (!concealed || out.httpStatus !== 202) return out;
+  if (!concealed || out.httpStatus !== ERROR_STATUS.APPROVAL_REQUIRED) return out;
   const { approval } = out.result.data as { approval?: Record<string, unknown> };
   return {
     ...out,
@@ -732,7 +718,7 @@ function pendingAnswer(record: ApprovalRecord, dry: ToolResult<unknown> | null):
   const approval = approvalRequestView(record);
   const base = dry?.data && typeof dry.data === 'object' ? (dry.data as Record<string, unknown>) : {};
   return {
-    httpStatus: 202,
+    httpStatus: ERROR_STATUS.APPROVAL_REQUIRED,
     result: {
       data: { ...base, applied: false, approval },
       text:

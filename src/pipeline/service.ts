@@ -2,7 +2,7 @@
 // the executor's hooks put together into the one pipeline every door calls. buildApp (src/app.ts) puts the
 // HTTP doors in front of it; `toolgate mcp` (src/mcp-stdio.ts) puts stdio in front of it, with no HTTP app.
 import { ConfigError, type Config } from '../config.js';
-import { ToolError } from '../envelope.js';
+import { E } from '../errors.js';
 import { execSettingsOf, killAllRuns, releaseExec } from '../exec/settings.js';
 import { probeSandbox } from '../exec/sandbox.js';
 import type { CgroupFs } from '../exec/cgroup.js';
@@ -108,7 +108,7 @@ export async function openService(config: Config, opts: ServiceOptions): Promise
   const authorize: BeforeHook = (call, tool) => assertRiskAllowed(auth.principal(call.actor), tool.name, tool.risk);
   // A tool this service does not offer (run_command with TOOLGATE_EXEC=off) is refused before its risk and policy.
   const offered: BeforeHook = (_call, tool) => {
-    if (tool.offered && !tool.offered(config)) throw new ToolError('NOT_FOUND', `Tool '${tool.name}' is not offered by this service (off in its settings; docs/run-command.md for run_command).`);
+    if (tool.offered && !tool.offered(config)) throw E.toolNotOffered(tool.name);
   };
   const before: BeforeHook[] = [offered, authorize, ...(opts.before ?? []), ...(limiter?.check ? [limiter.check] : [])];
   const after: AfterHook[] = [...(metrics ? [metrics.recordCall] : []), (call, name, outcome) => audit.record(call, name, outcome), ...(opts.after ?? [])];

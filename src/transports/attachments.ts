@@ -3,7 +3,8 @@
 // (unknown, expired, another caller's or project's id) is the same 404, so ids cannot be probed.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { bareContext, ErrorEnvelopeSchema, errorEnvelope, ToolError } from '../envelope.js';
+import { bareContext, ErrorEnvelopeSchema, errorEnvelope } from '../envelope.js';
+import { E } from '../errors.js';
 import { loadAttachment, ownerOf } from '../workspace/attachments.js';
 import type { Pipeline } from '../pipeline/execute-tool.js';
 import { restCaller, sendEnvelope } from './rest.js';
@@ -19,7 +20,7 @@ export async function registerAttachments(app: FastifyInstance, opts: Attachment
     const call = await opts.pipeline.resolveCaller(restCaller(req, projectId));
     const found = await loadAttachment(call.ws, ownerOf({ actor: call.actor ?? null, clientIp: call.clientIp }), id);
     if (!found) {
-      const e = new ToolError('NOT_FOUND', 'No such attachment for this caller and project (attachments expire after TOOLGATE_ATTACHMENT_RETENTION_S); read the document again.');
+      const e = E.attachmentNotFound();
       return sendEnvelope(reply, 404, errorEnvelope(bareContext(String(req.id)), e));
     }
     const { ref, data } = found;

@@ -3,6 +3,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { ErrorEnvelopeSchema, PendingApprovalEnvelopeSchema, RISK_LEVELS, RISKS, successEnvelopeSchema, ToolError, type Envelope } from '../envelope.js';
+import { E } from '../errors.js';
 import type { CallerInfo, Pipeline } from '../pipeline/execute-tool.js';
 import type { ToolDefinition } from '../tools/define.js';
 import { TOOLS } from '../tools/registry.js';
@@ -72,7 +73,7 @@ export function restCaller(req: FastifyRequest, urlProject?: string): CallerInfo
   const caller = httpCaller(req);
   const headerProject = caller.projectId;
   if (urlProject !== undefined && headerProject !== undefined && urlProject !== headerProject) {
-    throw new ToolError('INVALID_PARAM', 'The X-Project-Id header names another project than the URL; send one of them.');
+    throw E.projectHeaderMismatch();
   }
   const ifMatch = headerValue(req.headers['if-match']);
   caller.projectId = urlProject ?? headerProject;
