@@ -193,106 +193,151 @@ export async function resolveInWorkspace(ws: Workspace, input: string, opts: Res
   const rel = relOf(segments);
   if (segments.length === 0 && !opts.allowRoot) throw new ToolError('INVALID_PARAM', 'Path must name a file inside the workspace, not the root itself.');
   if (segments.length > 0 && isReservedName(ws, segments)) throw reserved();
+  const walk = new SegmentWalk({ fd: ws.rootFd, real: ws.root }, segments);
+  walkSegments(ws, rel, opts, scope, walk);
+  return resolvedAt(ws, rel, walk);
+}
 
-  const rootDir: DirHandle = { fd: ws.rootFd, real: ws.root };
-  let stack: DirHandle[] = [rootDir];
-  const pending = [...segments];
-  let hops = 0;
-  let retries = 0;
-  let viaSymlink = false;
-  let leafIsLink = false;
-  let stat: Stats | null = null;
-  let name = '.';
-  let missing: string[] = [];
-  const top = () => stack[stack.length - 1] as DirHandle;
+/**
+ * One resolution's walk: the directories held so far (the root first), the segments still to walk (a
+ * symlink's target is put in front of them), and what the walk found. Plain fields, so that the phases
+ * below are plain functions: nothing is allocated per call beyond this object.
+ */
+class SegmentWalk {
+  readonly root: DirHandle;
+  stack: DirHandle[];
+  pending: string[];
+  hops = 0;
+  retries = 0;
+  viaSymlink = false;
+  leafIsLink = false;
+  stat: Stats | null = null;
+  /** Name of the result in the top directory ('.' for the directory itself). */
+  name = '.';
+  /** Segments between the top directory and `name` that do not exist. */
+  missing: string[] = [];
 
-  /** Follows the symlink `seg` of the top directory: its target's segments replace it. */
-  const follow = (seg: string): void => {
-    if (++hops > MAX_SYMLINK_HOPS) throw new ToolError('ACCESS_DENIED', 'Too many levels of symbolic links.');
-    let target: string;
-    try {
-      target = readlinkSync(entryOf(top(), seg));
-    } catch (err) {
-      // Swapped for something else since the lstat (EINVAL: no longer a link): look at the entry again.
-      const code = (err as NodeJS.ErrnoException).code;
-      if ((code === 'EINVAL' || code === 'ENOENT') && ++retries <= MAX_RACE_RETRIES) {
-        pending.unshift(seg);
-        return;
-      }
-      if (code === 'EINVAL' || code === 'ENOENT') throw changing(rel);
-      throw err;
-    }
-    viaSymlink = true;
-    if (path.isAbsolute(target)) {
-      const abs = path.posix.normalize(target);
-      if (!isInside(ws.root, abs)) throw outside();
-      stack = [rootDir];
-      pending.unshift(...abs.slice(ws.root.length).split('/'));
-    } else {
-      pending.unshift(...target.split('/'));
-    }
-  };
+  constructor(root: DirHandle, segments: string[]) {
+    this.root = root;
+    this.stack = [root];
+    this.pending = [...segments];
+  }
 
-  while (pending.length > 0) {
-    const seg = pending.shift() as string;
+  top(): DirHandle {
+    return this.stack[this.stack.length - 1] as DirHandle;
+  }
+}
+
+const isNoOpSegment = (p: string) => p === '' || p === '.';
+
+/** Walks the pending segments: through directories by handle, following in-workspace links, to the leaf. */
+function walkSegments(ws: Workspace, rel: string, opts: ResolveOptions, scope: HandleScope, w: SegmentWalk): void {
+  while (w.pending.length > 0) {
+    const seg = w.pending.shift() as string;
     if (seg === '' || seg === '.') continue;
     if (seg === '..') {
       // Only a symlink's target brings '..' here (the caller's own were resolved lexically); it may not leave the root.
-      if (stack.length === 1) throw outside();
-      stack = stack.slice(0, -1);
-      stat = null;
+      if (w.stack.length === 1) throw outside();
+      w.stack = w.stack.slice(0, -1);
+      w.stat = null;
       continue;
     }
     if (Buffer.byteLength(seg) > MAX_SEGMENT_BYTES) throw new ToolError('INVALID_PARAM', 'Path is too long.');
-    const last = pending.every((p) => p === '' || p === '.');
-    if (!last) {
-      try {
-        stack = [...stack, openSubdir(scope, top(), seg)];
-        stat = null;
-        continue;
-      } catch (err) {
-        const code = (err as NodeJS.ErrnoException).code;
-        if (code === 'ENOENT') {
-          // The kernel fails `missing/..` with ENOENT; resolving the rest lexically could end on a symlink below
-          // an existing directory (a target like 'ghost/../linkdir/x' where linkdir leads outside): refuse.
-          if (pending.includes('..')) throw new ToolError('NOT_FOUND', `File not found: ${rel} (a symbolic link on the way names a missing directory).`);
-          const rest = pending.filter((p) => p !== '' && p !== '.');
-          missing = [seg, ...rest.slice(0, -1)];
-          name = rest[rest.length - 1] as string;
-          break;
-        }
-        if (code !== 'ENOTDIR' && code !== 'ELOOP') throw mapWalkError(err, rel);
-      }
-      // Not a directory: a symlink to follow, or a file where a directory was needed.
-      const st = lstatOrNull(entryOf(top(), seg));
-      if (st?.isSymbolicLink()) {
-        follow(seg);
-        continue;
-      }
-      if (st === null || st.isDirectory()) {
-        // Gone or turned into a directory between the open and the lstat: look again.
-        if (++retries > MAX_RACE_RETRIES) throw changing(rel);
-        pending.unshift(seg);
-        continue;
-      }
-      throw errors.parentNotADirectory(rel);
-    }
-    let st: Stats | null;
-    try {
-      st = lstatOrNull(entryOf(top(), seg));
-    } catch (err) {
-      throw mapWalkError(err, rel);
-    }
-    if (st?.isSymbolicLink() && !opts.noFollowLeaf) {
-      follow(seg);
+    if (!w.pending.every(isNoOpSegment)) {
+      if (throughDirectory(ws, rel, scope, w, seg)) return;
       continue;
     }
-    if (st?.isSymbolicLink()) leafIsLink = true;
-    name = seg;
-    stat = st;
-    break;
+    if (atLeaf(ws, rel, opts, w, seg)) return;
   }
-  const dir = top();
+}
+
+/**
+ * A segment before the last: opens it as the next directory, follows it when it is a link, or looks again
+ * when it changed. True when it does not exist: the rest of the path is then missing, and the walk ends.
+ */
+function throughDirectory(ws: Workspace, rel: string, scope: HandleScope, w: SegmentWalk, seg: string): boolean {
+  try {
+    w.stack = [...w.stack, openSubdir(scope, w.top(), seg)];
+    w.stat = null;
+    return false;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') {
+      // The kernel fails `missing/..` with ENOENT; resolving the rest lexically could end on a symlink below
+      // an existing directory (a target like 'ghost/../linkdir/x' where linkdir leads outside): refuse.
+      if (w.pending.includes('..')) throw new ToolError('NOT_FOUND', `File not found: ${rel} (a symbolic link on the way names a missing directory).`);
+      const rest = w.pending.filter((p) => p !== '' && p !== '.');
+      w.missing = [seg, ...rest.slice(0, -1)];
+      w.name = rest[rest.length - 1] as string;
+      return true;
+    }
+    if (code !== 'ENOTDIR' && code !== 'ELOOP') throw mapWalkError(err, rel);
+  }
+  // Not a directory: a symlink to follow, or a file where a directory was needed.
+  const st = lstatOrNull(entryOf(w.top(), seg));
+  if (st?.isSymbolicLink()) {
+    followLink(ws, rel, w, seg);
+    return false;
+  }
+  if (st === null || st.isDirectory()) {
+    // Gone or turned into a directory between the open and the lstat: look again.
+    if (++w.retries > MAX_RACE_RETRIES) throw changing(rel);
+    w.pending.unshift(seg);
+    return false;
+  }
+  throw errors.parentNotADirectory(rel);
+}
+
+/** The last segment: the result, unless it is a link to follow. True when the walk has its result. */
+function atLeaf(ws: Workspace, rel: string, opts: ResolveOptions, w: SegmentWalk, seg: string): boolean {
+  let st: Stats | null;
+  try {
+    st = lstatOrNull(entryOf(w.top(), seg));
+  } catch (err) {
+    throw mapWalkError(err, rel);
+  }
+  if (st?.isSymbolicLink() && !opts.noFollowLeaf) {
+    followLink(ws, rel, w, seg);
+    return false;
+  }
+  if (st?.isSymbolicLink()) w.leafIsLink = true;
+  w.name = seg;
+  w.stat = st;
+  return true;
+}
+
+/** Follows the symlink `seg` of the top directory: its target's segments replace it. */
+function followLink(ws: Workspace, rel: string, w: SegmentWalk, seg: string): void {
+  if (++w.hops > MAX_SYMLINK_HOPS) throw new ToolError('ACCESS_DENIED', 'Too many levels of symbolic links.');
+  let target: string;
+  try {
+    target = readlinkSync(entryOf(w.top(), seg));
+  } catch (err) {
+    // Swapped for something else since the lstat (EINVAL: no longer a link): look at the entry again.
+    const code = (err as NodeJS.ErrnoException).code;
+    if ((code === 'EINVAL' || code === 'ENOENT') && ++w.retries <= MAX_RACE_RETRIES) {
+      w.pending.unshift(seg);
+      return;
+    }
+    if (code === 'EINVAL' || code === 'ENOENT') throw changing(rel);
+    throw err;
+  }
+  w.viaSymlink = true;
+  if (path.isAbsolute(target)) {
+    const abs = path.posix.normalize(target);
+    if (!isInside(ws.root, abs)) throw outside();
+    w.stack = [w.root];
+    w.pending.unshift(...abs.slice(ws.root.length).split('/'));
+  } else {
+    w.pending.unshift(...target.split('/'));
+  }
+}
+
+/** The walk's result checked where its directory is now (inside, not reserved, not too long) and named through its handle. */
+function resolvedAt(ws: Workspace, rel: string, w: SegmentWalk): ResolvedPath {
+  const { name, missing } = w;
+  let stat = w.stat;
+  const dir = w.top();
   let dirReal: string;
   try {
     dirReal = whereNow(dir, ws);
@@ -309,7 +354,7 @@ export async function resolveInWorkspace(ws: Workspace, input: string, opts: Res
   // A symlink ending in '.' or '..' (e.g. one to the root) leaves the directory itself as the result.
   if (name === '.' && stat === null) stat = lstatSync(entryOf(dir, '.'));
   const at = missing.length > 0 ? entryOf(dir, [...missing, name].join('/')) : entryOf(dir, name);
-  return { ws, rel, real, realRel: toPosixRel(ws.root, real), stat, viaSymlink, leafIsLink, dir: { fd: dir.fd, real: dirReal }, name, missing, at };
+  return { ws, rel, real, realRel: toPosixRel(ws.root, real), stat, viaSymlink: w.viaSymlink, leafIsLink: w.leafIsLink, dir: { fd: dir.fd, real: dirReal }, name, missing, at };
 }
 
 function lstatOrNull(p: string): Stats | null {
