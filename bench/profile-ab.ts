@@ -48,7 +48,7 @@ function layerOf(url: string, fn: string): string {
     if (rel === 'ops/audit.js') return 'audit';
     if (rel.startsWith('ops/')) return 'ops (auth, metrics, limits, guard)';
     if (rel.startsWith('workspace/')) return 'sandbox (workspace/)';
-    if (rel === 'envelope.js' || rel === 'errors.js') return 'envelope';
+    if (rel === 'envelope.js' || rel === 'errors.js' || rel.startsWith('errors/')) return 'envelope';
     if (rel.startsWith('tools/') || rel.startsWith('edit/')) return 'tool';
     return 'app (other)';
   }

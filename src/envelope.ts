@@ -1,7 +1,7 @@
 // The standard envelope (docs/api.md): its schema and type, the factories for the messages many places
 // share, and the builders every door uses. The codes and ToolError live in errors.ts, which has no zod.
 import { z } from 'zod';
-import { ERROR_CODES, ToolError, type ErrorCode } from './errors.js';
+import { E, ERROR_CODES, ToolError, type ErrorCode } from './errors.js';
 
 export { ERROR_CODES, ERROR_STATUS, ToolError, type ErrorCode } from './errors.js';
 
@@ -127,15 +127,15 @@ export function errorEnvelope(context: EnvelopeContext, err: ToolError): Envelop
   };
 }
 
-/** Messages several places share, in one wording (in the manner of Fastify's createError). */
+/** The catalogue's path errors (src/errors.ts) under the names sandbox.ts still uses; new code calls `E` directly. */
 export const errors = {
-  notFound: (rel: string) => new ToolError('NOT_FOUND', `File not found: ${rel}`),
-  isDirectory: (rel: string, why = '') => new ToolError('IS_DIRECTORY', `Path is a directory: ${rel}${why}`),
-  notRegular: (kind: string, rel: string) => new ToolError('NOT_REGULAR_FILE', `Not a regular file (${kind}): ${rel}`),
-  parentNotADirectory: (rel: string) => new ToolError('NOT_A_DIRECTORY', `A parent of '${rel}' is not a directory.`),
-  parentNotFound: (relParent: string) => new ToolError('PARENT_NOT_FOUND', `Parent directory does not exist: ${relParent}`),
-  permissionDenied: (rel: string) => new ToolError('PERMISSION_DENIED', `Permission denied: ${rel}`),
-  outside: () => new ToolError('ACCESS_DENIED', 'Path must be within project root.'),
+  notFound: E.fileNotFound,
+  isDirectory: E.isDirectory,
+  notRegular: E.notRegularFile,
+  parentNotADirectory: E.parentNotADirectory,
+  parentNotFound: E.parentNotFound,
+  permissionDenied: E.permissionDenied,
+  outside: E.outsideRoot,
 };
 
 const MAX_PARAM_STRING = 200;
@@ -170,24 +170,24 @@ export function toToolError(err: unknown, rel?: string | null): ToolError {
     case 'EACCES':
     case 'EPERM':
     case 'EROFS':
-      return errors.permissionDenied(where);
+      return E.permissionDenied(where);
     case 'ENOSPC':
     case 'EDQUOT':
-      return new ToolError('DISK_FULL', 'The volume is full; nothing was written. Free some space and retry.');
+      return E.diskFull();
     case 'ENOENT':
-      return errors.notFound(where);
+      return E.fileNotFound(where);
     case 'EISDIR':
-      return errors.isDirectory(where);
+      return E.isDirectory(where);
     case 'ENOTDIR':
-      return new ToolError('NOT_A_DIRECTORY', `A parent of ${where} is not a directory.`);
+      return E.parentOfNotADirectory(where);
     case 'ELOOP':
-      return errors.outside();
+      return E.outsideRoot();
     case 'ENAMETOOLONG':
-      return new ToolError('INVALID_PARAM', 'Path is too long.');
+      return E.pathTooLong();
     case 'EIO':
-      return new ToolError('EXECUTION_ERROR', `The storage failed to read or write ${where} (EIO, an I/O error of the disk or file system); retry, and tell the operator if it persists.`);
+      return E.storageFailed(where);
     default:
-      return new ToolError('EXECUTION_ERROR', `Internal error: ${describeFailure(err)}`, { kind: kindOf(err) });
+      return E.internalError(describeFailure(err), kindOf(err));
   }
 }
 

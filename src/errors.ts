@@ -1,51 +1,40 @@
-// The error codes with their HTTP statuses (docs/api.md, "Error codes") and ToolError. Nothing here imports
-// zod, so the edit worker (src/edit/edit-worker.ts) loads the same class the service throws and answers with.
-export const ERROR_STATUS = {
-  INVALID_PARAM: 400,
-  INVALID_REGEX: 400,
-  UNAUTHORIZED: 401,
-  ACCESS_DENIED: 403,
-  PERMISSION_DENIED: 403,
-  USER_REJECTED: 403,
-  NOT_FOUND: 404,
-  PARENT_NOT_FOUND: 404,
-  IS_DIRECTORY: 409,
-  NOT_A_DIRECTORY: 409,
-  NOT_REGULAR_FILE: 409,
-  ALREADY_EXISTS: 409,
-  CONFLICT: 409,
-  FILE_TOO_LARGE: 413,
-  NO_MATCH: 422,
-  HOST_NOT_FOUND: 422,
-  MULTIPLE_MATCHES: 422,
-  NO_CHANGE: 422,
-  ENCODING_ERROR: 422,
-  BINARY_FILE: 422,
-  LOCKED: 423,
-  VERSION_REQUIRED: 428,
-  RATE_LIMITED: 429,
-  APPROVAL_REQUIRED: 202,
-  APPROVAL_EXPIRED: 410,
-  EXECUTION_ERROR: 500,
-  NETWORK_ERROR: 502,
-  TIMEOUT: 504,
-  DISK_FULL: 507,
-} as const;
+// The error catalogue (docs/api.md, "Error codes"): every envelope code with its HTTP status (ERROR_STATUS), and
+// every error the service answers with as one factory of `E`, its code and message template declared together
+// (in the manner of Fastify's lib/errors.js). Sites throw `E.fileNotFound(rel)`, never a message of their own.
+//
+// Adding an error: in the area file under src/errors/ (files, edit, web, exec, access, documents, search; a new
+// area is a new file spread into `E` below), add one line
+//     name: (arg: string, n: number) => new ToolError('CODE', `Text with ${arg} and ${n}.`, { detail: n }),
+// - CODE is a key of ERROR_STATUS (src/errors/tool-error.ts); a new code also gets its row in docs/api.md's
+//   table, which test/errors/catalogue.test.ts compares with ERROR_STATUS both ways.
+// - Reuse an entry whose code and text are the same; the name says what went wrong, not where.
+// - The factory is the one `new ToolError` and nothing else: it runs where a request fails, so no lookups,
+//   no formatting helpers (pass what a helper computes as an argument).
+// Nothing here imports zod or other heavy modules: the edit worker (src/edit/edit-worker.ts) loads this file.
+import { accessErrors } from './errors/access.js';
+import { documentErrors } from './errors/documents.js';
+import { editErrors } from './errors/edit.js';
+import { execErrors } from './errors/exec.js';
+import { fileErrors } from './errors/files.js';
+import { searchErrors } from './errors/search.js';
+import { webErrors } from './errors/web.js';
 
-export type ErrorCode = keyof typeof ERROR_STATUS;
-export const ERROR_CODES = Object.keys(ERROR_STATUS) as ErrorCode[];
+export { ERROR_CODES, ERROR_STATUS, ToolError, type ErrorCode } from './errors/tool-error.js';
+export { ApprovalError, type ApprovalErrorCode } from './errors/access.js';
+export { OFFICE_ERROR_ENVELOPE, OfficeError, type OfficeErrorCode } from './errors/documents.js';
+export { RegexTimeout } from './errors/search.js';
+export { PATCH_ERROR_ENVELOPE, PatchError, type PatchErrorCode } from './errors/edit.js';
 
-/** An error with a code from the table; thrown where it is known, turned into the envelope in one place. */
-export class ToolError extends Error {
-  readonly code: ErrorCode;
-  readonly details: Record<string, unknown> | undefined;
-  constructor(code: ErrorCode, message: string, details?: Record<string, unknown>) {
-    super(message);
-    this.name = 'ToolError';
-    this.code = code;
-    this.details = details;
-  }
-  get httpStatus(): number {
-    return ERROR_STATUS[this.code];
-  }
-}
+/** The catalogue: one factory per error, each returning the ToolError it declares. */
+export const E = {
+  ...fileErrors,
+  ...editErrors,
+  ...searchErrors,
+  ...documentErrors,
+  ...webErrors,
+  ...execErrors,
+  ...accessErrors,
+};
+
+/** The catalogue's areas by name, for the test that no two declare the same factory. */
+export const CATALOGUE_AREAS = { fileErrors, editErrors, searchErrors, documentErrors, webErrors, execErrors, accessErrors };

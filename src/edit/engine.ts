@@ -11,6 +11,7 @@
 // the level that matched). The tolerant levels anchor on line boundaries: old_text's first and last
 // lines are whole lines of the file there.
 import { ToolError } from '../errors.js';
+import { E } from '../errors.js';
 import type { ChangedSpan } from './diff.js';
 import { diagnoseNoMatch } from './closest.js';
 import { LineTableCache, findMatches, type Candidate, type MatchStage } from './match.js';
@@ -97,10 +98,7 @@ export function applyEdits(text: string, edits: EditRequest[], opts: ApplyOption
   });
 
   if (spans.length === 0 || current === original) {
-    throw new ToolError(
-      'NO_CHANGE',
-      `The edit${several ? 's' : ''} would not change the file: new_text equals the text it replaces; re-read the file, the change may already be there.`,
-    );
+    throw E.editNoChange(several);
   }
   return outcome(bom, current, spans, records, opts.lineBase ?? 0);
 }
@@ -108,20 +106,16 @@ export function applyEdits(text: string, edits: EditRequest[], opts: ApplyOption
 /** Refuses a call without edits, or with an edit whose texts are not strings or whose old_text is empty. */
 function checkRequests(edits: EditRequest[]): void {
   if (!Array.isArray(edits) || edits.length === 0) {
-    throw new ToolError('INVALID_PARAM', 'No edit given; pass old_text and new_text, or edits: [{ old_text, new_text }].');
+    throw E.noEditGiven();
   }
   const several = edits.length > 1;
   const label = (i: number) => (several ? `Edit ${i + 1}: ` : '');
   edits.forEach((e, i) => {
     if (typeof e?.old_text !== 'string' || typeof e.new_text !== 'string') {
-      throw new ToolError('INVALID_PARAM', `${label(i)}old_text and new_text must be strings.`, { edit_index: i });
+      throw E.editTextsNotStrings(label(i), i);
     }
     if (stripBom(e.old_text) === '') {
-      throw new ToolError(
-        'INVALID_PARAM',
-        `${label(i)}old_text is empty; quote the text to replace, or use write_file or append_to_file to add text.`,
-        { edit_index: i },
-      );
+      throw E.editOldTextEmpty(label(i), i);
     }
   });
 }
@@ -301,18 +295,8 @@ function noMatchError(i: number, several: boolean, oldText: string, original: st
     }
   }
   const diagnosis = diagnoseNoMatch(original, oldText);
-  const which = several ? `Edit ${i + 1}: old_text` : 'old_text';
-  let message: string;
-  if (diagnosis.closest) {
-    const c = diagnosis.closest;
-    const diffs = diagnosis.differences.length ? `; it differs in ${diagnosis.differences.join(', ')}` : '';
-    message =
-      `${which} was not found in the file. The closest text is at lines ${c.start_line}-${c.end_line} ` +
-      `(similarity ${c.similarity}${diffs}); copy old_text exactly from those lines (see details.closest.lines) and retry.`;
-  } else {
-    message = `${which} was not found in the file; read the file again and copy old_text exactly from it.`;
-  }
-  return new ToolError('NO_MATCH', message, { edit_index: i, closest: diagnosis.closest, differences: diagnosis.differences });
+  if (!diagnosis.closest) return E.editNoMatch(several, i, diagnosis.differences);
+  return E.editNoMatchClosest(several, i, diagnosis.closest, diagnosis.differences);
 }
 
 function multipleMatchesError(
@@ -328,19 +312,13 @@ function multipleMatchesError(
 ): ToolError {
   const lines = lineNumbersAt(original, candidates.map((c) => toOriginalOffset(spans, c.start)));
   const listed = lines.slice(0, LISTED_IN_MESSAGE).join(', ') + (total > LISTED_IN_MESSAGE ? ', …' : '');
-  const count = incomplete ? `at least ${total}` : `${total}`;
-  const message = `${several ? `Edit ${i + 1}: ` : ''}Found ${count} matches (lines ${listed}); add context to make old_text unique or set replace_all`;
-  return new ToolError('MULTIPLE_MATCHES', message, { edit_index: i, matches: total, lines, stage, ...(incomplete ? { matches_incomplete: true } : {}) });
+  return E.editMultipleMatches(several, i, total, listed, lines, stage, incomplete);
 }
 
 function overlapError(i: number, span: Span, original: string): ToolError {
   const other = Math.max(...span.edits.filter((e) => e < i));
   const [a, b] = lineNumbersAt(original, [span.oldStart, lastLineOffset(span.oldStart, span.oldEnd)]);
-  return new ToolError('INVALID_PARAM', `Edit ${i + 1} overlaps edit ${other + 1} (lines ${a}-${b}); merge them into one edit`, {
-    edit_index: i,
-    overlaps: other,
-    lines: [a, b],
-  });
+  return E.editsOverlap(i, other, a, b);
 }
 
 /** The edited regions of the new text with SNIPPET_CONTEXT lines around them, numbered. */

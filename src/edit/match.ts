@@ -5,7 +5,7 @@
 // of 150,000 identical lines and an old_text of 2,000 of them held the loop 48 s before. Past the budget the
 // search stops: with two places already found it answers them (MULTIPLE_MATCHES, a count that is a lower
 // bound), else TIMEOUT, having changed nothing (docs/operations.md, "Work off the main thread").
-import { ToolError } from '../errors.js';
+import { E } from '../errors.js';
 import {
   buildLineTable,
   lineContent,
@@ -333,11 +333,7 @@ function budgetSpent(found: BlockMatch[], stage: LineLevel, opts: MatchOptions, 
     const sorted = [...found].sort((a, b) => a.first - b.first || a.last - b.last);
     return { stage, candidates: sorted.slice(0, opts.limit), total: sorted.length, incomplete: true };
   }
-  throw new ToolError(
-    'TIMEOUT',
-    `old_text was not found exactly, and matching it loosely (whitespace, indentation, blank lines) at the ${places > budget.limit ? `more than ${budget.limit}` : places} places it may start stopped after ${budget.limit} line comparisons; nothing was changed. Copy old_text exactly from the file, or send fewer lines that include a distinctive one.`,
-    { stage, comparisons: budget.limit, places },
-  );
+  throw E.looseMatchBudget(places, budget.limit, stage);
 }
 
 /**

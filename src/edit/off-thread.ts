@@ -3,7 +3,7 @@
 // tolerant match for far longer before its budget ends it. Small files stay on the calling thread: every agent
 // step edits one, and a worker costs more than their whole edit. docs/operations.md, "Work off the main thread".
 import { fileURLToPath } from 'node:url';
-import { ToolError } from '../errors.js';
+import { E, type ErrorCode } from '../errors.js';
 import { BoundedPool, WorkerFailure, WorkerJobError } from '../workers/bounded-pool.js';
 import type { EditAnswer, EditJob } from './edit-worker.js';
 import { applyEdits, type ApplyOptions, type EditOutcome, type EditRequest } from './engine.js';
@@ -72,11 +72,11 @@ async function inWorker(job: EditJob, bound: Bound): Promise<EditAnswer> {
   } catch (err) {
     if (err instanceof WorkerFailure) {
       if (err.kind === 'aborted') throw err.reason ?? err; // the tool's TIMEOUT, or the client that went away
-      if (err.kind === 'timeout') throw new ToolError('TIMEOUT', `The edit did not finish within its ${Math.round(timeoutMs)} ms and was stopped; nothing was changed. Edit a smaller file or a shorter old_text.`);
-      if (err.kind === 'memory') throw new ToolError('FILE_TOO_LARGE', `The edit needs more than the ${EDIT_WORKER_HEAP_MB} MiB its worker may use; nothing was changed. Edit a smaller file.`);
-      throw new ToolError('EXECUTION_ERROR', `The edit worker failed: ${err.message}`);
+      if (err.kind === 'timeout') throw E.editTimeout(timeoutMs);
+      if (err.kind === 'memory') throw E.editOutOfMemory(EDIT_WORKER_HEAP_MB);
+      throw E.editWorkerFailed(err.message);
     }
-    if (err instanceof WorkerJobError) throw new ToolError('EXECUTION_ERROR', `The edit engine failed: ${err.message}`);
+    if (err instanceof WorkerJobError) throw E.editEngineFailed(err.message);
     throw err;
   }
 }
@@ -84,7 +84,7 @@ async function inWorker(job: EditJob, bound: Bound): Promise<EditAnswer> {
 function rethrow(answer: Extract<EditAnswer, { ok: false }>): never {
   const { code, message, details } = answer.error;
   if (answer.error.patch) throw new PatchError(code as PatchErrorCode, message, details);
-  throw new ToolError(code as ToolError['code'], message, details);
+  throw E.fromEditWorker(code as ErrorCode, message, details);
 }
 
 /** applyEdits (engine.ts), in a worker when `text` is large; the same answer and the same ToolErrors. */

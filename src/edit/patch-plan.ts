@@ -2,8 +2,8 @@
 // file must apply, or none does (codex leaves earlier files changed when a later hunk fails; toolgate does not).
 import { posix } from 'node:path';
 import { applyChunksDetailed, type AppliedHunk } from './patch-apply.js';
-import { PatchError } from './patch-error.js';
 import type { PatchOp } from './patch-v4a.js';
+import { E } from '../errors.js';
 
 export interface PlannedFile {
   /** The path as the patch wrote it; the caller resolves it in the workspace. */
@@ -44,7 +44,7 @@ export function planPatch(ops: PatchOp[], readCurrent: ReadCurrent, placeOf: Pla
     const key = patchPathKey(path);
     const before = owner.get(key);
     if (before !== undefined) {
-      throw new PatchError('INVALID_PATCH', `The patch names ${path} in more than one file operation (operations ${before + 1} and ${op + 1}); put all changes to a file in one '*** Update File' section.`, { path, operations: [before + 1, op + 1] });
+      throw E.patchFileInTwoOperations(path, before, op);
     }
     owner.set(key, op);
   };
@@ -58,13 +58,13 @@ export function planPatch(ops: PatchOp[], readCurrent: ReadCurrent, placeOf: Pla
     const current = readCurrent(op.path);
     if (op.type === 'add') {
       if (current !== null) {
-        throw new PatchError('ALREADY_EXISTS', `*** Add File: ${op.path} — the file already exists; nothing was changed. Use '*** Update File: ${op.path}' to change it.`, { path: op.path });
+        throw E.patchAddExisting(op.path);
       }
       return { path: op.path, kind: 'create', oldContent: null, newContent: op.contents };
     }
     if (current === null) {
       const verb = op.type === 'delete' ? 'Delete' : 'Update';
-      throw new PatchError('NOT_FOUND', `*** ${verb} File: ${op.path} — no such file; nothing was changed.${op.type === 'update' ? ` Use '*** Add File: ${op.path}' to create it.` : ''}`, { path: op.path });
+      throw E.patchFileMissing(verb, op.path, op.type);
     }
     if (op.type === 'delete') return { path: op.path, kind: 'delete', oldContent: current, newContent: null };
     const applied = applyChunksDetailed(current, op.chunks, op.path);
@@ -73,7 +73,7 @@ export function planPatch(ops: PatchOp[], readCurrent: ReadCurrent, placeOf: Pla
     }
     // codex overwrites an existing destination; a rename here never replaces a file silently.
     if (readCurrent(op.moveTo) !== null) {
-      throw new PatchError('ALREADY_EXISTS', `*** Move to: ${op.moveTo} — a file already exists there; nothing was changed. Choose another destination, or remove that file in an earlier call.`, { path: op.path, move_to: op.moveTo });
+      throw E.patchMoveOntoExisting(op.moveTo, op.path);
     }
     return { path: op.path, moveTo: op.moveTo, kind: 'update', oldContent: current, newContent: applied.content, hunks: applied.hunks };
   });
@@ -103,11 +103,7 @@ function refuseFileAboveFile(ops: PatchOp[], placeOf: PlaceOf): void {
     for (let n = 1; n < parts.length; n++) {
       const above = kept.get(parts.slice(0, n).join('/'));
       if (above === undefined) continue;
-      throw new PatchError(
-        'INVALID_PATCH',
-        `The patch is contradictory: '*** ${above.header}: ${above.path}' leaves ${above.path} a file, while '*** ${below.header}: ${below.path}' puts a file under it, so ${above.path} would have to be a file and a directory at once; nothing was changed. Give one of the two another path.`,
-        { path: above.path, under: below.path },
-      );
+      throw E.patchFileAboveFile(above.header, above.path, below.header, below.path);
     }
   }
 }

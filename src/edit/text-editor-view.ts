@@ -1,12 +1,9 @@
 // The answers of Anthropic's text editor tool (str_replace_based_edit_tool) worded as its reference implementation
 // words them, since models are trained on those texts. Formatting only: no I/O.
-import { ToolError } from '../errors.js';
+import { E } from '../errors.js';
 
 /** Lines of context the reference shows around an edit. */
 export const SNIPPET_LINES = 4;
-
-/** Python's repr of a list of ints, as the reference prints ranges and line lists. */
-const pyList = (xs: readonly number[]): string => `[${xs.join(', ')}]`;
 
 /**
  * The file's lines. Unlike the reference (Python `split("\n")`), a final newline does not add an empty last line:
@@ -32,18 +29,18 @@ export function catN(content: string, viewRange?: readonly number[]): string {
   const lines = editorLines(content);
   if (viewRange === undefined) return numberLines(lines);
   if (viewRange.length !== 2 || !viewRange.every((n) => Number.isInteger(n))) {
-    throw new ToolError('INVALID_PARAM', 'Invalid `view_range`. It should be a list of two integers.');
+    throw E.viewRangeNotPair();
   }
   const [start, end] = viewRange as [number, number];
   const n = lines.length;
   if (start < 1 || start > n) {
-    throw new ToolError('INVALID_PARAM', `Invalid \`view_range\`: ${pyList(viewRange)}. Its first element \`${start}\` should be within the range of lines of the file: ${pyList([1, n])}`);
+    throw E.viewRangeStartOutside(viewRange, start, n);
   }
   if (end > n) {
-    throw new ToolError('INVALID_PARAM', `Invalid \`view_range\`: ${pyList(viewRange)}. Its second element \`${end}\` should be smaller than the number of lines in the file: \`${n}\``);
+    throw E.viewRangeEndPastFile(viewRange, end, n);
   }
   if (end !== -1 && end < start) {
-    throw new ToolError('INVALID_PARAM', `Invalid \`view_range\`: ${pyList(viewRange)}. Its second element \`${end}\` should be larger or equal than its first \`${start}\``);
+    throw E.viewRangeEndBeforeStart(viewRange, start, end);
   }
   return numberLines(lines.slice(start - 1, end === -1 ? undefined : end), start);
 }
@@ -55,30 +52,6 @@ export function viewText(path: string, content: string, viewRange?: readonly num
 
 export function createdText(path: string): string {
   return `File created successfully at: ${path}`;
-}
-
-export function fileExistsText(path: string): string {
-  return `File already exists at: ${path}. Cannot overwrite files using command \`create\`.`;
-}
-
-export function pathMissingText(path: string): string {
-  return `The path ${path} does not exist. Please provide a valid path.`;
-}
-
-export function directoryText(path: string): string {
-  return `The path ${path} is a directory and only the \`view\` command can be used on directories`;
-}
-
-export function missingParameterText(parameter: 'file_text' | 'old_str' | 'new_str' | 'insert_line', command: string): string {
-  return `Parameter \`${parameter}\` is required for command: ${command}`;
-}
-
-export function noMatchText(path: string, oldStr: string): string {
-  return `No replacement was performed, old_str \`${oldStr}\` did not appear verbatim in ${path}.`;
-}
-
-export function multipleMatchesText(oldStr: string, lines: readonly number[]): string {
-  return `No replacement was performed. Multiple occurrences of old_str \`${oldStr}\` in lines ${pyList(lines)}. Please ensure it is unique`;
 }
 
 /**
@@ -118,17 +91,10 @@ export function insertText(path: string, oldContent: string, insertLine: number,
   return `The file ${path} has been edited. Here's the result of running \`cat -n\` on a snippet of the edited file:\n${numberLines(snippet, Math.max(1, insertLine - SNIPPET_LINES + 1))}\nReview the changes and make sure they are as expected (correct indentation, no duplicate lines, etc). Edit the file again if necessary.`;
 }
 
-export function invalidInsertLineText(insertLine: number, lineCount: number): string {
-  return `Invalid \`insert_line\` parameter: ${insertLine}. It should be within the range of lines of the file: ${pyList([0, lineCount])}`;
-}
-
 export function undoneText(path: string, restoredContent: string): string {
   return `Last edit to ${path} undone successfully. ${viewText(path, restoredContent)}`;
 }
 
-export function noHistoryText(path: string): string {
-  return `No edit history found for ${path}.`;
-}
 
 function countNewlines(s: string): number {
   let n = 0;

@@ -10,7 +10,7 @@ import type { Writable } from 'node:stream';
 import { existsSync, lstatSync, mkdirSync, readlinkSync, realpathSync, rmdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ToolError } from '../errors.js';
+import { E } from '../errors.js';
 import { isInside } from '../workspace/workspace.js';
 import { hasPidsCgroup, makeRunCgroups, planCgroups, removeCgroups } from './cgroup.js';
 import { connectNetwork, LAUNCHER_STDIO, findNetworkTools, NET_FILES, networkLauncher, writeNetFiles } from './network.js';
@@ -223,7 +223,7 @@ export const STREAM_BUDGET_BYTES = 1024 * 1024;
 
 /** Runs one command in the sandbox to its end (or until it is stopped); never throws for the command's own failure. */
 export async function runSandboxed(exec: ExecSettings, spec: SandboxSpec, opts: RunOptions): Promise<RunOutcome> {
-  if (exec.network && !exec.netTools) throw new ToolError('EXECUTION_ERROR', "The command's network was not set up at start (TOOLGATE_EXEC_NETWORK); no command runs without it.");
+  if (exec.network && !exec.netTools) throw E.execNetworkMissing();
   const args = bwrapArgs(exec, spec);
   const cgroups = exec.cgroups ? makeRunCgroups(exec.cgroups, exec.limits) : null;
   // A small shell becomes bwrap after it made the run the out-of-memory killer's first choice (under
@@ -307,7 +307,7 @@ export async function runSandboxed(exec: ExecSettings, spec: SandboxSpec, opts: 
   if (!stoppedBy && exec.closing) stoppedBy = 'shutdown';
   if (cgroups) removeCgroups(cgroups.dirs);
   // The sandbox itself could not be made (not the command's failure, and never run without it).
-  if (networkError && !stoppedBy) throw new ToolError('EXECUTION_ERROR', `The command's sandbox could not be made: ${networkError}`);
+  if (networkError && !stoppedBy) throw E.execSandboxFailed(networkError);
   const durationMs = performance.now() - started;
   // bwrap answers 128+N when the command died of signal N, as a shell does.
   const signal = sig ?? (code !== null && code > 128 && code < 128 + 65 ? signalName(code - 128) : null);

@@ -19,6 +19,7 @@ import { promisify } from 'node:util';
 import { crc32 } from 'node:zlib';
 import yauzl from 'yauzl';
 import { OfficeError } from './errors.js';
+import { E } from '../errors.js';
 
 export interface ZipLimits {
   /** Entries in the central directory, directories included. */
@@ -130,7 +131,7 @@ function tooLarge(message: string, details?: Record<string, unknown>): OfficeErr
 }
 
 function corrupt(reason: string): OfficeError {
-  return new OfficeError('ARCHIVE_CORRUPT', `The document's zip container is damaged or truncated (${reason}); ask for an intact copy or re-save the file.`);
+  return E.zipCorrupt(reason);
 }
 
 async function head(source: Buffer | FdSource): Promise<Buffer> {
@@ -143,13 +144,10 @@ async function head(source: Buffer | FdSource): Promise<Buffer> {
 /** Refuses what is no zip at all, with a message that says what the file seems to be instead. */
 function assertZipMagic(start: Buffer): void {
   if (start.length >= 8 && start.equals(OLE_MAGIC)) {
-    throw new OfficeError(
-      'NOT_AN_ARCHIVE',
-      'The file is an OLE compound file, not an Office Open XML zip: a password-protected document or a legacy binary format (.doc/.xls). Remove the password or save it as .docx/.xlsx.',
-    );
+    throw E.oleNotZip();
   }
   if (start.length < 4 || start[0] !== ZIP_MAGIC[0] || start[1] !== ZIP_MAGIC[1]) {
-    throw new OfficeError('NOT_AN_ARCHIVE', 'The file is not a zip archive, so it is not a .docx/.xlsx document (check the path, or read it with read_file).');
+    throw E.notZip();
   }
 }
 

@@ -6,7 +6,8 @@ import fs from 'node:fs/promises';
 import net from 'node:net';
 import { z } from 'zod';
 import { ConfigError } from '../config.js';
-import { ToolError, type Risk } from '../envelope.js';
+import type { Risk } from '../envelope.js';
+import { E } from '../errors.js';
 
 const RISKS = ['read', 'write', 'destructive'] as const;
 /**
@@ -107,14 +108,14 @@ export class Authenticator {
   authenticate(header: string | undefined): Principal | null {
     if (!this.enabled) return null;
     const m = header === undefined ? null : /^Bearer[ \t]+([^\s]+)[ \t]*$/i.exec(header);
-    if (!m) throw new ToolError('UNAUTHORIZED', 'Missing bearer token: send `Authorization: Bearer <token>`.');
+    if (!m) throw E.tokenMissing();
     const presented = createHash('sha256').update(m[1] as string, 'utf8').digest();
     let found: TokenEntry | null = null;
     // Compare against every entry (no early exit), so timing says nothing about which or whether one matched.
     for (const { entry, digest } of this.entries) {
       if (timingSafeEqual(presented, digest) && found === null) found = entry;
     }
-    if (!found) throw new ToolError('UNAUTHORIZED', 'Invalid bearer token; check the token or ask the operator for one.');
+    if (!found) throw E.tokenInvalid();
     return this.byId.get(found.id) ?? null;
   }
 
@@ -134,7 +135,7 @@ export function allowsRisk(principal: Principal | null, risk: TokenRisk): boolea
 /** Executor before-hook check: a token without a risk class may not run tools of that class. */
 export function assertRiskAllowed(principal: Principal | null, toolName: string, risk: Risk): void {
   if (!allowsRisk(principal, risk)) {
-    throw new ToolError('ACCESS_DENIED', `Token '${principal?.id ?? ''}' may not run ${risk} tools such as '${toolName}'; ask the operator for a token with the '${risk}' risk class.`);
+    throw E.riskNotAllowed(principal?.id, risk, toolName);
   }
 }
 

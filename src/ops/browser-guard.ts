@@ -3,6 +3,7 @@
 // Origin is the attacker's page). Plain values in, a refusal out; src/ops/operations.ts applies it to every door.
 import net from 'node:net';
 import { ToolError } from '../envelope.js';
+import { E } from '../errors.js';
 import { isLoopbackHost } from './auth.js';
 
 /** `*.corp.example` or a name: letters, digits, dashes and underscores in dot-separated labels. */
@@ -82,19 +83,11 @@ export function createBrowserGuard(opts: BrowserGuardOptions): BrowserGuard {
     const parsed = host === undefined ? null : splitHost(host);
     if (!parsed || !hostAllowed(parsed.name)) {
       const shown = host === undefined ? '(none)' : `'${host.slice(0, 100)}'`;
-      return new ToolError(
-        'ACCESS_DENIED',
-        `This service does not answer to the host name ${shown}: a page on another site may have rebound its DNS name to this address. Reach it by a name it answers to (loopback, or one listed in TOOLGATE_ALLOWED_HOSTS).`,
-        { host: host?.slice(0, 100) ?? null },
-      );
+      return E.hostNotServed(shown, host);
     }
     if (origin === undefined) return null;
     if (sameOrigin(origin, parsed) || origins.has(origin.toLowerCase())) return null;
-    return new ToolError(
-      'ACCESS_DENIED',
-      `Requests from the web page at '${origin.slice(0, 100)}' are refused: only this service's own pages, or origins listed in TOOLGATE_ALLOWED_ORIGINS, may call it from a browser.`,
-      { origin: origin.slice(0, 100) },
-    );
+    return E.originRefused(origin);
   }
   return { check };
 }

@@ -4,7 +4,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { ConfigError, type Config } from '../config.js';
-import { ToolError } from '../envelope.js';
+import { E } from '../errors.js';
 import { sweepTempFiles } from '../workspace/atomic.js';
 import { closeWorkspace, openWorkspace, type Workspace, type WorkspaceLimits, type WorkspaceObserver } from '../workspace/workspace.js';
 import { allowsProject, type Principal } from './auth.js';
@@ -76,12 +76,12 @@ export class Projects {
   async workspaceFor(projectId: string | undefined, principal: Principal | null): Promise<Workspace> {
     if (this.single) {
       if (projectId !== undefined) {
-        throw new ToolError('NOT_FOUND', `Unknown project '${shortId(projectId)}': this service serves one workspace (multi-project mode is off); call /v1/tools/{tool} without a project.`);
+        throw E.projectsOff(shortId(projectId));
       }
       return this.single;
     }
     if (projectId === undefined) {
-      throw new ToolError('INVALID_PARAM', 'Name the project: send the X-Project-Id header or call /v1/projects/{projectId}/tools/{tool}.');
+      throw E.projectMissing();
     }
     return this.project(projectId, principal);
   }
@@ -89,12 +89,12 @@ export class Projects {
   /** A project by id, for the request's project and for `[otherId]/path`. */
   async project(projectId: string, principal: Principal | null): Promise<Workspace> {
     if (!PROJECT_ID.test(projectId)) {
-      throw new ToolError('INVALID_PARAM', `Invalid project id '${shortId(projectId)}': use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit.`);
+      throw E.projectIdInvalid(shortId(projectId));
     }
     if (!allowsProject(principal, projectId)) {
-      throw new ToolError('ACCESS_DENIED', `Token '${principal?.id ?? ''}' may not use project '${projectId}'.`);
+      throw E.projectNotAllowed(principal?.id, projectId);
     }
-    if (!this.root) throw new ToolError('ACCESS_DENIED', 'Cross-project paths ([projectId]/path) need multi-project mode.');
+    if (!this.root) throw E.crossProjectOff();
     let ws = this.opened.get(projectId);
     if (!ws) {
       ws = this.openProject(this.root, projectId);
@@ -109,7 +109,7 @@ export class Projects {
     const { config } = this.opts;
     const root = path.join(projectsRoot, projectId);
     const st = await fs.stat(root).catch(() => null);
-    if (!st?.isDirectory()) throw new ToolError('NOT_FOUND', `Unknown project '${projectId}'.`);
+    if (!st?.isDirectory()) throw E.projectUnknown(projectId);
     const ws = await openWorkspace({
       id: projectId,
       root,

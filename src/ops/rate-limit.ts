@@ -10,7 +10,7 @@ import { createRequire } from 'node:module';
 import fastifyRateLimit from '@fastify/rate-limit';
 import type { Redis } from 'ioredis';
 import type { Config } from '../config.js';
-import { ToolError } from '../envelope.js';
+import { E } from '../errors.js';
 import type { BeforeHook, CallInfo } from '../tools/execute.js';
 
 export interface RateLimiter {
@@ -136,7 +136,7 @@ function toolCallCheck(count: (key: string) => Promise<Count>): BeforeHook {
     } catch {
       // Only reachable when failing closed: the store is down and the budget cannot be checked.
       if (call.responseHeaders) call.responseHeaders['retry-after'] = '1';
-      throw new ToolError('RATE_LIMITED', 'The rate-limit store is unavailable, so calls are refused for now (TOOLGATE_REDIS_FAILURE_MODE=closed); retry in a few seconds.');
+      throw E.rateStoreDown();
     }
     const headers = call.responseHeaders;
     if (headers) {
@@ -150,11 +150,7 @@ function toolCallCheck(count: (key: string) => Promise<Count>): BeforeHook {
         headers['x-ratelimit-remaining'] = '0';
         headers['retry-after'] = String(after);
       }
-      throw new ToolError('RATE_LIMITED', `Rate limit of ${result.max} tool calls per ${describeWindow(result.timeWindow)} reached; retry in ${after} s.`, {
-        limit: result.max,
-        window_ms: result.timeWindow,
-        retry_after_s: after,
-      });
+      throw E.rateLimited(result.max, describeWindow(result.timeWindow), after, result.timeWindow);
     }
   };
 }

@@ -10,34 +10,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import type { Risk, RiskLevel, VersionStamp } from '../envelope.js';
 import { CHANGE_OPS, changeIdentity, type ChangeEntry } from '../tools/plan.js';
+import { E, type ApprovalError } from '../errors.js';
 
-/**
- * The codes the approval flow answers with and their HTTP statuses (docs/api.md, "Error codes"). APPROVAL_EXPIRED (410) is not
- * in envelope.ts's table yet: the wiring adds it there and turns an ApprovalError into a ToolError.
- */
-export const APPROVAL_ERROR_STATUS = {
-  INVALID_PARAM: 400,
-  ACCESS_DENIED: 403,
-  USER_REJECTED: 403,
-  NOT_FOUND: 404,
-  CONFLICT: 409,
-  APPROVAL_EXPIRED: 410,
-} as const;
-export type ApprovalErrorCode = keyof typeof APPROVAL_ERROR_STATUS;
-
-export class ApprovalError extends Error {
-  readonly code: ApprovalErrorCode;
-  readonly details: Record<string, unknown> | undefined;
-  constructor(code: ApprovalErrorCode, message: string, details?: Record<string, unknown>) {
-    super(message);
-    this.name = 'ApprovalError';
-    this.code = code;
-    this.details = details;
-  }
-  get httpStatus(): number {
-    return APPROVAL_ERROR_STATUS[this.code];
-  }
-}
+// The approval flow's errors are the catalogue's (src/errors.ts); tests and workers import ApprovalError from here.
+export { ApprovalError, type ApprovalErrorCode } from '../errors.js';
 
 export const APPROVAL_STATUSES = ['pending', 'approved', 'rejected', 'expired', 'used'] as const;
 export type ApprovalStatus = (typeof APPROVAL_STATUSES)[number];
@@ -207,14 +183,14 @@ const MAX_DEPTH = 256;
 export function canonicalJson(value: unknown): string {
   const out: string[] = [];
   const walk = (v: unknown, depth: number): void => {
-    if (depth > MAX_DEPTH) throw new ApprovalError('INVALID_PARAM', `Arguments are nested deeper than ${MAX_DEPTH} levels.`);
+    if (depth > MAX_DEPTH) throw E.approvalArgsTooDeep(MAX_DEPTH);
     if (v === null) return void out.push('null');
     switch (typeof v) {
       case 'string':
       case 'boolean':
         return void out.push(JSON.stringify(v));
       case 'number':
-        if (!Number.isFinite(v)) throw new ApprovalError('INVALID_PARAM', 'Arguments hold a number that JSON cannot express.');
+        if (!Number.isFinite(v)) throw E.approvalArgsNotFinite();
         return void out.push(JSON.stringify(v)); // -0 prints as 0
       case 'object': {
         if (Array.isArray(v)) {
@@ -237,7 +213,7 @@ export function canonicalJson(value: unknown): string {
         return void out.push('}');
       }
       default:
-        throw new ApprovalError('INVALID_PARAM', `Arguments hold a ${typeof v}, which is not JSON.`);
+        throw E.approvalArgsNotJson(typeof v);
     }
   };
   walk(value, 0);
@@ -406,16 +382,6 @@ function sameVersion(a: VersionStamp | null, b: VersionStamp | null): boolean {
   return a.sha256 === b.sha256 && a.size_bytes === b.size_bytes && a.mtime_ms === b.mtime_ms;
 }
 
-function expiredError(id: string, why: string): ApprovalError {
-  return new ApprovalError('APPROVAL_EXPIRED', `Approval ${id} ${why}; repeat the call without approval_id to ask again.`, { approval_id: id });
-}
-
-function tamperedError(id: string): ApprovalError {
-  return new ApprovalError('INVALID_PARAM', `Approval ${id} failed its integrity check (it was altered outside toolgate); repeat the call without approval_id to ask again.`, {
-    approval_id: id,
-  });
-}
-
 export class ApprovalStoreImpl implements ApprovalStore {
   readonly #b: ApprovalBackend;
   readonly #retainMs: number;
@@ -492,14 +458,14 @@ export class ApprovalStoreImpl implements ApprovalStore {
 
   async decide(id: string, input: DecideInput): Promise<ApprovalRecord> {
     const stored = await this.#read(id);
-    if (stored === 'tampered') throw tamperedError(id);
-    if (stored === null) throw new ApprovalError('NOT_FOUND', `No approval request ${isApprovalId(id) ? id : 'with that id'}; it may have been swept after it expired.`);
+    if (stored === 'tampered') throw E.approvalTampered(id);
+    if (stored === null) throw E.approvalNotFound(isApprovalId(id) ? id : 'with that id');
     const now = this.#now();
     const current = effective(stored, now);
-    if (current.status === 'expired') throw expiredError(id, 'expired before it was decided');
-    if (current.status !== 'pending') throw new ApprovalError('CONFLICT', `Approval ${id} was already decided (${current.status}).`, { status: current.status });
+    if (current.status === 'expired') throw E.approvalExpired(id, 'expired before it was decided');
+    if (current.status !== 'pending') throw E.approvalAlreadyDecided(id, current.status);
     if (input.by !== null && input.by === current.caller && !input.selfApprove) {
-      throw new ApprovalError('ACCESS_DENIED', `A token cannot decide its own request unless it is marked self_approve.`);
+      throw E.approvalSelfDecision();
     }
     const next: ApprovalRecord = {
       ...current,
@@ -512,25 +478,21 @@ export class ApprovalStoreImpl implements ApprovalStore {
     };
     if (!(await this.#b.transition(current, next))) {
       const now2 = await this.get(id);
-      throw new ApprovalError('CONFLICT', `Approval ${id} was already decided${now2 ? ` (${now2.status})` : ''}.`, { status: now2?.status ?? null });
+      throw E.approvalDecidedMeanwhile(id, now2?.status ?? null);
     }
     return next;
   }
 
   async consume(id: string, binding: ApprovalBinding, currentVersion: VersionStamp | null): Promise<ConsumeOutcome> {
-    if (!isApprovalId(id)) return { kind: 'refused', error: new ApprovalError('INVALID_PARAM', 'approval_id is not an approval id (apr_…).'), record: null };
+    if (!isApprovalId(id)) return { kind: 'refused', error: E.approvalIdInvalid(), record: null };
     const stored = await this.#read(id);
-    if (stored === 'tampered') return { kind: 'refused', error: tamperedError(id), record: null };
-    if (stored === null) return { kind: 'refused', error: expiredError(id, 'is unknown or was swept after it expired'), record: null };
+    if (stored === 'tampered') return { kind: 'refused', error: E.approvalTampered(id), record: null };
+    if (stored === null) return { kind: 'refused', error: E.approvalExpired(id, 'is unknown or was swept after it expired'), record: null };
     // The binding first, so that a caller holding someone else's id learns nothing about it.
     const mismatch =
       stored.caller !== binding.caller ? 'caller' : stored.project !== binding.project ? 'project' : stored.tool !== binding.tool ? 'tool' : stored.args_hash !== binding.args_hash ? 'arguments' : null;
     if (mismatch) {
-      const msg =
-        mismatch === 'arguments'
-          ? `The arguments differ from those approved under ${id}; repeat the approved call exactly, or call again without approval_id.`
-          : `Approval ${id} was not asked for this ${mismatch}; call again without approval_id.`;
-      return { kind: 'refused', error: new ApprovalError('INVALID_PARAM', msg, { approval_id: id, mismatch }), record: null };
+      return { kind: 'refused', error: mismatch === 'arguments' ? E.approvalArgumentsDiffer(id) : E.approvalNotForThis(id, mismatch), record: null };
     }
     const now = this.#now();
     const current = effective(stored, now);
@@ -540,30 +502,26 @@ export class ApprovalStoreImpl implements ApprovalStore {
       case 'rejected':
         return {
           kind: 'refused',
-          error: new ApprovalError('USER_REJECTED', `The user rejected this change.${current.reason ? ` Reason: ${current.reason}` : ''}`, { approval_id: id, reason: current.reason }),
+          error: E.userRejected(id, current.reason),
           record: current,
         };
       case 'expired':
-        return { kind: 'refused', error: expiredError(id, 'has expired'), record: current };
+        return { kind: 'refused', error: E.approvalExpired(id, 'has expired'), record: current };
       case 'used':
-        return { kind: 'refused', error: expiredError(id, 'was already used'), record: current };
+        return { kind: 'refused', error: E.approvalExpired(id, 'was already used'), record: current };
       case 'approved':
         break;
     }
     if (!sameVersion(current.file_version, currentVersion)) {
       return {
         kind: 'refused',
-        error: new ApprovalError('CONFLICT', `The file changed since the change was approved under ${id}; read it again and ask for a new approval.`, {
-          approval_id: id,
-          approved: current.file_version,
-          current: currentVersion,
-        }),
+        error: E.approvedFileChanged(id, current.file_version, currentVersion),
         record: current,
       };
     }
     const next: ApprovalRecord = { ...current, status: 'used', used_at: iso(now) };
     if (!(await this.#b.transition(current, next))) {
-      return { kind: 'refused', error: expiredError(id, 'was already used'), record: await this.get(id) };
+      return { kind: 'refused', error: E.approvalExpired(id, 'was already used'), record: await this.get(id) };
     }
     return { kind: 'run', record: next };
   }

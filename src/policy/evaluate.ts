@@ -5,6 +5,7 @@
 import path from 'node:path';
 import picomatch from 'picomatch';
 import { ToolError, type Risk } from '../envelope.js';
+import { E } from '../errors.js';
 import { GLOB_OPTIONS } from './policy-error.js';
 import type { Policy, PolicyAction, PolicyRule } from './policy-file.js';
 
@@ -78,10 +79,7 @@ export function strictest(decisions: readonly PolicyDecision[]): PolicyDecision 
 /** The ToolError for a denial (ACCESS_DENIED, message naming the rule or switch); null when not denied. */
 export function denialError(d: PolicyDecision): ToolError | null {
   if (d.decision !== 'deny') return null;
-  return new ToolError('ACCESS_DENIED', d.message ?? 'The policy denies this call.', {
-    ...(d.rule && { rule: d.rule.name ?? d.rule.index }),
-    ...(d.switch && { switch: d.switch.name }),
-  });
+  return E.policyDenied(d.message, d.rule ? (d.rule.name ?? d.rule.index) : undefined, d.switch?.name);
 }
 
 /**
@@ -210,17 +208,13 @@ export function resolveSwitches(policy: Policy | null, header: string | readonly
     const declared = policy ? [...policy.switches.keys()] : [];
     if (!policy?.switches.has(name)) {
       const shown = name.length > 40 ? `${name.slice(0, 40)}…` : name;
-      throw new ToolError(
-        'INVALID_PARAM',
-        `Unknown switch '${shown}' in X-Toolgate-Switches; ${declared.length > 0 ? `this policy declares: ${declared.join(', ')}` : 'no switches are declared'}.`,
-        { switch: shown },
-      );
+      throw E.switchUnknown(shown, declared);
     }
-    if (seen.has(name)) throw new ToolError('INVALID_PARAM', `Switch '${name}' is given twice in X-Toolgate-Switches; give it once.`, { switch: name });
+    if (seen.has(name)) throw E.switchTwice(name);
     seen.add(name);
     if (ON.has(value)) states[name] = true;
     else if (OFF.has(value)) states[name] = false;
-    else throw new ToolError('INVALID_PARAM', `Switch '${name}' needs a value: ${name}=on or ${name}=off.`, { switch: name });
+    else throw E.switchNoValue(name);
   }
   return states;
 }

@@ -3,9 +3,8 @@
 // its limit is terminated and replaced, so neither a catastrophic regex nor a stalled file system can hold the
 // event loop or a worker for good.
 import os from 'node:os';
-import { ToolError } from '../envelope.js';
+import { E } from '../errors.js';
 import { BoundedPool, WorkerFailure, WorkerJobError } from '../workers/bounded-pool.js';
-import { RegexTimeout } from './regex.js';
 import { SEARCH_WORKER_SOURCE, type BatchFiles, type BatchRequest, type SearchSpec } from './worker.js';
 
 export type { BatchFiles, SearchSpec } from './worker.js';
@@ -37,12 +36,12 @@ export async function searchBatch(spec: SearchSpec, paths: string[], names: stri
   try {
     return await pool.run<BatchAnswer>({ spec, paths, names } satisfies Omit<BatchRequest, 'id'>, { timeoutMs });
   } catch (err) {
-    if (err instanceof WorkerJobError) throw new ToolError('INVALID_REGEX', `Invalid regex pattern: ${err.message}`);
+    if (err instanceof WorkerJobError) throw E.invalidRegex(err.message);
     // A stuck regex never yields, so the worker could not answer: it was terminated.
-    if (err instanceof WorkerFailure && err.kind === 'timeout') throw spec.kind === 'regex' ? new RegexTimeout(timeoutMs) : new BatchStalled();
+    if (err instanceof WorkerFailure && err.kind === 'timeout') throw spec.kind === 'regex' ? E.regexTimeout(timeoutMs) : new BatchStalled();
     if (err instanceof WorkerFailure && err.kind === 'memory') {
-      throw new ToolError('FILE_TOO_LARGE', `Searching a batch of files needs more than the ${SEARCH_WORKER_HEAP_MB} MiB a search worker may use; narrow the search (path, glob).`);
+      throw E.searchOutOfMemory(SEARCH_WORKER_HEAP_MB);
     }
-    throw new ToolError('EXECUTION_ERROR', `Search worker failed: ${(err as Error)?.message ?? String(err)}`);
+    throw E.searchWorkerFailed((err as Error)?.message ?? String(err));
   }
 }

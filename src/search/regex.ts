@@ -3,7 +3,7 @@
 // on a short input; every user regex therefore runs in a worker thread (the shared bounded pool,
 // src/workers/bounded-pool.ts) that is terminated when it passes the limit, and recreated for the next job.
 // The event loop never executes a user pattern.
-import { ToolError } from '../envelope.js';
+import { E } from '../errors.js';
 import { BoundedPool, WorkerFailure, WorkerJobError } from '../workers/bounded-pool.js';
 
 /** Compiles a pattern in the main thread only to validate it (compiling never backtracks). */
@@ -12,7 +12,7 @@ export function checkUserRegex(source: string, flags: string): void {
     new RegExp(source, flags);
   } catch (err) {
     const reason = (err as Error).message.replace(/^Invalid regular expression: /, '');
-    throw new ToolError('INVALID_REGEX', `Invalid regex pattern: ${reason}`);
+    throw E.invalidRegex(reason);
   }
 }
 
@@ -114,15 +114,8 @@ function replace(msg) {
 return (msg) => ({ result: replace(msg) });
 })()`;
 
-/** Raised when a user regex passes its time limit; tools turn it into TIMEOUT with their own wording. */
-export class RegexTimeout extends ToolError {
-  constructor(readonly limitMs: number) {
-    super(
-      'TIMEOUT',
-      `Regex pattern ran longer than ${limitMs} ms (TOOLGATE_REGEX_TIMEOUT_MS) and was stopped; simplify it (avoid nested quantifiers such as (a+)+) or use an exact match.`,
-    );
-  }
-}
+// Raised when a user regex passes its time limit; tools turn it into TIMEOUT with their own wording.
+export { RegexTimeout } from '../errors.js';
 
 /** The worker's heap: a 64 MiB file (TOOLGATE_MAX_EDIT_BYTES) and its matches fit; more is FILE_TOO_LARGE. */
 const REGEX_WORKER_HEAP_MB = 384;
@@ -142,12 +135,12 @@ async function run<T>(message: Record<string, unknown>, timeoutMs: number): Prom
   try {
     return await pool.run<T>(message, { timeoutMs });
   } catch (err) {
-    if (err instanceof WorkerJobError) throw new ToolError('INVALID_REGEX', `Invalid regex pattern: ${err.message}`);
-    if (err instanceof WorkerFailure && err.kind === 'timeout') throw new RegexTimeout(timeoutMs);
+    if (err instanceof WorkerJobError) throw E.invalidRegex(err.message);
+    if (err instanceof WorkerFailure && err.kind === 'timeout') throw E.regexTimeout(timeoutMs);
     if (err instanceof WorkerFailure && err.kind === 'memory') {
-      throw new ToolError('FILE_TOO_LARGE', `The regex's matches need more than the ${REGEX_WORKER_HEAP_MB} MiB its worker may use; replace in smaller steps or with a narrower pattern.`);
+      throw E.regexOutOfMemory(REGEX_WORKER_HEAP_MB);
     }
-    throw new ToolError('EXECUTION_ERROR', `Regex evaluation failed: ${(err as Error)?.message ?? String(err)}`);
+    throw E.regexFailed((err as Error)?.message ?? String(err));
   }
 }
 

@@ -9,7 +9,7 @@ import ignore, { type Ignore } from 'ignore';
 import { asLocalToolPath } from '../workspace/path-syntax.js';
 import { entryOf, fdDirOrNull, TEMP_MARKER, toPosixRel } from '../workspace/sandbox.js';
 import { isInside, type Workspace } from '../workspace/workspace.js';
-import { ToolError } from '../envelope.js';
+import { E } from '../errors.js';
 
 export type EntryKind = 'file' | 'directory' | 'symlink' | 'other';
 
@@ -203,8 +203,8 @@ export async function walkTree(ws: Workspace, start: WalkStart, opts: WalkOption
     startFd = openSync(start.at, DIR_READ);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'EACCES' || code === 'EPERM') throw new ToolError('PERMISSION_DENIED', `Permission denied: cannot read directory '${toPosixRel(ws.root, startAbs)}'.`);
-    if (code === 'ELOOP' || code === 'ENOTDIR') throw new ToolError('CONFLICT', `Directory '${toPosixRel(ws.root, startAbs)}' was replaced while it was being opened; retry.`);
+    if (code === 'EACCES' || code === 'EPERM') throw E.directoryUnreadable(toPosixRel(ws.root, startAbs));
+    if (code === 'ELOOP' || code === 'ENOTDIR') throw E.directoryReplaced(toPosixRel(ws.root, startAbs));
     throw err;
   }
   const startListing = listFd(startFd, startAbs, withStats);

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { errors, ToolError } from '../envelope.js';
+import { errors } from '../envelope.js';
+import { E } from '../errors.js';
 import { diffSpans } from '../edit/diff.js';
 import { withFileLock } from '../workspace/locks.js';
 import { countLines, looksBinary } from '../workspace/encoding.js';
@@ -45,10 +46,7 @@ export const appendToFile = defineTool({
     const { maxWriteBytes, maxEditBytes } = ctx.ws.limits;
     const contentBytes = Buffer.byteLength(input.content);
     if (contentBytes > maxWriteBytes) {
-      throw new ToolError('FILE_TOO_LARGE', `Content is ${contentBytes} bytes, over TOOLGATE_MAX_WRITE_BYTES (${maxWriteBytes}); append it in smaller parts.`, {
-        size_bytes: contentBytes,
-        limit_bytes: maxWriteBytes,
-      });
+      throw E.appendTooLarge(contentBytes, maxWriteBytes);
     }
 
     return withFileLock(p.ws, p.real, p.rel, async () => {
@@ -56,12 +54,12 @@ export const appendToFile = defineTool({
       if (!current) throw errors.notFound(p.rel);
       enforceVersion(ctx, p, current, input, 'mutation');
       if (current.content.length > 0 && looksBinary(current.content)) {
-        throw new ToolError('BINARY_FILE', `File '${p.rel}' is binary; text cannot be appended to it.`);
+        throw E.appendToBinary(p.rel);
       }
       const added = matchLineEndings(current.content, input.content);
       const addedBytes = Buffer.from(added, 'utf8');
       if (addedBytes.length > maxWriteBytes) {
-        throw new ToolError('FILE_TOO_LARGE', `Content is ${addedBytes.length} bytes with CRLF line endings, over TOOLGATE_MAX_WRITE_BYTES (${maxWriteBytes}); append it in smaller parts.`);
+        throw E.appendTooLargeCrlf(addedBytes.length, maxWriteBytes);
       }
       // The preview only: old bytes that are not valid utf-8 show as U+FFFD but are written unchanged.
       const oldText = current.content.toString('utf8');

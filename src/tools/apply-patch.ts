@@ -6,6 +6,7 @@ import { fstatSync, lstatSync, rmdirSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import { z } from 'zod';
 import { errors, ToolError, type VersionStamp } from '../envelope.js';
+import { E } from '../errors.js';
 import { diffWhole } from '../edit/diff.js';
 import { PatchError } from '../edit/patch-error.js';
 import { planPatchBounded } from '../edit/off-thread.js';
@@ -65,12 +66,12 @@ type FileOut = z.output<typeof FileResult>;
 function opsOf(input: z.output<typeof Input>): PatchOp[] {
   const flat = input.type !== undefined || input.path !== undefined || input.diff !== undefined;
   const forms = [input.patch !== undefined, input.operation !== undefined, flat].filter(Boolean).length;
-  if (forms !== 1) throw new ToolError('INVALID_PARAM', 'Pass exactly one of: patch (a V4A patch), operation ({type, path, diff}), or type + path + diff.');
+  if (forms !== 1) throw E.patchFormsAmbiguous();
   try {
     if (input.patch !== undefined) return parsePatch(input.patch);
     if (input.operation !== undefined) return [parseResponsesOperation(input.operation)];
     const parsed = ResponsesOperation.safeParse({ type: input.type, path: input.path, diff: input.diff });
-    if (!parsed.success) throw new ToolError('INVALID_PARAM', 'A flat Responses API operation needs type (create_file, update_file or delete_file), path, and diff (except for delete_file).');
+    if (!parsed.success) throw E.patchOperationIncomplete();
     return [parseResponsesOperation(parsed.data)];
   } catch (err) {
     throw err instanceof PatchError ? err.toToolError() : err;
@@ -126,11 +127,11 @@ async function resolveTargets(ctx: ToolContext, ops: PatchOp[]): Promise<Map<str
     let p = await ctx.resolve(path, deleting ? { noFollowLeaf: true } : { receives });
     if (deleting && p.leafIsLink) {
       p = await ctx.resolve(path); // a link leading outside is refused as such
-      throw new ToolError('NOT_REGULAR_FILE', `'${p.rel}' is a symbolic link; apply_patch deletes regular files only.`);
+      throw E.patchDeleteSymlink(p.rel);
     }
     if (p.stat?.isDirectory()) throw errors.isDirectory(p.rel, '; apply_patch changes files only.');
     for (const [other, t] of targets) {
-      if (t.p.real === p.real) throw new ToolError('INVALID_PARAM', `The patch names one file twice ('${other}' and '${path}' are the same file); put all changes to a file in one section.`);
+      if (t.p.real === p.real) throw E.patchFileTwice(other, path);
     }
     targets.set(key, { p, current: null });
   };
@@ -156,14 +157,14 @@ function checkVersions(ctx: ToolContext, ops: PatchOp[], targets: Map<string, Ta
   const given = new Map<string, string>();
   if (typeof expected === 'string') {
     if (changed.length !== 1) {
-      throw new ToolError('INVALID_PARAM', `expected_sha256 as one string guards a patch that changes one existing file; this one changes ${changed.length}. Pass a list: [{"path": "<path>", "sha256": "<sha256>"}, ...].`);
+      throw E.patchShaNotList(changed.length);
     }
     given.set(changed[0] as string, expected);
   }
   for (const e of Array.isArray(expected) ? expected : []) {
     const key = patchPathKey(e.path);
-    if (!changed.includes(key)) throw new ToolError('INVALID_PARAM', `expected_sha256 names '${e.path}', which the patch does not update, move or delete.`);
-    if (given.has(key)) throw new ToolError('INVALID_PARAM', `expected_sha256 names '${e.path}' twice.`);
+    if (!changed.includes(key)) throw E.patchShaUnknownPath(e.path);
+    if (given.has(key)) throw E.patchShaTwice(e.path);
     given.set(key, e.sha256);
   }
   const unversioned: Target[] = [];
@@ -178,11 +179,7 @@ function checkVersions(ctx: ToolContext, ops: PatchOp[], targets: Map<string, Ta
   }
   if (unversioned.length === 0) return;
   const names = unversioned.map((t) => t.p.rel);
-  throw new ToolError(
-    'VERSION_REQUIRED',
-    `This server changes existing files only at a version you read (TOOLGATE_REQUIRE_VERSION=always); no version for ${names.map((n) => `'${n}'`).join(', ')}. Read each file first and pass expected_sha256 with data.version.sha256: "<sha256>" when the patch changes one existing file, [{"path": "${names[0]}", "sha256": "<sha256>"}, ...] for several (or If-Match with one tag per file).`,
-    { current: (unversioned[0] as Target).current?.version ?? null, paths: names },
-  );
+  throw E.patchVersionRequired(names, (unversioned[0] as Target).current?.version ?? null);
 }
 
 /** Under every lock: read, check versions, plan the whole patch, then write it (or, on a dry run, only answer). */
@@ -197,7 +194,7 @@ async function applyLocked(ctx: ToolContext, ops: PatchOp[], targets: Map<string
   const updated = new Set(ops.filter((o) => o.type === 'update').map((o) => patchPathKey(o.path)));
   for (const key of updated) {
     const t = targets.get(key) as Target;
-    if (t.current && looksBinary(t.current.content)) throw new ToolError('BINARY_FILE', `File '${t.p.rel}' is binary; apply_patch updates text files only.`);
+    if (t.current && looksBinary(t.current.content)) throw E.patchBinaryFile(t.p.rel);
   }
   let plan: PlannedFile[];
   try {

@@ -1,7 +1,8 @@
 import { lstatSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { errors, ToolError } from '../envelope.js';
+import { errors } from '../envelope.js';
+import { E } from '../errors.js';
 import { fsyncDirectory } from '../workspace/atomic.js';
 import { createMissingParents, describeKind, entryOf } from '../workspace/sandbox.js';
 import { defineTool } from './define.js';
@@ -31,7 +32,7 @@ export const createDirectory = defineTool({
   async run(ctx, input) {
     const p = await ctx.resolve(input.path);
     const exists = (st: import('node:fs').Stats) => {
-      if (!st.isDirectory()) throw new ToolError('ALREADY_EXISTS', `Path already exists and is not a directory (${describeKind(st)}): ${p.rel}`);
+      if (!st.isDirectory()) throw E.existsNotDirectory(describeKind(st), p.rel);
       return {
         data: { created: false, created_path: null },
         text: `Directory already exists: ${p.rel}`,

@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises';
 import { z } from 'zod';
-import { errors, ToolError } from '../envelope.js';
+import { errors } from '../envelope.js';
+import { E } from '../errors.js';
 import { fsyncDirectory } from '../workspace/atomic.js';
 import { moveToBackup } from '../workspace/backups.js';
 import { fileState } from '../workspace/file-state.js';
@@ -42,7 +43,7 @@ export const deleteFile = defineTool({
     const p = await ctx.resolve(input.path, { noFollowLeaf: true });
     if (p.leafIsLink) {
       const target = await ctx.resolve(input.path); // a link leading outside is refused as such
-      throw new ToolError('NOT_REGULAR_FILE', `'${p.rel}' is a symbolic link; delete_file removes regular files only (its target is '${target.realRel}').`);
+      throw E.deleteSymlink(p.rel, target.realRel);
     }
     if (p.stat?.isDirectory()) throw errors.isDirectory(p.rel, '; delete_file removes files only.');
 

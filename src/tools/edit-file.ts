@@ -1,6 +1,7 @@
 import type { Stats } from 'node:fs';
 import { z } from 'zod';
-import { errors, ToolError, type VersionStamp } from '../envelope.js';
+import { errors, type VersionStamp } from '../envelope.js';
+import { E } from '../errors.js';
 import { commitTempFile, discardTempFile, writeTempFile, type TempFile } from '../workspace/atomic.js';
 import { createBackup } from '../workspace/backups.js';
 import { diffSpans, type DiffPreview } from '../edit/diff.js';
@@ -66,10 +67,10 @@ const Output = z.object({
 
 function editsOf(input: z.output<typeof Input>): EditRequest[] {
   if (input.edits !== undefined) {
-    if (input.old_text !== undefined || input.new_text !== undefined) throw new ToolError('INVALID_PARAM', 'Pass either old_text/new_text or edits[], not both.');
+    if (input.old_text !== undefined || input.new_text !== undefined) throw E.editBothForms();
     return input.edits;
   }
-  if (input.old_text === undefined || input.new_text === undefined) throw new ToolError('INVALID_PARAM', 'Missing required parameter: old_text and new_text (or edits[]).');
+  if (input.old_text === undefined || input.new_text === undefined) throw E.editTextsMissing();
   return [{ old_text: input.old_text, new_text: input.new_text, replace_all: input.replace_all }];
 }
 
@@ -86,7 +87,7 @@ export const editFile = defineTool({
   output: Output,
   async run(ctx, input) {
     const encoding = checkEncoding(input.encoding);
-    if (encoding === 'base64') throw new ToolError('INVALID_PARAM', 'edit_file works on text; use write_file for binary content.');
+    if (encoding === 'base64') throw E.editBinaryContent();
     if (input.insert_line !== undefined) return insertLines(ctx, input, input.insert_line, encoding);
     const edits = editsOf(input);
     const p = await ctx.resolve(input.path);
@@ -115,18 +116,18 @@ type EditInput = z.output<typeof Input>;
 
 /** The insert_line form: new_text as whole lines after line N, in the file's line endings. */
 async function insertLines(ctx: ToolContext, input: EditInput, after: number, encoding: string): Promise<ToolResult<EditData>> {
-  if (input.old_text !== undefined || input.edits !== undefined) throw new ToolError('INVALID_PARAM', 'insert_line inserts new_text; pass it without old_text or edits[].');
-  if (input.new_text === undefined) throw new ToolError('INVALID_PARAM', 'Missing required parameter: new_text (the lines to insert after insert_line).');
+  if (input.old_text !== undefined || input.edits !== undefined) throw E.insertWithOldText();
+  if (input.new_text === undefined) throw E.insertTextMissing();
   const newText = input.new_text;
   const p = await ctx.resolve(input.path);
   return withFileLock(p.ws, p.real, p.rel, async () => {
     const file = await readCurrent(p, p.ws.limits.maxEditBytes);
     if (!file) throw errors.notFound(p.rel);
     enforceVersion(ctx, p, file, input, 'mutation');
-    if (encoding === 'utf-8' && looksBinary(file.content)) throw new ToolError('BINARY_FILE', `File '${p.rel}' is binary; edit_file only changes text files.`);
+    if (encoding === 'utf-8' && looksBinary(file.content)) throw E.editBinaryFile(p.rel);
     const text = decodeText(file.content, encoding, p.rel);
     const lines = lineCount(text);
-    if (after > lines) throw new ToolError('INVALID_PARAM', `insert_line ${after} is past the end of '${p.rel}' (${lines} lines); 0 inserts at the top, ${lines} at the end.`);
+    if (after > lines) throw E.insertLinePastEnd(after, p.rel, lines);
     const out = insertAfterLine(text, after, newText);
     const diff = diffSpans(p.rel, text, out.text, [{ oldStart: out.at, oldEnd: out.at, newStart: out.at, newEnd: out.at + out.inserted.length }]);
     const bytes = encodeText(out.text, encoding);
@@ -191,7 +192,7 @@ async function editBytes(ctx: ToolContext, p: ResolvedPath, input: EditInput, fi
 async function editText(ctx: ToolContext, p: ResolvedPath, input: EditInput, file: CurrentFile, edits: EditRequest[], encoding: string): Promise<ToolResult<EditData>> {
   const before = file.version;
   enforceVersion(ctx, p, file, input, 'mutation');
-  if (encoding === 'utf-8' && looksBinary(file.content)) throw new ToolError('BINARY_FILE', `File '${p.rel}' is binary; edit_file only changes text files.`);
+  if (encoding === 'utf-8' && looksBinary(file.content)) throw E.editBinaryFile(p.rel);
   const oldText = decodeText(file.content, encoding, p.rel);
   const outcome = await applyEditsBounded(oldText, edits, { signal: ctx.signal });
   const diff = diffSpans(p.rel, oldText, outcome.text, outcome.spans);

@@ -3,6 +3,7 @@
 import { closeSync, readSync, type Stats } from 'node:fs';
 import path from 'node:path';
 import { errors, ToolError, type VersionStamp } from '../envelope.js';
+import { E } from '../errors.js';
 import { commitTempFile, discardTempFile, writeTempFile, type AtomicWriteOptions, type FileContent } from '../workspace/atomic.js';
 import { createMissingParents, openRegular, type ResolvedPath } from '../workspace/sandbox.js';
 import { readAll } from '../workspace/sync-first-io.js';
@@ -48,7 +49,7 @@ export async function readCurrentBytes(p: ResolvedPath, maxBytes: number, opts: 
   if (!file) return null;
   try {
     if (file.stat.size > maxBytes) {
-      throw new ToolError('FILE_TOO_LARGE', `File '${p.rel}' is ${file.stat.size} bytes, over ${limitName} (${maxBytes}); change it with a smaller tool call or raise the limit.`);
+      throw E.fileOverLimit(p.rel, file.stat.size, limitName, maxBytes);
     }
     return { content: await readAll(file.fd, file.stat.size, opts.onChunk, opts.alloc), stat: file.stat };
   } finally {
@@ -98,13 +99,7 @@ export function enforceVersion(ctx: ToolContext, p: ResolvedPath, current: Curre
   if (!current || hasVersion(e)) return;
   const mode = ctx.ws.requireVersion;
   if (mode === 'always' || (mode === 'overwrite' && kind === 'overwrite')) {
-    throw new ToolError(
-      'VERSION_REQUIRED',
-      `File '${p.rel}' already exists: read it first and pass its version, either expected_sha256 (or If-Match: "<sha256>") or expected_mtime_ms and expected_size_bytes together; a size or mtime alone, or If-Match: *, is not a version.`,
-      {
-        current: current.version,
-      },
-    );
+    throw E.versionRequired(p.rel, current.version);
   }
 }
 
@@ -122,11 +117,7 @@ function withDiffSinceYourVersion(err: unknown, p: ResolvedPath, current: Curren
   const old = findBackupBySha256(p.ws, p.realRel, expected, p.ws.limits.maxEditBytes);
   if (!old || looksBinary(old.content) || looksBinary(current.content)) return err;
   const diff = diffWhole(p.rel, old.content.toString('utf8'), current.content.toString('utf8'));
-  return new ToolError('CONFLICT', `${err.message} details.diff_since_your_version shows what changed since your version; apply your change to the current content.`, {
-    ...err.details,
-    diff_since_your_version: diff.diff_preview,
-    diff_truncated: diff.diff_truncated,
-  });
+  return E.conflictWithDiff(err.message, err.details, diff.diff_preview, diff.diff_truncated);
 }
 
 /**

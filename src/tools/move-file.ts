@@ -1,7 +1,8 @@
 import type { Stats } from 'node:fs';
 import fs from 'node:fs/promises';
 import { z } from 'zod';
-import { errors, ToolError } from '../envelope.js';
+import { ToolError } from '../envelope.js';
+import { E } from '../errors.js';
 import { fsyncDirectory, writeFileAtomic } from '../workspace/atomic.js';
 import { createBackup } from '../workspace/backups.js';
 import { fileState, type FileState } from '../workspace/file-state.js';
@@ -47,12 +48,12 @@ async function lstatOrNull(real: string): Promise<Stats | null> {
 /** Why an existing destination cannot be replaced, or null when it can (a regular file, with overwrite). */
 function destinationRefusal(dst: ResolvedPath, st: Stats, srcIsDir: boolean, overwrite: boolean): ToolError | null {
   if (st.isDirectory()) {
-    return new ToolError('ALREADY_EXISTS', `Destination '${dst.rel}' is an existing directory; give the full new path (e.g. '${dst.rel}/<name>').`);
+    return E.moveOntoDirectory(dst.rel);
   }
-  if (!overwrite) return new ToolError('ALREADY_EXISTS', `Destination already exists: ${dst.rel}; pass overwrite: true to replace it.`);
-  if (srcIsDir) return new ToolError('ALREADY_EXISTS', `Destination '${dst.rel}' exists; a directory cannot overwrite a file.`);
-  if (st.isSymbolicLink()) return new ToolError('ACCESS_DENIED', `Destination '${dst.rel}' changed to a symbolic link; resolve it again.`);
-  if (!st.isFile()) return new ToolError('NOT_REGULAR_FILE', `Destination is not a regular file (${describeKind(st)}): ${dst.rel}`);
+  if (!overwrite) return E.moveDestinationExists(dst.rel);
+  if (srcIsDir) return E.moveDirectoryOntoFile(dst.rel);
+  if (st.isSymbolicLink()) return E.moveDestinationBecameLink(dst.rel);
+  if (!st.isFile()) return E.moveDestinationNotRegular(describeKind(st), dst.rel);
   return null;
 }
 
@@ -89,20 +90,18 @@ type MoveInput = z.output<typeof Input>;
 async function checkMove(ctx: ToolContext, input: MoveInput, src: ResolvedPath, dst: ResolvedPath): Promise<boolean> {
   if (src.leafIsLink) {
     await ctx.resolve(input.path); // a link leading outside is refused as such
-    throw new ToolError('NOT_REGULAR_FILE', `'${src.rel}' is a symbolic link; move_file moves files and directories only.`);
+    throw E.moveSymlink(src.rel);
   }
-  if (!src.stat) throw errors.notFound(src.rel);
+  if (!src.stat) throw E.fileNotFound(src.rel);
   const isDir = src.stat.isDirectory();
-  if (!isDir && !src.stat.isFile()) throw errors.notRegular(describeKind(src.stat), src.rel);
-  if (src.real === dst.real) throw new ToolError('INVALID_PARAM', `Source and destination are the same path: ${src.rel}`);
-  if (isDir && isInside(src.real, dst.real)) throw new ToolError('INVALID_PARAM', `Cannot move directory '${src.rel}' into itself ('${dst.rel}').`);
-  if (isDir && isInside(src.real, src.ws.stateDir)) throw new ToolError('ACCESS_DENIED', `Directory '${src.rel}' holds the service's state directory and cannot be moved.`);
-  if (isDir && hasExpectation(expectationsOf(ctx, input))) throw new ToolError('INVALID_PARAM', 'Versions (expected_*, If-Match) apply to files; a directory has none.');
+  if (!isDir && !src.stat.isFile()) throw E.notRegularFile(describeKind(src.stat), src.rel);
+  if (src.real === dst.real) throw E.moveOntoItself(src.rel);
+  if (isDir && isInside(src.real, dst.real)) throw E.moveIntoItself(src.rel, dst.rel);
+  if (isDir && isInside(src.real, src.ws.stateDir)) throw E.moveStateDirectory(src.rel);
+  if (isDir && hasExpectation(expectationsOf(ctx, input))) throw E.moveDirectoryVersion();
   if (dst.leafIsLink) {
     await ctx.resolve(input.destination);
-    throw input.overwrite
-      ? new ToolError('NOT_REGULAR_FILE', `Destination '${dst.rel}' is a symbolic link; move_file does not replace links.`)
-      : new ToolError('ALREADY_EXISTS', `Destination already exists: ${dst.rel}; it is a symbolic link.`);
+    throw input.overwrite ? E.moveOntoSymlink(dst.rel) : E.moveDestinationIsLink(dst.rel);
   }
   if (dst.stat) {
     const refusal = destinationRefusal(dst, dst.stat, isDir, input.overwrite);
@@ -172,12 +171,12 @@ async function moveLocked(ctx: ToolContext, input: MoveInput, src: ResolvedPath,
 async function sourceNow(ctx: ToolContext, input: MoveInput, src: ResolvedPath, isDir: boolean): Promise<FileState | null> {
   if (isDir) {
     const st = await lstatOrNull(src.at);
-    if (!st) throw errors.notFound(src.rel);
-    if (!st.isDirectory()) throw new ToolError('CONFLICT', `'${src.rel}' changed while it was being moved; retry.`);
+    if (!st) throw E.fileNotFound(src.rel);
+    if (!st.isDirectory()) throw E.movedWhileMoving(src.rel);
     return null;
   }
   const current = await fileState(src, ctx.signal);
-  if (!current) throw errors.notFound(src.rel);
+  if (!current) throw E.fileNotFound(src.rel);
   enforceVersion(ctx, src, { content: Buffer.alloc(0), ...current }, input, 'mutation');
   return current;
 }
@@ -210,9 +209,9 @@ async function treeOf(ctx: ToolContext, dir: ResolvedPath): Promise<{ listing: {
 /** rename(2) cannot cross file systems (nested mounts, other projects): copy durably, then unlink the source. */
 async function moveAcrossVolumes(src: ResolvedPath, dst: ResolvedPath, isDir: boolean, current: FileState | null): Promise<void> {
   const limit = dst.ws.limits.maxEditBytes;
-  if (isDir || !current) throw new ToolError('EXECUTION_ERROR', `'${src.rel}' and '${dst.rel}' are on different volumes; directories cannot be moved across volumes.`);
+  if (isDir || !current) throw E.moveAcrossVolumes(src.rel, dst.rel);
   const copy = await readCurrent(src, limit);
-  if (!copy || copy.version.sha256 !== current.version.sha256) throw new ToolError('CONFLICT', `'${src.rel}' changed while it was being moved; retry.`);
+  if (!copy || copy.version.sha256 !== current.version.sha256) throw E.movedWhileMoving(src.rel);
   await writeFileAtomic(dst.ws, dst.at, copy.content, { mode: modeOf(copy) });
   await fs.unlink(src.at);
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { errors, ToolError } from '../envelope.js';
+import { errors } from '../envelope.js';
+import { E } from '../errors.js';
 import { diffSpans, type ChangedSpan } from '../edit/diff.js';
 import { withFileLock } from '../workspace/locks.js';
 import { withMemory } from '../workspace/memory-budget.js';
@@ -114,7 +115,7 @@ export const replaceInFile = defineTool({
       const current = await readCurrent(p, maxEditBytes);
       if (!current) throw errors.notFound(p.rel);
       enforceVersion(ctx, p, current, input, 'mutation');
-      if (looksBinary(current.content)) throw new ToolError('BINARY_FILE', `File '${p.rel}' is binary; replace_in_file works on utf-8 text.`);
+      if (looksBinary(current.content)) throw E.replaceInBinary(p.rel);
       const oldText = decodeText(current.content, 'utf-8', p.rel);
       const limit = input.count ?? MAX_REPLACEMENTS;
       // A result can grow far past the file ('.' to a long text): bounded before it is built, never after.
@@ -123,12 +124,10 @@ export const replaceInFile = defineTool({
         ? await regexReplaceMatches(oldText, input.old, REGEX_FLAGS, input.new, limit, regexTimeoutMs, maxResult)
         : literalMatches(oldText, input.old, limit);
       if (found.tooLarge || resultLength(oldText, found, input.new) > maxResult) {
-        throw new ToolError('FILE_TOO_LARGE', `The result would be over ${maxResult} bytes (TOOLGATE_MAX_WRITE_BYTES, or the file's size if larger); replace fewer matches (count) or use a shorter replacement.`, {
-          limit_bytes: maxResult,
-        });
+        throw E.replaceResultOverLimit(maxResult);
       }
       if (found.capped && input.count === undefined) {
-        throw new ToolError('INVALID_PARAM', `'${shorten(input.old)}' matches more than ${MAX_REPLACEMENTS} times in '${p.rel}'; use a more specific pattern or set count.`);
+        throw E.replaceTooManyMatches(shorten(input.old), MAX_REPLACEMENTS, p.rel);
       }
       const n = found.starts.length;
       if (n === 0) {
@@ -143,11 +142,11 @@ export const replaceInFile = defineTool({
       }
       const { newText, spans } = applyMatches(oldText, found, input.new);
       if (newText === oldText) {
-        throw new ToolError('NO_CHANGE', `Replacing ${plural(n, 'match')} of '${shorten(input.old)}' would not change '${p.rel}'.`);
+        throw E.replaceNoChange(plural(n, 'match'), shorten(input.old), p.rel);
       }
       const bytes = Buffer.from(newText, 'utf8');
       if (bytes.length > Math.max(maxWriteBytes, current.content.length)) {
-        throw new ToolError('FILE_TOO_LARGE', `The result would be ${bytes.length} bytes, over TOOLGATE_MAX_WRITE_BYTES (${maxWriteBytes}); replace fewer matches (count).`);
+        throw E.replaceResultTooLarge(bytes.length, maxWriteBytes);
       }
       const diff = diffSpans(p.rel, oldText, newText, spans);
       const committed = await commitUnlessDryRun(ctx, p, { current, next: bytes, operation: 'replace_in_file' }, diff, input.dry_run);

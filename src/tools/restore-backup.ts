@@ -8,7 +8,7 @@ import { defineTool, type ToolContext } from './define.js';
 import { changeAnswer, commitUnlessDryRun } from './change.js';
 import { DiffFields, DryRunArg, PathArg, VersionArgs, VersionSchema } from './args.js';
 import { enforceVersion, ensureParent, readCurrent } from './file-access.js';
-import { ToolError } from '../envelope.js';
+import { E } from '../errors.js';
 
 const Input = z.strictObject({
   backup_id: z.string().optional().describe('Id from list_backups (or the backup_id a change returned). Give this or path.'),
@@ -28,9 +28,9 @@ const Output = z.object({
 /** The id of a file's newest backup; NOT_FOUND when it has none (in this project). */
 async function newestBackupOf(ctx: ToolContext, rel: string): Promise<string> {
   const p = await ctx.resolve(rel);
-  if (p.ws !== ctx.ws) throw new ToolError('INVALID_PARAM', 'path names a file of another project; restore it in its own project.');
+  if (p.ws !== ctx.ws) throw E.restoreOtherProject();
   const newest = (await listBackups(ctx.ws, p.realRel))[0];
-  if (!newest) throw new ToolError('NOT_FOUND', `No backup of '${p.rel}': list_backups shows what there is.`);
+  if (!newest) throw E.noBackupOf(p.rel);
   return newest.backup_id;
 }
 
@@ -47,16 +47,16 @@ export const restoreBackup = defineTool({
   example: { path: 'notes.txt', dry_run: true },
   output: Output,
   async run(ctx, input) {
-    if ((input.backup_id === undefined) === (input.path === undefined)) throw new ToolError('INVALID_PARAM', 'Give backup_id (from list_backups) or path (its newest backup), not both.');
+    if ((input.backup_id === undefined) === (input.path === undefined)) throw E.restoreBothGiven();
     const backupId = input.backup_id ?? (await newestBackupOf(ctx, input.path as string));
     const { meta, content } = await readBackup(ctx.ws, backupId);
-    if (typeof meta.project === 'string' && ctx.ws.id !== null && meta.project !== ctx.ws.id) throw new ToolError('NOT_FOUND', `Backup not found in this project: ${backupId}`);
+    if (typeof meta.project === 'string' && ctx.ws.id !== null && meta.project !== ctx.ws.id) throw E.backupNotInProject(backupId);
     // Into the backup's own project, at its stored real path: not ctx.resolve, which would read `[B]/x` as
     // project B's file and let a restore cross projects.
     const p = await resolveInWorkspace(ctx.ws, meta.path, {}, ctx.handles);
     p.rel = asLocalToolPath(p.rel);
     await ctx.admit?.(p);
-    if (p.stat?.isDirectory()) throw new ToolError('IS_DIRECTORY', `Path is a directory now: ${p.rel}`);
+    if (p.stat?.isDirectory()) throw E.isDirectoryNow(p.rel);
     ensureParent(ctx, p, true, input.dry_run);
     return withFileLock(p.ws, p.real, p.rel, async () => {
       const current = await readCurrent(p, Math.max(p.ws.limits.maxEditBytes, content.length));

@@ -5,7 +5,7 @@ import { lstatSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
-import { ToolError } from '../envelope.js';
+import { E } from '../errors.js';
 import { clearSetIdBits, compare, MAX_CHANGES_LISTED, projectBytes, snapshot, type FileChange, type Snapshot } from '../exec/changes.js';
 import { inRoot, runSandboxed, WORKSPACE_MOUNT, type RunOutcome, type StopReason } from '../exec/sandbox.js';
 import type { ExecSettings } from '../exec/settings.js';
@@ -69,13 +69,13 @@ function checkEnv(env: readonly string[] | undefined): Record<string, string> {
   const out: Record<string, string> = {};
   for (const item of env ?? []) {
     const eq = item.indexOf('=');
-    if (eq < 0) throw new ToolError('INVALID_PARAM', `env entry '${item.slice(0, 64)}' is not NAME=value.`);
+    if (eq < 0) throw E.envEntryInvalid(item);
     const name = item.slice(0, eq);
-    if (!ENV_NAME.test(name)) throw new ToolError('INVALID_PARAM', `env name '${name.slice(0, 64)}' is not a variable name (letters, digits, _; not starting with a digit).`);
-    if (DENIED_ENV.has(name) || name.startsWith('LD_')) throw new ToolError('INVALID_PARAM', `env ${name} is refused: it changes how every program starts (docs/run-command.md lists the refused names).`);
+    if (!ENV_NAME.test(name)) throw E.envNameInvalid(name);
+    if (DENIED_ENV.has(name) || name.startsWith('LD_')) throw E.envNameRefused(name);
     const value = item.slice(eq + 1);
-    if (name in out) throw new ToolError('INVALID_PARAM', `env ${name} is given twice.`);
-    if (value.includes('\0')) throw new ToolError('INVALID_PARAM', `env ${name} holds a NUL byte.`);
+    if (name in out) throw E.envNameTwice(name);
+    if (value.includes('\0')) throw E.envValueNul(name);
     out[name] = value;
   }
   return out;
@@ -112,7 +112,7 @@ function notSymlink(p: string): boolean {
 
 function execOf(limits: { exec?: ExecSettings }): ExecSettings {
   const exec = limits.exec;
-  if (!exec || exec.mode === 'off') throw new ToolError('NOT_FOUND', 'run_command is off on this service (TOOLGATE_EXEC=off); the operator enables it with TOOLGATE_EXEC=sandboxed (docs/run-command.md).');
+  if (!exec || exec.mode === 'off') throw E.execOff();
   return exec;
 }
 
@@ -145,7 +145,7 @@ export const runCommand = defineTool({
   async run(ctx, input) {
     const exec = execOf(ctx.ws.limits);
     if (exec.active >= exec.limits.concurrency) {
-      throw new ToolError('RATE_LIMITED', `${exec.active} commands are running already (TOOLGATE_EXEC_CONCURRENCY=${exec.limits.concurrency}); retry when one has answered.`);
+      throw E.execBusy(exec.active, exec.limits.concurrency);
     }
     exec.active++;
     try {
@@ -190,16 +190,16 @@ async function runOne(ctx: ToolContext, input: z.output<typeof Input>, exec: Exe
 /** The checks before anything runs: the input's limits, cwd a directory of this project, free space on its volume. */
 async function checkBeforeRun(ctx: ToolContext, input: z.output<typeof Input>, exec: ExecSettings): Promise<{ env: Record<string, string>; root: ResolvedPath; dir: ResolvedPath }> {
   const env = checkEnv(input.env);
-  if (input.stdin !== undefined && Buffer.byteLength(input.stdin) > MAX_STDIN_BYTES) throw new ToolError('FILE_TOO_LARGE', `stdin is over ${MAX_STDIN_BYTES} bytes.`);
-  if (input.argv?.some((a) => a.includes('\0')) || input.command?.includes('\0')) throw new ToolError('INVALID_PARAM', 'The command holds a NUL byte.');
+  if (input.stdin !== undefined && Buffer.byteLength(input.stdin) > MAX_STDIN_BYTES) throw E.stdinTooLarge(MAX_STDIN_BYTES);
+  if (input.argv?.some((a) => a.includes('\0')) || input.command?.includes('\0')) throw E.commandNul();
   const root = await ctx.resolve('.', { allowRoot: true });
   const dir = await ctx.resolve(input.cwd, { allowRoot: true });
-  if (dir.ws !== ctx.ws) throw new ToolError('ACCESS_DENIED', 'A command runs in its own project only; cwd cannot name another project.');
-  if (!dir.stat) throw new ToolError('NOT_FOUND', `Directory not found: ${dir.rel}`);
-  if (!dir.stat.isDirectory()) throw new ToolError('NOT_A_DIRECTORY', `cwd is not a directory: ${dir.rel}`);
+  if (dir.ws !== ctx.ws) throw E.cwdOtherProject();
+  if (!dir.stat) throw E.cwdNotFound(dir.rel);
+  if (!dir.stat.isDirectory()) throw E.cwdNotDirectory(dir.rel);
   const fsStat = await fs.statfs(entryOf(root.dir, '.'));
   const free = fsStat.bavail * fsStat.bsize;
-  if (free < exec.limits.minFreeBytes) throw new ToolError('DISK_FULL', `The project's volume has ${free} bytes free, under the ${exec.limits.minFreeBytes} a command needs (TOOLGATE_EXEC_MIN_FREE_BYTES).`);
+  if (free < exec.limits.minFreeBytes) throw E.volumeTooFull(free, exec.limits.minFreeBytes);
   return { env, root, dir };
 }
 
@@ -223,10 +223,10 @@ async function snapshotVisible(ws: Workspace, root: ResolvedPath, walkSignal: Ab
     : root;
   const before = await snapshot(ws, walkRoot, walkSignal);
   if (hidden.dirs.length + hidden.files.length > MAX_HIDDEN) {
-    throw new ToolError('ACCESS_DENIED', `The policy keeps ${hidden.dirs.length + hidden.files.length} paths of this project from this caller, more than a sandbox hides (${MAX_HIDDEN}); a rule on their directory hides them as one.`);
+    throw E.tooManyHiddenPaths(hidden.dirs.length + hidden.files.length, MAX_HIDDEN);
   }
   if (allows && before.truncated) {
-    throw new ToolError('ACCESS_DENIED', 'The policy keeps some paths of this project from this caller, and the project is too large to find them all (TOOLGATE_SEARCH_MAX_FILES, TOOLGATE_SEARCH_TIMEOUT_MS), so no command runs on it.');
+    throw E.hiddenPathsUnknown();
   }
   return { before, hidden };
 }

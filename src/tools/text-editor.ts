@@ -2,21 +2,14 @@
 // Claude is trained on them, over toolgate's sandbox, locks, backups, edit engine and durable writes.
 import { z } from 'zod';
 import { ToolError } from '../envelope.js';
+import { E } from '../errors.js';
 import { diffSpans, diffWhole, type DiffPreview } from '../edit/diff.js';
 import { applyEditsBounded } from '../edit/off-thread.js';
 import { insertAfterLine, lineCount } from '../edit/insert-lines.js';
 import {
   createdText,
-  directoryText,
-  fileExistsText,
   insertText,
-  invalidInsertLineText,
-  missingParameterText,
-  multipleMatchesText,
-  noHistoryText,
-  noMatchText,
   occurrenceLines,
-  pathMissingText,
   strReplaceText,
   undoneText,
   viewText,
@@ -82,18 +75,18 @@ export const textEditor = defineTool({
   output: Output,
   async run(ctx, input) {
     if (input.expected_sha256 !== undefined && (input.command === 'view' || input.command === 'create')) {
-      throw new ToolError('INVALID_PARAM', `expected_sha256 guards a change of an existing file (str_replace, insert, undo_edit); ${input.command} takes none.`);
+      throw E.editorShaNotTaken(input.command);
     }
     const p = await ctx.resolve(input.path, { allowRoot: input.command === 'view' });
     if (input.command === 'view') return view(ctx, p, input);
-    if (p.stat?.isDirectory()) throw new ToolError('IS_DIRECTORY', directoryText(p.rel));
+    if (p.stat?.isDirectory()) throw E.editorIsDirectory(p.rel);
     if (input.command === 'create') return create(ctx, p, input);
     return withFileLock(p.ws, p.real, p.rel, async () => {
       const current = await readCurrent(p, p.ws.limits.maxEditBytes);
-      if (!current) throw new ToolError('NOT_FOUND', pathMissingText(p.rel));
+      if (!current) throw E.editorPathMissing(p.rel);
       enforceEditorVersion(ctx, p, current, input.expected_sha256);
       if (input.command === 'undo_edit') return undo(ctx, p, current);
-      if (looksBinary(current.content)) throw new ToolError('BINARY_FILE', `File '${p.rel}' is binary; the text editor changes text files only.`);
+      if (looksBinary(current.content)) throw E.editorBinaryFile(p.rel);
       const text = current.content.toString('utf8');
       return input.command === 'str_replace' ? strReplace(ctx, p, input, current, text) : insert(ctx, p, input, current, text);
     }, ctx.signal);
@@ -109,16 +102,12 @@ function enforceEditorVersion(ctx: ToolContext, p: ResolvedPath, current: Curren
     enforceVersion(ctx, p, current, { expected_sha256: expectedSha256 }, 'mutation');
   } catch (err) {
     if (!(err instanceof ToolError && err.code === 'VERSION_REQUIRED')) throw err;
-    throw new ToolError(
-      'VERSION_REQUIRED',
-      `This server changes existing files only at a version you read (TOOLGATE_REQUIRE_VERSION=always): view '${p.rel}' first and pass expected_sha256 with data.version.sha256 of that view (or If-Match: "<sha256>").`,
-      err.details,
-    );
+    throw E.editorVersionRequired(p.rel, err.details);
   }
 }
 
 function required<T>(value: T | undefined, parameter: 'file_text' | 'old_str' | 'new_str' | 'insert_line', command: string): T {
-  if (value === undefined) throw new ToolError('INVALID_PARAM', missingParameterText(parameter, command));
+  if (value === undefined) throw E.editorParameterMissing(parameter, command);
   return value;
 }
 
@@ -139,9 +128,9 @@ function result(p: ResolvedPath, command: string, text: string, extra: Partial<D
 }
 
 async function view(ctx: ToolContext, p: ResolvedPath, input: Args): Promise<ToolResult<Data>> {
-  if (!p.stat) throw new ToolError('NOT_FOUND', pathMissingText(p.rel));
+  if (!p.stat) throw E.editorPathMissing(p.rel);
   if (p.stat.isDirectory()) {
-    if (input.view_range !== undefined) throw new ToolError('INVALID_PARAM', 'The `view_range` parameter is not allowed when `path` points to a directory.');
+    if (input.view_range !== undefined) throw E.editorViewRangeOnDirectory();
     const found: WalkEntry[] = [];
     const walk = await walkTree(p.ws, p, {
       maxDepth: VIEW_DEPTH,
@@ -159,11 +148,11 @@ async function view(ctx: ToolContext, p: ResolvedPath, input: Args): Promise<Too
   }
   const { maxReadBytes, maxOutputBytes } = p.ws.limits;
   const file = await readCurrent(p, maxReadBytes, 'TOOLGATE_MAX_READ_BYTES');
-  if (!file) throw new ToolError('NOT_FOUND', pathMissingText(p.rel));
-  if (looksBinary(file.content)) throw new ToolError('BINARY_FILE', `File '${p.rel}' is binary; read it with read_file and encoding: base64.`);
+  if (!file) throw E.editorPathMissing(p.rel);
+  if (looksBinary(file.content)) throw E.editorViewBinary(p.rel);
   const text = viewText(p.rel, shown(file.content.toString('utf8')), input.view_range);
   if (Buffer.byteLength(text) > maxOutputBytes) {
-    throw new ToolError('FILE_TOO_LARGE', `The view of '${p.rel}' is over TOOLGATE_MAX_OUTPUT_BYTES (${maxOutputBytes}); view a smaller view_range.`);
+    throw E.editorViewTooLarge(p.rel, maxOutputBytes);
   }
   return { ...result(p, 'view', text, { version: file.version }), audit: { sha256_before: file.version.sha256, bytes_read: file.content.length } };
 }
@@ -172,15 +161,15 @@ async function create(ctx: ToolContext, p: ResolvedPath, input: Args): Promise<T
   const fileText = required(input.file_text, 'file_text', 'create');
   const bytes = Buffer.from(fileText, 'utf8');
   const { maxWriteBytes } = p.ws.limits;
-  if (bytes.length > maxWriteBytes) throw new ToolError('FILE_TOO_LARGE', `file_text is ${bytes.length} bytes, over TOOLGATE_MAX_WRITE_BYTES (${maxWriteBytes}); create the file in parts (create, then insert).`);
-  if (p.stat) throw new ToolError('ALREADY_EXISTS', fileExistsText(p.rel));
+  if (bytes.length > maxWriteBytes) throw E.editorCreateTooLarge(bytes.length, maxWriteBytes);
+  if (p.stat) throw E.editorFileExists(p.rel);
   const diff = diffWhole(p.rel, null, fileText);
   // Told before the parents are made: a new file has no old content to change under the lock.
   await announce(ctx, () => [contentChange(p, null, bytes, diff)]);
   ensureParent(ctx, p, true);
   return withFileLock(p.ws, p.real, p.rel, async () => {
     const current = await readCurrent(p, p.ws.limits.maxEditBytes);
-    if (current) throw new ToolError('ALREADY_EXISTS', fileExistsText(p.rel));
+    if (current) throw E.editorFileExists(p.rel);
     const committed = await commitChange(ctx, p, { current: null, next: bytes, operation: NAME });
     return { ...result(p, 'create', createdText(p.rel), { diff, committed }), riskLevel: 'medium' as const };
   }, ctx.signal);
@@ -194,11 +183,11 @@ async function strReplace(ctx: ToolContext, p: ResolvedPath, input: Args, curren
     outcome = await applyEditsBounded(text, [{ old_text: oldStr, new_text: newStr }], { signal: ctx.signal });
   } catch (err) {
     // The engine's codes and details, in the reference's words.
-    if (err instanceof ToolError && err.code === 'NO_MATCH') throw new ToolError('NO_MATCH', noMatchText(p.rel, oldStr), err.details);
+    if (err instanceof ToolError && err.code === 'NO_MATCH') throw E.editorNoMatch(p.rel, oldStr, err.details);
     if (err instanceof ToolError && err.code === 'MULTIPLE_MATCHES') {
       const exact = occurrenceLines(shown(text), oldStr);
       const lines = exact.length > 1 ? exact : ((err.details?.lines as number[] | undefined) ?? []);
-      throw new ToolError('MULTIPLE_MATCHES', multipleMatchesText(oldStr, lines), err.details);
+      throw E.editorMultipleMatches(oldStr, lines, err.details);
     }
     throw err;
   }
@@ -214,7 +203,7 @@ async function insert(ctx: ToolContext, p: ResolvedPath, input: Args, current: C
   const insertLine = required(input.insert_line, 'insert_line', 'insert');
   const newStr = required(input.new_str, 'new_str', 'insert');
   const lines = lineCount(text);
-  if (insertLine < 0 || insertLine > lines) throw new ToolError('INVALID_PARAM', invalidInsertLineText(insertLine, lines));
+  if (insertLine < 0 || insertLine > lines) throw E.editorInsertLineInvalid(insertLine, lines);
   const out = insertAfterLine(text, insertLine, newStr);
   const diff = diffSpans(p.rel, text, out.text, [{ oldStart: out.at, oldEnd: out.at, newStart: out.at, newEnd: out.at + out.inserted.length }]);
   const committed = await commitUnlessDryRun(ctx, p, { current, next: Buffer.from(out.text, 'utf8'), operation: NAME }, diff, false);
@@ -244,12 +233,10 @@ function lastChange(metas: BackupMeta[], actor: string | null): { meta: BackupMe
 
 async function undo(ctx: ToolContext, p: ResolvedPath, current: CurrentFile): Promise<ToolResult<Data>> {
   const last = lastChange(await listBackups(p.ws, p.realRel), ctx.caller.actor);
-  if (!last) throw new ToolError('NOT_FOUND', noHistoryText(p.rel));
+  if (!last) throw E.editorNoHistory(p.rel);
   const { meta } = last;
   if (last.changedSinceBy !== null) {
-    throw new ToolError('CONFLICT', `${p.rel} was changed by ${last.changedSinceBy} after your last change; undoing yours would undo theirs too. Read the file and change it back yourself, or restore_backup a version from list_backups.`, {
-      your_change_backup_id: meta.backup_id,
-    });
+    throw E.editorUndoWouldUndoOthers(p.rel, last.changedSinceBy, meta.backup_id);
   }
   const { content } = await readBackup(p.ws, meta.backup_id);
   const old = current.content.toString('utf8');

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { errors, ToolError } from '../envelope.js';
+import { errors } from '../envelope.js';
+import { E } from '../errors.js';
 import { diffWhole } from '../edit/diff.js';
 import { withFileLock } from '../workspace/locks.js';
 import { checkEncoding, countLines, decodeText, encodeText } from '../workspace/encoding.js';
@@ -52,10 +53,7 @@ export const writeFile = defineTool({
     const bytes = encodeText(input.content, encoding);
     const { maxWriteBytes, maxEditBytes } = ctx.ws.limits;
     if (bytes.length > maxWriteBytes) {
-      throw new ToolError('FILE_TOO_LARGE', `Content is ${bytes.length} bytes, over TOOLGATE_MAX_WRITE_BYTES (${maxWriteBytes}); write the file in parts with append_to_file.`, {
-        size_bytes: bytes.length,
-        limit_bytes: maxWriteBytes,
-      });
+      throw E.writeTooLarge(bytes.length, maxWriteBytes);
     }
     const createdDir = ensureParent(ctx, p, input.create_dirs, input.dry_run);
 
@@ -67,7 +65,7 @@ export const writeFile = defineTool({
       enforceVersion(ctx, p, current, input, same ? 'mutation' : 'overwrite');
       if (same && !input.dry_run) return unchanged(p.rel, current);
       if (current && current.content.length > 0 && bytes.length === 0 && !input.allow_empty) {
-        throw new ToolError('INVALID_PARAM', 'Content cannot be empty. Pass allow_empty: true to empty the file.');
+        throw E.contentEmpty();
       }
       const textual = encoding !== 'base64';
       const oldText = current ? (textual ? safeDecode(current.content, encoding) : null) : null;

@@ -2,7 +2,8 @@
 // who may see and decide live in src/ops/policy.ts, the record's life cycle in src/policy/approvals.ts.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { ErrorEnvelopeSchema, ToolError } from '../envelope.js';
+import { ErrorEnvelopeSchema } from '../envelope.js';
+import { E } from '../errors.js';
 import { isLoopbackHost } from '../ops/auth.js';
 import { approvalView, type PolicyService } from '../ops/policy.js';
 import { APPROVAL_ID, APPROVAL_STATUSES } from '../policy/approvals.js';
@@ -69,11 +70,11 @@ export async function registerApprovals(app: FastifyInstance, opts: ApprovalsOpt
   const { policy } = opts;
   // Without tokens the service listens on loopback only; a proxied request from elsewhere still may not decide.
   const assertMayAccess = (req: FastifyRequest) => {
-    if (!opts.authEnabled && !isLoopbackHost(req.ip)) throw new ToolError('ACCESS_DENIED', 'Without tokens only a loopback caller may see or decide approval requests.');
+    if (!opts.authEnabled && !isLoopbackHost(req.ip)) throw E.approvalsLoopbackOnly();
   };
   const idOf = (req: FastifyRequest) => {
     const { id } = req.params as { id: string };
-    if (!APPROVAL_ID.test(id)) throw new ToolError('NOT_FOUND', 'No such approval request (ids look like apr_…).');
+    if (!APPROVAL_ID.test(id)) throw E.approvalRequestNotFound();
     return id;
   };
   const common = { serializerCompiler: plainJson, tags: ['approvals'] };
@@ -128,7 +129,7 @@ export async function registerApprovals(app: FastifyInstance, opts: ApprovalsOpt
       async (req) => {
         assertMayAccess(req);
         const body = DecisionBody.safeParse(req.body);
-        if (!body.success) throw new ToolError('INVALID_PARAM', 'The body is { "reason": "…" } (optional, at most 2000 characters).');
+        if (!body.success) throw E.approvalBodyInvalid();
         const record = await policy.decideRequest(req.principal, idOf(req), decision === 'approve' ? 'approved' : 'rejected', body.data?.reason ?? null);
         return { approval: approvalView(record) };
       },

@@ -8,6 +8,7 @@ import { Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import { Agent, buildConnector } from 'undici';
 import { ToolError } from '../envelope.js';
+import { E } from '../errors.js';
 import { checkConnectTarget, DEFAULT_WEB_PORTS, type AllowList, type Denial } from './address-policy.js';
 import { parseWebUrl } from './web-url.js';
 
@@ -74,7 +75,7 @@ const defaultResolver: Resolver = async (hostname) => {
 };
 
 function denied(denial: Denial, url?: string): ToolError {
-  return new ToolError('ACCESS_DENIED', denial.message, { reason: denial.reason, ...(denial.range ? { range: denial.range } : {}), ...(url ? { url } : {}) });
+  return E.fetchDenied(denial.message, denial.reason, denial.range, url);
 }
 
 
@@ -166,7 +167,7 @@ function toFetchError(err: unknown, url: URL, timedOut: boolean, timeoutMs: numb
   for (let e: unknown = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
     if (e instanceof ToolError) return e;
   }
-  const timeout = new ToolError('TIMEOUT', `Fetching ${url.href} took longer than ${timeoutMs} ms; try again later or a smaller page.`);
+  const timeout = E.fetchTimeout(url.href, timeoutMs);
   if (timedOut) return timeout;
   const code = (err as NodeJS.ErrnoException | undefined)?.code ?? '';
   const message = err instanceof Error ? err.message : String(err);
@@ -179,22 +180,22 @@ function toFetchError(err: unknown, url: URL, timedOut: boolean, timeoutMs: numb
     // The caller's URL names a host that has no address: the caller's to fix, not a failure of this service.
     case 'ENOTFOUND':
     case 'EAI_NONAME':
-      return new ToolError('HOST_NOT_FOUND', `Could not resolve host ${url.hostname} (${code}: the name has no address); check the URL.`, { host: url.hostname, cause: code });
+      return E.hostNotFound(url.hostname, code);
     // The network between this service and the host failed: 502, as a gateway answers (docs/web.md).
     case 'EAI_AGAIN':
-      return new ToolError('NETWORK_ERROR', `Could not resolve host ${url.hostname} (EAI_AGAIN: the name server did not answer); try again later.`, { host: url.hostname, cause: code });
+      return E.nameServerSilent(url.hostname, code);
     case 'ECONNREFUSED':
-      return new ToolError('NETWORK_ERROR', `${url.host} refused the connection (ECONNREFUSED).`, { host: url.host, cause: code });
+      return E.connectionRefused(url.host, code);
     case 'ECONNRESET':
     case 'UND_ERR_SOCKET':
     case 'UND_ERR_CLOSED':
-      return new ToolError('NETWORK_ERROR', `The connection to ${url.host} was closed before the response was complete (${code}).`, { host: url.host, cause: code });
+      return E.connectionClosed(url.host, code);
     default:
       if (code.startsWith('ERR_TLS') || /certificate/i.test(message)) {
-        return new ToolError('NETWORK_ERROR', `The TLS certificate of ${url.host} could not be verified (${message}).`, { host: url.host, cause: code || 'certificate' });
+        return E.tlsCertificate(url.host, message, code);
       }
-      if (code.startsWith('ERR_SSL')) return new ToolError('NETWORK_ERROR', `The TLS handshake with ${url.host} failed (${code}); is it really an https:// server?`, { host: url.host, cause: code });
-      return new ToolError('EXECUTION_ERROR', `Could not fetch ${url.href}: ${message}`);
+      if (code.startsWith('ERR_SSL')) return E.tlsHandshake(url.host, code);
+      return E.fetchFailed(url.href, message);
   }
 }
 
@@ -217,7 +218,7 @@ function decoderFor(encoding: string | undefined, url: URL): zlib.Gunzip | zlib.
   if (value === 'gzip' || value === 'x-gzip') return zlib.createGunzip();
   if (value === 'deflate') return zlib.createInflate();
   if (value === 'br') return zlib.createBrotliDecompress();
-  throw new ToolError('EXECUTION_ERROR', `${url.host} sent the body in an unsupported content encoding '${value}'.`);
+  throw E.contentEncodingUnsupported(url.host, value);
 }
 
 /** Drops a body unread; undici's body errors when destroyed, which must not surface as an uncaught error. */
@@ -227,7 +228,7 @@ function discard(body: Readable): void {
 }
 
 function tooLarge(url: URL, maxBytes: number): ToolError {
-  return new ToolError('FILE_TOO_LARGE', `The response from ${url.href} is larger than max_bytes (${maxBytes} bytes); ask for a larger max_bytes or a smaller resource.`, { max_bytes: maxBytes });
+  return E.responseTooLarge(url.href, maxBytes);
 }
 
 /** Reads the body (decoded) up to `maxBytes`; stops and destroys the stream at the first byte over. */
@@ -264,7 +265,7 @@ export async function safeRequest(input: string, opts: SafeRequestOptions): Prom
   let timedOut = false;
   const timer = setTimeout(() => {
     timedOut = true;
-    controller.abort(new ToolError('TIMEOUT', `Fetching ${first.href} took longer than ${opts.timeoutMs} ms; try again later or a smaller page.`));
+    controller.abort(E.fetchTimeout(first.href, opts.timeoutMs));
   }, opts.timeoutMs);
   // One agent per call: no connection (and no DNS answer) outlives the call that checked it.
   const agent = new Agent({
@@ -294,16 +295,16 @@ export async function safeRequest(input: string, opts: SafeRequestOptions): Prom
       if (REDIRECT_STATUSES.has(res.statusCode) && location !== undefined) {
         discard(res.body);
         if (redirects.length >= opts.maxRedirects) {
-          throw new ToolError('NETWORK_ERROR', `${first.href} redirected more than ${opts.maxRedirects} times; fetch the last URL (${url.href}) directly if you trust it.`, { redirects });
+          throw E.tooManyRedirects(first.href, opts.maxRedirects, url.href, redirects);
         }
         let next: URL;
         try {
           next = new URL(location, url);
         } catch {
-          throw new ToolError('EXECUTION_ERROR', `${url.href} redirected to an invalid URL.`);
+          throw E.redirectInvalid(url.href);
         }
         if (next.protocol !== 'http:' && next.protocol !== 'https:') {
-          throw new ToolError('ACCESS_DENIED', `${url.href} redirected to a ${next.protocol}// URL; only http:// and https:// are followed.`);
+          throw E.redirectSchemeRefused(url.href, next.protocol);
         }
         url = parseWebUrl(next.href, 'redirect target');
         redirects.push(url.href);
@@ -364,13 +365,13 @@ export async function webFetch(input: string, opts: WebFetchOptions, signal?: Ab
     ...opts,
     acceptContentType(mediaType, url) {
       if (formatOf(mediaType) === null) {
-        throw new ToolError('BINARY_FILE', `${url} is ${mediaType}; web_fetch returns only HTML (as Markdown), JSON and text. Look for an HTML or text version of it.`, { content_type: mediaType });
+        throw E.mediaTypeRefused(url, mediaType);
       }
     },
   });
   const format = formatOf(res.mediaType) ?? 'text';
   if (res.mediaType === '' && res.body.includes(0)) {
-    throw new ToolError('BINARY_FILE', `${res.finalUrl} has no content type and looks binary; web_fetch returns only HTML, JSON and text.`);
+    throw E.binaryWithoutType(res.finalUrl);
   }
   const text = decodeText(res.body, res.charset, format === 'markdown');
   // The conversion gets what is left of the call's time limit, so fetching and converting together stay

@@ -6,7 +6,7 @@
 // thread, and 120,000 flat paragraphs took 1.7 GB. Pages past MAX_DEPTH or MAX_ELEMENTS are refused right after
 // the parse, before either runs (docs/web.md, "Converting HTML").
 import { createRequire } from 'node:module';
-import { ToolError } from '../envelope.js';
+import { E } from '../errors.js';
 import { BoundedPool, handlerSource, WorkerFailure, WorkerJobError } from '../workers/bounded-pool.js';
 
 export interface PageMarkdown {
@@ -245,18 +245,18 @@ export async function htmlToMarkdown(html: string, pageUrl: string, timeoutMs: n
     return await pool.run<PageMarkdown>(job, { timeoutMs, signal });
   } catch (err) {
     if (err instanceof WorkerJobError) {
-      if (err.code === 'FILE_TOO_LARGE') throw new ToolError('FILE_TOO_LARGE', err.message, { url: pageUrl, ...err.details });
-      throw new ToolError('ENCODING_ERROR', `${pageUrl} could not be converted to Markdown (${err.message}).`, { url: pageUrl });
+      if (err.code === 'FILE_TOO_LARGE') throw E.pageTooLarge(err.message, pageUrl, err.details);
+      throw E.markdownFailed(pageUrl, err.message);
     }
     if (err instanceof WorkerFailure) {
       if (err.kind === 'timeout') {
-        throw new ToolError('TIMEOUT', `Converting ${pageUrl} to Markdown did not finish within the web call's ${Math.round(timeoutMs)} ms left and was stopped; fetch a smaller or plain-text version.`, { url: pageUrl });
+        throw E.markdownTimeout(pageUrl, timeoutMs);
       }
       if (err.kind === 'memory') {
-        throw new ToolError('FILE_TOO_LARGE', `Converting ${pageUrl} to Markdown needs more than the converter's ${HTML_WORKER_HEAP_MB} MiB memory limit; fetch a smaller or plain-text version.`, { url: pageUrl });
+        throw E.markdownOutOfMemory(pageUrl, HTML_WORKER_HEAP_MB);
       }
       if (err.kind === 'aborted') throw err.reason ?? err;
-      throw new ToolError('ENCODING_ERROR', `${pageUrl} could not be converted to Markdown (${err.message}).`, { url: pageUrl });
+      throw E.markdownFailed(pageUrl, err.message);
     }
     throw err;
   }

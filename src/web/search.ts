@@ -1,6 +1,6 @@
 // The web_search tool's engine: one query to the configured provider (DuckDuckGo, SearXNG or Brave) through the
 // same guarded fetch as web_fetch, answered as {title, url, snippet} results.
-import { ToolError } from '../envelope.js';
+import { E } from '../errors.js';
 import type { SafeRequestOptions } from './fetch.js';
 import { parseWebUrl } from './web-url.js';
 
@@ -160,7 +160,7 @@ function parseBrave(body: Json): SearchResult[] {
 
 function requestFor(settings: SearchSettings, query: string, limit: number): { url: string; headers: Record<string, string> } {
   const base = settings.url ?? DEFAULT_URL[settings.provider];
-  if (base === undefined) throw new ToolError('EXECUTION_ERROR', `The ${settings.provider} search provider has no URL; the operator must set TOOLGATE_WEB_SEARCH_URL.`);
+  if (base === undefined) throw E.searchProviderNoUrl(settings.provider);
   const url = new URL(base);
   const headers: Record<string, string> = { accept: 'application/json' };
   switch (settings.provider) {
@@ -176,7 +176,7 @@ function requestFor(settings: SearchSettings, query: string, limit: number): { u
       url.searchParams.set('format', 'json');
       break;
     case 'brave':
-      if (!settings.key) throw new ToolError('EXECUTION_ERROR', 'The brave search provider needs a subscription token; the operator must set TOOLGATE_WEB_SEARCH_KEY.');
+      if (!settings.key) throw E.braveNeedsToken();
       url.searchParams.set('q', query);
       url.searchParams.set('count', String(Math.min(limit, MAX_SEARCH_LIMIT)));
       headers['x-subscription-token'] = settings.key;
@@ -188,9 +188,9 @@ function requestFor(settings: SearchSettings, query: string, limit: number): { u
 /** Searches the web through the configured provider; at most `limit` results, duplicates (same URL) dropped. */
 export async function webSearch(query: string, limit: number, opts: WebSearchOptions): Promise<WebSearchResponse> {
   const q = query.trim();
-  if (q === '') throw new ToolError('INVALID_PARAM', 'The search query is empty.');
-  if (q.length > MAX_QUERY_LENGTH) throw new ToolError('INVALID_PARAM', `The search query is longer than ${MAX_QUERY_LENGTH} characters; shorten it.`);
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_SEARCH_LIMIT) throw new ToolError('INVALID_PARAM', `limit must be a whole number from 1 to ${MAX_SEARCH_LIMIT}.`);
+  if (q === '') throw E.searchQueryEmpty();
+  if (q.length > MAX_QUERY_LENGTH) throw E.searchQueryTooLong(MAX_QUERY_LENGTH);
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_SEARCH_LIMIT) throw E.searchLimitInvalid(MAX_SEARCH_LIMIT);
 
   const { provider } = opts.settings;
   const request = requestFor(opts.settings, q, limit);
@@ -199,14 +199,14 @@ export async function webSearch(query: string, limit: number, opts: WebSearchOpt
   const res = await safeRequest(request.url, { ...opts, headers: request.headers });
   if (res.status < 200 || res.status > 299) {
     const hint = res.status === 401 || res.status === 403 ? ' check TOOLGATE_WEB_SEARCH_KEY' : res.status === 429 ? ' it is rate limiting; try again later' : ' try again later';
-    throw new ToolError('EXECUTION_ERROR', `The ${provider} search provider answered HTTP ${res.status};${hint}.`, { status: res.status });
+    throw E.searchProviderStatus(provider, res.status, hint);
   }
   let body: Json;
   try {
     // DuckDuckGo labels its JSON application/x-javascript: the body is parsed whatever the content type says.
     body = asObject(JSON.parse(res.body.toString('utf8')));
   } catch {
-    throw new ToolError('EXECUTION_ERROR', `The ${provider} search provider did not answer JSON${provider === 'searxng' ? ' (JSON output must be enabled in the instance settings: search.formats)' : ''}.`);
+    throw E.searchProviderNotJson(provider);
   }
   const parsed = provider === 'duckduckgo' ? parseDuckDuckGo(body) : provider === 'searxng' ? parseSearxng(body) : parseBrave(body);
   const seen = new Set<string>();

@@ -1,5 +1,5 @@
 // The time_now tool's engine: the server's time as ISO 8601 with the zone's offset, in any IANA time zone.
-import { ToolError } from '../envelope.js';
+import { E, type ToolError } from '../errors.js';
 
 export interface TimeNow {
   /** e.g. 2026-11-24T22:30:00+01:00 (Z is never used: the offset is always written out). */
@@ -37,7 +37,7 @@ function formatterFor(timezone: string): Intl.DateTimeFormat {
 }
 
 function unknownZone(timezone: string): ToolError {
-  return new ToolError('INVALID_PARAM', `Unknown time zone '${timezone.slice(0, 100)}'; give an IANA name such as 'Europe/Berlin', 'America/New_York' or 'UTC'.`);
+  return E.unknownTimeZone(timezone);
 }
 
 /** `now` is injectable so that tests do not depend on the clock. */

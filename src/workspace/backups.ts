@@ -4,7 +4,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, constants as fsConstants, mkdirSync, readdirSync, readFileSync, statSync, unlinkSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { ToolError } from '../envelope.js';
+import { E } from '../errors.js';
 import { openForWrite, writeAll } from './sync-first-io.js';
 import type { Workspace } from './workspace.js';
 
@@ -45,7 +45,7 @@ function newId(rel: string): string {
 }
 function locate(ws: Workspace, id: string): { dir: string; data: string; meta: string } {
   const m = ID_RE.exec(id);
-  if (!m) throw new ToolError('INVALID_PARAM', `Invalid backup_id '${id}'; take one from list_backups.`);
+  if (!m) throw E.backupIdInvalid(id);
   const dir = path.join(backupsRoot(ws), m[1] as string);
   return { dir, data: path.join(dir, `${id}.bak`), meta: path.join(dir, `${id}.json`) };
 }
@@ -101,7 +101,7 @@ export async function moveToBackup(ws: Workspace, at: string, input: BackupInput
     const moved = await fs.lstat(loc.data);
     if (moved.dev !== expected.dev || moved.ino !== expected.ino) {
       await fs.rename(loc.data, at);
-      throw new ToolError('CONFLICT', `File '${input.rel}' was replaced while it was being deleted; nothing was deleted. Read it again.`);
+      throw E.replacedWhileDeleting(input.rel);
     }
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EXDEV') {
@@ -114,7 +114,7 @@ export async function moveToBackup(ws: Workspace, at: string, input: BackupInput
     const src = await fs.open(at, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK);
     try {
       const st = await src.stat();
-      if (st.dev !== expected.dev || st.ino !== expected.ino) throw new ToolError('CONFLICT', `File '${input.rel}' was replaced while it was being deleted; nothing was deleted. Read it again.`);
+      if (st.dev !== expected.dev || st.ino !== expected.ino) throw E.replacedWhileDeleting(input.rel);
       await fs.writeFile(part, await src.readFile());
     } finally {
       await src.close();
@@ -302,7 +302,7 @@ export async function readBackup(ws: Workspace, id: string): Promise<{ meta: Bac
     const meta = JSON.parse(await fs.readFile(loc.meta, 'utf8')) as BackupMeta;
     return { meta, content: await fs.readFile(loc.data) };
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new ToolError('NOT_FOUND', `Backup not found: ${id}`);
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw E.backupNotFound(id);
     throw err;
   }
 }

@@ -1,7 +1,7 @@
 // Text encodings (iconv-lite), binary detection and line endings.
 import { createRequire } from 'node:module';
 import type * as IconvLite from 'iconv-lite';
-import { ToolError } from '../envelope.js';
+import { E } from '../errors.js';
 
 // iconv-lite (half a MiB of code and tables) loads at the first encoding other than utf-8 and base64, from
 // node_modules (the bundle leaves it there), so a start and the utf-8 calls never read it.
@@ -17,7 +17,7 @@ export function checkEncoding(name: string | undefined): string {
   const lower = name.toLowerCase();
   if (lower === 'base64') return 'base64';
   if (lower === 'utf8' || lower === 'utf-8') return 'utf-8';
-  if (!iconv().encodingExists(lower)) throw new ToolError('INVALID_PARAM', `Unknown encoding '${name}'; use utf-8, base64 or an encoding such as latin1, windows-1251, shift_jis, utf-16le.`);
+  if (!iconv().encodingExists(lower)) throw E.encodingUnknown(name);
   return lower;
 }
 
@@ -35,7 +35,7 @@ export function decodeText(buf: Buffer, encoding: string, rel: string): string {
     try {
       return utf8Fatal.decode(buf);
     } catch {
-      throw new ToolError('ENCODING_ERROR', `File '${rel}' is not valid utf-8; pass encoding (e.g. latin1) or encoding: base64.`);
+      throw E.notUtf8(rel);
     }
   }
   return iconv().decode(buf, encoding, { stripBOM: false });
@@ -43,7 +43,7 @@ export function decodeText(buf: Buffer, encoding: string, rel: string): string {
 
 export function encodeText(text: string, encoding: string): Buffer {
   if (encoding === 'base64') {
-    if (!/^[A-Za-z0-9+/\s]*={0,2}\s*$/.test(text)) throw new ToolError('INVALID_PARAM', 'Content is not valid base64.');
+    if (!/^[A-Za-z0-9+/\s]*={0,2}\s*$/.test(text)) throw E.base64Invalid();
     return Buffer.from(text, 'base64');
   }
   if (encoding === 'utf-8') return Buffer.from(text, 'utf8');

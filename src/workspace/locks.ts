@@ -7,6 +7,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import lockfile from 'proper-lockfile';
 import { ToolError } from '../envelope.js';
+import { E } from '../errors.js';
 import { OWNER_RECORD, ownerState } from './process-owner.js';
 import { syncInFlight } from './sync-first-io.js';
 import type { Workspace } from './workspace.js';
@@ -129,7 +130,7 @@ export function lockPathFor(ws: Workspace, real: string): string {
 }
 
 function lockedError(rel: string, waitMs: number): ToolError {
-  return new ToolError('LOCKED', `File '${rel}' is locked by another writer for more than ${waitMs} ms; retry shortly.`);
+  return E.fileLocked(rel, waitMs);
 }
 
 /**

@@ -1,7 +1,8 @@
 // Version stamps and optimistic-lock expectations (docs/api.md, "Versions").
 import { createHash, type Hash } from 'node:crypto';
 import type { Stats } from 'node:fs';
-import { ToolError, type VersionStamp } from '../envelope.js';
+import type { VersionStamp } from '../envelope.js';
+import { E } from '../errors.js';
 
 export function sha256Hex(data: Buffer | string): string {
   return createHash('sha256').update(data).digest('hex');
@@ -99,15 +100,12 @@ export function parseIfMatch(header: string): VersionMatch {
 export function checkExpectations(rel: string, current: VersionStamp | null, e: Expectations): void {
   if (!hasExpectation(e)) return;
   const conflict = (what: string) =>
-    new ToolError('CONFLICT', `File '${rel}' changed since you read it (${what}); read it again and retry with the new version.`, {
-      current,
-      expected: {
+    E.versionConflict(rel, what, current, {
         ...(e.expected_mtime_ms !== undefined && { mtime_ms: e.expected_mtime_ms }),
         ...(e.expected_size_bytes !== undefined && { size_bytes: e.expected_size_bytes }),
         ...(e.expected_sha256 !== undefined && { sha256: e.expected_sha256 }),
         ...(e.version_match !== undefined && { if_match: e.version_match.any ? '*' : e.version_match.tags.map((t) => `"${t}"`).join(', ') }),
-      },
-    });
+      });
   if (!current) throw conflict('it no longer exists');
   if (e.expected_mtime_ms !== undefined && Math.trunc(e.expected_mtime_ms) !== current.mtime_ms) throw conflict('mtime differs');
   if (e.expected_size_bytes !== undefined && e.expected_size_bytes !== current.size_bytes) throw conflict('size differs');

@@ -1,9 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ToolError } from '../../src/envelope.js';
-import {
-  catN, createdText, directoryText, fileExistsText, insertText, invalidInsertLineText, missingParameterText, multipleMatchesText,
-  noHistoryText, noMatchText, occurrenceLines, pathMissingText, strReplaceText, undoneText, viewText,
-} from '../../src/edit/text-editor-view.js';
+import { catN, createdText, insertText, occurrenceLines, strReplaceText, undoneText, viewText } from '../../src/edit/text-editor-view.js';
+import { E } from '../../src/errors.js';
 
 function messageOf(fn: () => unknown): string {
   try {
@@ -58,15 +56,15 @@ describe('result texts', () => {
 
   it('create and path errors', () => {
     expect(createdText('/repo/new.py')).toBe('File created successfully at: /repo/new.py');
-    expect(fileExistsText('/repo/a')).toBe('File already exists at: /repo/a. Cannot overwrite files using command `create`.');
-    expect(pathMissingText('/repo/a')).toBe('The path /repo/a does not exist. Please provide a valid path.');
-    expect(directoryText('/repo')).toBe('The path /repo is a directory and only the `view` command can be used on directories');
-    expect(missingParameterText('old_str', 'str_replace')).toBe('Parameter `old_str` is required for command: str_replace');
+    expect(E.editorFileExists('/repo/a').message).toBe('File already exists at: /repo/a. Cannot overwrite files using command `create`.');
+    expect(E.editorPathMissing('/repo/a').message).toBe('The path /repo/a does not exist. Please provide a valid path.');
+    expect(E.editorIsDirectory('/repo').message).toBe('The path /repo is a directory and only the `view` command can be used on directories');
+    expect(E.editorParameterMissing('old_str', 'str_replace').message).toBe('Parameter `old_str` is required for command: str_replace');
   });
 
   it('str_replace refusals', () => {
-    expect(noMatchText('/repo/a.py', 'foo()')).toBe('No replacement was performed, old_str `foo()` did not appear verbatim in /repo/a.py.');
-    expect(multipleMatchesText('x = 1', [2, 7])).toBe('No replacement was performed. Multiple occurrences of old_str `x = 1` in lines [2, 7]. Please ensure it is unique');
+    expect(E.editorNoMatch('/repo/a.py', 'foo()', undefined).message).toBe('No replacement was performed, old_str `foo()` did not appear verbatim in /repo/a.py.');
+    expect(E.editorMultipleMatches('x = 1', [2, 7], undefined).message).toBe('No replacement was performed. Multiple occurrences of old_str `x = 1` in lines [2, 7]. Please ensure it is unique');
   });
 
   it('finds the start line of each occurrence, multi-line ones too', () => {
@@ -100,11 +98,11 @@ describe('result texts', () => {
         'Review the changes and make sure they are as expected (correct indentation, no duplicate lines, etc). Edit the file again if necessary.',
     );
     expect(insertText('/r/t', 'a\n', 0, 'top')).toMatch(/:\n {5}1\ttop\n {5}2\ta\nReview/);
-    expect(invalidInsertLineText(12, 10)).toBe('Invalid `insert_line` parameter: 12. It should be within the range of lines of the file: [0, 10]');
+    expect(E.editorInsertLineInvalid(12, 10).message).toBe('Invalid `insert_line` parameter: 12. It should be within the range of lines of the file: [0, 10]');
   });
 
   it('undo', () => {
     expect(undoneText('/r/t', 'old\n')).toBe("Last edit to /r/t undone successfully. Here's the result of running `cat -n` on /r/t:\n     1\told\n");
-    expect(noHistoryText('/r/t')).toBe('No edit history found for /r/t.');
+    expect(E.editorNoHistory('/r/t').message).toBe('No edit history found for /r/t.');
   });
 });

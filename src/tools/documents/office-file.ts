@@ -3,7 +3,7 @@
 // errors, extracted images stored as attachments for the caller, and the common output fields.
 import { closeSync } from 'node:fs';
 import { z } from 'zod';
-import { ToolError } from '../../envelope.js';
+import { E } from '../../errors.js';
 import { OfficeError } from '../../office/errors.js';
 import type { OfficeReadResult } from '../../office/run.js';
 import type { FdSource } from '../../office/zip-guard.js';
@@ -56,14 +56,11 @@ export async function withOfficeDocument<T>(ctx: ToolContext, input: string, rea
   try {
     const limit = ctx.ws.limits.officeMaxBytes ?? DEFAULT_OFFICE_MAX_BYTES;
     if (stat.size > limit) {
-      throw new ToolError('FILE_TOO_LARGE', `Document '${p.rel}' is ${formatBytes(stat.size)}, over TOOLGATE_OFFICE_MAX_BYTES (${limit}); it cannot be read whole.`, {
-        size_bytes: stat.size,
-        limit_bytes: limit,
-      });
+      throw E.documentTooLarge(p.rel, formatBytes(stat.size), limit, stat.size);
     }
     return await read({ fd }, { p, size: stat.size });
   } catch (err) {
-    if (err instanceof OfficeError) throw new ToolError(err.envelopeCode, `'${p.rel}': ${err.message}`, { ...err.details, office_code: err.code });
+    if (err instanceof OfficeError) throw E.documentUnreadable(p.rel, err.code, err.message, err.details);
     throw err;
   } finally {
     // The engine is done with the descriptor when its promise settles (the worker gets a copy of the entries).

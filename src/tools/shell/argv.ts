@@ -1,7 +1,7 @@
 // The shell tools' input: a command string (tokenized strictly) or a program name plus an argv array, the
 // whitelist of programs per tool, and the parsing of each program's flags and operands.
 import { z } from 'zod';
-import { ToolError } from '../../envelope.js';
+import { E } from '../../errors.js';
 import { tokenize } from './tokenize.js';
 
 export const ShellInput = z.strictObject({
@@ -33,14 +33,14 @@ const TOOL_OF: Record<Program, string> = { date: 'shell_readonly', pwd: 'shell_r
 /** The program and argv of a call, checked against the tool's whitelist. */
 export function commandLine(input: ShellInputData, allowed: readonly Program[], tool: string): { program: Program; argv: string[] } {
   const words = tokenize(input.command);
-  if (words.length === 0) throw new ToolError('INVALID_PARAM', 'The command is empty; name a program.');
+  if (words.length === 0) throw E.commandEmpty();
   if (input.args !== undefined && words.length > 1) {
-    throw new ToolError('INVALID_PARAM', 'With args, command is only the program name (e.g. command: "ls", args: ["-l", "src"]).');
+    throw E.commandWithArgs();
   }
   const name = words[0] as string;
   if (!(allowed as readonly string[]).includes(name)) {
     const other = Object.hasOwn(TOOL_OF, name) ? ` '${name}' is run by ${TOOL_OF[name as Program]}.` : '';
-    throw new ToolError('INVALID_PARAM', `${tool} runs only ${allowed.join(', ')}; '${name.slice(0, 100)}' is not allowed.${other}`);
+    throw E.programNotAllowed(tool, allowed.join(', '), name, other);
   }
   return { program: name as Program, argv: input.args ?? words.slice(1) };
 }
@@ -80,17 +80,17 @@ export function parseArgs(program: string, argv: readonly string[], spec: FlagSp
     if (arg.startsWith('--')) {
       const [name, value] = arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
       const refusal = spec.refused?.[name];
-      if (refusal) throw new ToolError('INVALID_PARAM', `${program}: ${name} is refused: ${refusal}`);
+      if (refusal) throw E.optionRefused(program, name, refusal);
       const letter = spec.long?.[name];
-      if (!letter) throw new ToolError('INVALID_PARAM', `${program}: option ${name.slice(0, 50)} is not allowed (${allowed}).`);
+      if (!letter) throw E.optionNotAllowed(program, name, allowed);
       flags.add(letter);
       if (value !== undefined) values.set(letter, value);
       continue;
     }
     for (const letter of arg.slice(1)) {
       const refusal = spec.refused?.[`-${letter}`];
-      if (refusal) throw new ToolError('INVALID_PARAM', `${program}: -${letter} is refused: ${refusal}`);
-      if (!spec.letters.includes(letter)) throw new ToolError('INVALID_PARAM', `${program}: flag -${letter.slice(0, 4)} is not allowed (${allowed}).`);
+      if (refusal) throw E.flagRefused(program, letter, refusal);
+      if (!spec.letters.includes(letter)) throw E.flagNotAllowed(program, letter, allowed);
       flags.add(letter);
     }
   }

@@ -1,7 +1,7 @@
 // date, pwd and ls implemented in-process: nothing is spawned, ls reads the tree through the sandbox's
 // walk (as list_directory does), and every path the output shows is relative to the project root.
 import type { Stats } from 'node:fs';
-import { ToolError } from '../../envelope.js';
+import { E } from '../../errors.js';
 import { DEFAULT_SKIP_DIRS, joinRel, walkTree, type WalkEntry } from '../../search/walk.js';
 import type { ResolvedPath } from '../../workspace/sandbox.js';
 import type { ToolContext } from '../define.js';
@@ -43,14 +43,14 @@ export function runDate(argv: readonly string[], now = new Date()): CommandOutpu
   const { flags, values, operands } = parseArgs('date', normalized, DATE_FLAGS);
   if (operands.length > 0) {
     const what = operands[0]?.startsWith('+') ? 'a +FORMAT is not supported (use -I, -Iseconds or -R; time_now gives ISO 8601)' : 'date cannot set the clock';
-    throw new ToolError('INVALID_PARAM', `date: ${what}.`);
+    throw E.dateInvalid(what);
   }
   const utc = flags.has('u');
   const f = fields(now, utc);
   let out: string;
   if (flags.has('I')) {
     const precision = values.get('I') ?? 'date';
-    if (!['date', 'hours', 'minutes', 'seconds'].includes(precision)) throw new ToolError('INVALID_PARAM', `date: --iso-8601 takes date, hours, minutes or seconds, not '${precision.slice(0, 20)}'.`);
+    if (!['date', 'hours', 'minutes', 'seconds'].includes(precision)) throw E.datePrecisionInvalid(precision);
     out = `${f.y}-${pad(f.mo + 1)}-${pad(f.day)}`;
     if (precision !== 'date') {
       out += `T${pad(f.h)}`;
@@ -69,7 +69,7 @@ export function runDate(argv: readonly string[], now = new Date()): CommandOutpu
 /** The project root as the command sees it: "/" (a host path never appears). */
 export function runPwd(argv: readonly string[]): CommandOutput {
   const { operands } = parseArgs('pwd', argv, PWD_FLAGS);
-  if (operands.length > 0) throw new ToolError('INVALID_PARAM', 'pwd takes no arguments.');
+  if (operands.length > 0) throw E.pwdArguments();
   return { output: '/\n', truncated: false, pathResolved: '.' };
 }
 
@@ -161,7 +161,7 @@ export async function runLs(ctx: ToolContext, argv: readonly string[]): Promise<
   const resolved: ResolvedPath[] = [];
   for (const name of names) {
     const p = await ctx.resolve(name, { allowRoot: true });
-    if (!p.stat) throw new ToolError('NOT_FOUND', `ls: cannot access '${p.rel}': No such file or directory`);
+    if (!p.stat) throw E.lsNotFound(p.rel);
     resolved.push(p);
   }
   const { searchMaxFiles, searchTimeoutMs, maxOutputBytes } = ctx.ws.limits;

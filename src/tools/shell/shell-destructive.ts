@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ToolError } from '../../envelope.js';
+import { E } from '../../errors.js';
 import { VersionSchema } from '../args.js';
 import { defineTool } from '../define.js';
 import { deleteFile } from '../delete-file.js';
@@ -27,7 +28,7 @@ export const shellDestructive = defineTool({
   async run(ctx, input) {
     const { program, argv } = commandLine(input, PROGRAMS, 'shell_destructive');
     const { flags, operands } = parseArgs('rm', argv, RM_FLAGS);
-    if (operands.length !== 1) throw new ToolError('INVALID_PARAM', 'rm takes exactly one file (call it once per file).');
+    if (operands.length !== 1) throw E.rmOneFile();
     const path = operands[0] as string;
     try {
       const r = await runAs(deleteFile, ctx, { path });

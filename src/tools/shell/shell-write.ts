@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ToolError } from '../../envelope.js';
+import { E } from '../../errors.js';
 import { createDirectory } from '../create-directory.js';
 import { defineTool } from '../define.js';
 import { commandLine, MKDIR_FLAGS, parseArgs, pathOperands, ShellInput, ShellOutputFields, type Program } from './argv.js';
@@ -25,11 +25,11 @@ export const shellWrite = defineTool({
   async run(ctx, input) {
     const { program, argv } = commandLine(input, PROGRAMS, 'shell_write');
     const { flags, operands } = parseArgs('mkdir', argv, MKDIR_FLAGS);
-    if (operands.length !== 1) throw new ToolError('INVALID_PARAM', 'mkdir takes exactly one path (call it once per directory).');
+    if (operands.length !== 1) throw E.mkdirOnePath();
     const parents = flags.has('p');
     const r = await runAs(createDirectory, ctx, { path: operands[0] as string, parents });
     // Without -p, mkdir refuses an existing directory, as the real one does.
-    if (!parents && !r.data.created) throw new ToolError('ALREADY_EXISTS', `mkdir: cannot create directory '${r.pathResolved}': File exists (use -p to accept it).`);
+    if (!parents && !r.data.created) throw E.mkdirExists(r.pathResolved);
     return { ...r, data: { program, argv, output: '', truncated: false, ...r.data } };
   },
 });

@@ -3,6 +3,7 @@
 // substitutions, globs, expansions, escapes) is refused with INVALID_PARAM naming the character, so what
 // the caller reads in the command is exactly the argv that runs.
 import { ToolError } from '../../envelope.js';
+import { E } from '../../errors.js';
 
 /** Characters sh gives a meaning outside quotes, with the name used in the refusal. */
 const UNQUOTED: Record<string, string> = {
@@ -42,11 +43,7 @@ const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Zs}]/u;
 
 function refuse(what: string, ch: string, index: number): ToolError {
   const shown = ch === '\n' ? '\\n' : ch === '\t' ? '\\t' : INVISIBLE.test(ch) ? `U+${ch.codePointAt(0)?.toString(16).toUpperCase().padStart(4, '0')}` : ch;
-  return new ToolError(
-    'INVALID_PARAM',
-    `Shell syntax is not supported: ${what} '${shown}' at position ${index + 1}. Run one whitelisted command with plain arguments; quote a name that contains it ('…'), or pass the arguments as an args array.`,
-    { character: shown, position: index + 1 },
-  );
+  return E.shellSyntax(what, shown, index);
 }
 
 /** Splits `command` into words (sh quoting: '…' literal, "…" literal without $ ` \ !), refusing all shell syntax. */
@@ -81,7 +78,7 @@ export function tokenize(command: string): string[] {
     }
     i += ch.length;
   }
-  if (quote) throw new ToolError('INVALID_PARAM', `Unterminated ${quote === "'" ? 'single' : 'double'} quote starting at position ${quoteStart + 1}; close it.`, { position: quoteStart + 1 });
+  if (quote) throw E.shellQuoteUnterminated(quote, quoteStart);
   if (inWord) words.push(word);
   return words;
 }

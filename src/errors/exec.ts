@@ -1,0 +1,53 @@
+// The catalogue's errors of run_command, the shell tools and their sandbox (src/errors.ts says how to add one).
+import { ToolError } from './tool-error.js';
+
+export const execErrors = {
+  execOff: () =>
+    new ToolError('NOT_FOUND', 'run_command is off on this service (TOOLGATE_EXEC=off); the operator enables it with TOOLGATE_EXEC=sandboxed (docs/run-command.md).'),
+  execNetworkMissing: () =>
+    new ToolError('EXECUTION_ERROR', "The command's network was not set up at start (TOOLGATE_EXEC_NETWORK); no command runs without it."),
+  execSandboxFailed: (networkError: string) => new ToolError('EXECUTION_ERROR', `The command's sandbox could not be made: ${networkError}`),
+  shellSyntax: (what: string, shown: string, index: number) =>
+    new ToolError('INVALID_PARAM', `Shell syntax is not supported: ${what} '${shown}' at position ${index + 1}. Run one whitelisted command with plain arguments; quote a name that contains it ('…'), or pass the arguments as an args array.`, { character: shown, position: index + 1 }),
+  shellQuoteUnterminated: (quote: string, quoteStart: number) =>
+    new ToolError('INVALID_PARAM', `Unterminated ${quote === "'" ? 'single' : 'double'} quote starting at position ${quoteStart + 1}; close it.`, { position: quoteStart + 1 }),
+  commandEmpty: () => new ToolError('INVALID_PARAM', 'The command is empty; name a program.'),
+  commandWithArgs: () => new ToolError('INVALID_PARAM', 'With args, command is only the program name (e.g. command: "ls", args: ["-l", "src"]).'),
+  programNotAllowed: (tool: string, programs: string, name: string, other: string) =>
+    new ToolError('INVALID_PARAM', `${tool} runs only ${programs}; '${name.slice(0, 100)}' is not allowed.${other}`),
+  optionRefused: (program: string, name: string, refusal: string) => new ToolError('INVALID_PARAM', `${program}: ${name} is refused: ${refusal}`),
+  optionNotAllowed: (program: string, name: string, allowed: string) =>
+    new ToolError('INVALID_PARAM', `${program}: option ${name.slice(0, 50)} is not allowed (${allowed}).`),
+  flagRefused: (program: string, letter: string, refusal: string) => new ToolError('INVALID_PARAM', `${program}: -${letter} is refused: ${refusal}`),
+  flagNotAllowed: (program: string, letter: string, allowed: string) =>
+    new ToolError('INVALID_PARAM', `${program}: flag -${letter.slice(0, 4)} is not allowed (${allowed}).`),
+  dateInvalid: (what: string) => new ToolError('INVALID_PARAM', `date: ${what}.`),
+  datePrecisionInvalid: (precision: string) =>
+    new ToolError('INVALID_PARAM', `date: --iso-8601 takes date, hours, minutes or seconds, not '${precision.slice(0, 20)}'.`),
+  pwdArguments: () => new ToolError('INVALID_PARAM', 'pwd takes no arguments.'),
+  lsNotFound: (rel: string) => new ToolError('NOT_FOUND', `ls: cannot access '${rel}': No such file or directory`),
+  mkdirOnePath: () => new ToolError('INVALID_PARAM', 'mkdir takes exactly one path (call it once per directory).'),
+  mkdirExists: (pathResolved: string | null | undefined) =>
+    new ToolError('ALREADY_EXISTS', `mkdir: cannot create directory '${pathResolved}': File exists (use -p to accept it).`),
+  rmOneFile: () => new ToolError('INVALID_PARAM', 'rm takes exactly one file (call it once per file).'),
+  envEntryInvalid: (item: string) => new ToolError('INVALID_PARAM', `env entry '${item.slice(0, 64)}' is not NAME=value.`),
+  envNameInvalid: (name: string) =>
+    new ToolError('INVALID_PARAM', `env name '${name.slice(0, 64)}' is not a variable name (letters, digits, _; not starting with a digit).`),
+  envNameRefused: (name: string) =>
+    new ToolError('INVALID_PARAM', `env ${name} is refused: it changes how every program starts (docs/run-command.md lists the refused names).`),
+  envNameTwice: (name: string) => new ToolError('INVALID_PARAM', `env ${name} is given twice.`),
+  envValueNul: (name: string) => new ToolError('INVALID_PARAM', `env ${name} holds a NUL byte.`),
+  execBusy: (active: number, concurrency: number) =>
+    new ToolError('RATE_LIMITED', `${active} commands are running already (TOOLGATE_EXEC_CONCURRENCY=${concurrency}); retry when one has answered.`),
+  stdinTooLarge: (maxStdinBytes: number) => new ToolError('FILE_TOO_LARGE', `stdin is over ${maxStdinBytes} bytes.`),
+  commandNul: () => new ToolError('INVALID_PARAM', 'The command holds a NUL byte.'),
+  cwdOtherProject: () => new ToolError('ACCESS_DENIED', 'A command runs in its own project only; cwd cannot name another project.'),
+  cwdNotFound: (rel: string) => new ToolError('NOT_FOUND', `Directory not found: ${rel}`),
+  cwdNotDirectory: (rel: string) => new ToolError('NOT_A_DIRECTORY', `cwd is not a directory: ${rel}`),
+  volumeTooFull: (free: number, minFreeBytes: number) =>
+    new ToolError('DISK_FULL', `The project's volume has ${free} bytes free, under the ${minFreeBytes} a command needs (TOOLGATE_EXEC_MIN_FREE_BYTES).`),
+  tooManyHiddenPaths: (count: number, maxHidden: number) =>
+    new ToolError('ACCESS_DENIED', `The policy keeps ${count} paths of this project from this caller, more than a sandbox hides (${maxHidden}); a rule on their directory hides them as one.`),
+  hiddenPathsUnknown: () =>
+    new ToolError('ACCESS_DENIED', 'The policy keeps some paths of this project from this caller, and the project is too large to find them all (TOOLGATE_SEARCH_MAX_FILES, TOOLGATE_SEARCH_TIMEOUT_MS), so no command runs on it.'),
+};
