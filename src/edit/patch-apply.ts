@@ -1,7 +1,8 @@
 // Applies one file's V4A hunks to its text: finds each hunk as codex's seek_sequence does, but refuses a hunk that
 // fits more than one place instead of taking the first. Pure: strings in, string out.
 import { diffArrays } from 'diff';
-import { PatchError } from './patch-error.js';
+import { E } from '../errors.js';
+import type { PatchError } from './patch-error.js';
 import type { UpdateChunk } from './patch-v4a.js';
 import { unicodeFold } from './normalize.js';
 
@@ -225,11 +226,7 @@ export function applyChunksDetailed(content: string, chunks: UpdateChunk[], path
       placed = placeHunk(index, text, chunk, { path, hunk: k + 1, label }, cursor);
     } catch (err) {
       if (!(err instanceof SeekBudgetSpent)) throw err;
-      throw new PatchError(
-        'TIMEOUT',
-        `${label}: looking for its lines stopped after ${SEEK_BUDGET} line comparisons (they fit, loosely, at too many places to tell); nothing was changed. Add context lines or an '@@' line that is unique in the file.`,
-        { path, hunk: k + 1, comparisons: SEEK_BUDGET },
-      );
+      throw E.hunkSearchBudget(label, SEEK_BUDGET, path, k + 1);
     }
     replacements.push(placed.replacement);
     hunks.push(placed.hunk);
@@ -266,7 +263,7 @@ function placeHunk(index: LineIndex, text: string[], chunk: UpdateChunk, name: H
     const found = index.seek([header], cursor, { all: false });
     if (!found) {
       const where = cursor > 0 ? ` after line ${cursor}` : '';
-      throw new PatchError('NO_MATCH', `${name.label}: the line '@@ ${header}' names was not found${where}; nothing was changed. The text after '@@ ' must be a whole line of the file as it is now (e.g. the enclosing function's signature).`, { path: name.path, hunk: name.hunk, context: header, searched_from_line: cursor + 1 });
+      throw E.hunkHeaderNotFound(name.label, header, where, name.path, name.hunk, cursor + 1);
     }
     cursor = (found.positions[0] as number) + 1;
   }
@@ -313,11 +310,7 @@ function notFound(index: LineIndex, text: string[], chunk: UpdateChunk, name: Hu
       hint = `\nThe closest lines are ${near.start + 1}-${near.start + shown.length} (${near.equal} of ${pattern.length} equal):\n${showLines(shown, near.start + 1)}`;
     }
   }
-  return new PatchError(
-    'NO_MATCH',
-    `${name.label}: the lines to change were not found ${searched} (compared exactly, then ignoring whitespace and typographic punctuation); nothing was changed. Lines looked for:\n${showLines(chunk.oldLines)}${hint}\nCopy these lines from the file as it is now (read it again if it may have changed).`,
-    { path: name.path, hunk: name.hunk, old_lines: chunk.oldLines.slice(0, SHOWN_LINES) },
-  );
+  return E.hunkNotFound(name.label, searched, showLines(chunk.oldLines), hint, name.path, name.hunk, chunk.oldLines.slice(0, SHOWN_LINES));
 }
 
 /** MULTIPLE_MATCHES for a hunk whose old lines fit several places. */
@@ -326,11 +319,7 @@ function ambiguous(found: Found, name: HunkName): PatchError {
   // Past the search's budget the count is a lower bound.
   const count = found.incomplete ? `at least ${lines.length}` : `${lines.length}`;
   const listed = lines.slice(0, 10).join(', ') + (lines.length > 10 ? `, … (${count} in all)` : '');
-  return new PatchError(
-    'MULTIPLE_MATCHES',
-    `${name.label}: the lines to change fit ${count} places (starting at lines ${listed}, matched ${PASS_WORDS[found.pass]}); nothing was changed. Add an '@@ <line>' header naming the enclosing function or class, or more unchanged lines around the change, so that the hunk fits one place.`,
-    { path: name.path, hunk: name.hunk, candidate_lines: lines.slice(0, 50), pass: found.pass, ...(found.incomplete ? { candidates_incomplete: true } : {}) },
-  );
+  return E.hunkAmbiguous(name.label, count, listed, PASS_WORDS[found.pass], name.path, name.hunk, lines.slice(0, 50), found.pass, found.incomplete === true);
 }
 
 /**

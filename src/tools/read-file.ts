@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ToolError } from '../envelope.js';
+import { E } from '../errors.js';
 import { readLineRange, readTailLines } from '../workspace/lines.js';
 import { mediaTypeOf } from '../workspace/media-type.js';
 import { closeSync } from 'node:fs';
@@ -56,10 +56,10 @@ export const readFile = defineTool({
     const resolved = await ctx.resolve(input.path);
     const encoding = checkEncoding(input.encoding);
     if (input.end_line !== undefined && input.start_line !== undefined && input.end_line < input.start_line) {
-      throw new ToolError('INVALID_PARAM', 'end_line must not be smaller than start_line.');
+      throw E.readRangeReversed();
     }
     const ranged = input.start_line !== undefined || input.end_line !== undefined || tail !== null;
-    if (encoding === 'base64' && ranged) throw new ToolError('INVALID_PARAM', 'Line ranges cannot be combined with encoding: base64.');
+    if (encoding === 'base64' && ranged) throw E.readRangeWithBase64();
     const { maxReadBytes, maxOutputBytes } = ctx.ws.limits;
     const { p, fd, stat: st } = await openVerifiedRetrying(resolved, () => ctx.resolve(input.path));
     try {
@@ -71,7 +71,7 @@ export const readFile = defineTool({
       const version = versionOf(st, sha256Hex(buf));
       const mediaType = input.encoding === undefined && !ranged ? mediaTypeOf(buf.subarray(0, 64)) : null;
       if (encoding === 'base64' || mediaType) return base64Answer(buf, p.rel, mediaType, version, maxOutputBytes);
-      if (encoding === 'utf-8' && looksBinary(buf)) throw binary(p.rel);
+      if (encoding === 'utf-8' && looksBinary(buf)) throw E.readBinary(p.rel);
       let text = decodeText(buf, encoding, p.rel);
       const bom = text.charCodeAt(0) === 0xfeff;
       if (bom) text = text.slice(1);
@@ -131,17 +131,14 @@ async function readPartOfLarge(
   signal: AbortSignal,
 ): Promise<LinesRead & { bytesScanned: number; bom: boolean }> {
   if (tail === null && input.start_line === undefined && input.end_line === undefined) {
-    throw new ToolError('FILE_TOO_LARGE', `File '${rel}' is ${size} bytes, over TOOLGATE_MAX_READ_BYTES (${maxReadBytes}); read a line range with start_line and end_line instead.`, {
-      size_bytes: size,
-      limit_bytes: maxReadBytes,
-    });
+    throw E.readOverLimit(rel, size, maxReadBytes);
   }
   if (encoding !== 'utf-8' && !isAsciiCompatible(encoding)) {
-    throw new ToolError('FILE_TOO_LARGE', `File '${rel}' is over TOOLGATE_MAX_READ_BYTES and ${encoding} cannot be read ${tail !== null ? 'from the end' : 'by line range'}.`);
+    throw E.readOverLimitEncoding(rel, encoding, tail !== null ? 'from the end' : 'by line range');
   }
   const head = Buffer.alloc(Math.min(8192, size));
   await readAt(fd, head, head.length, 0);
-  if (looksBinary(head)) throw binary(rel);
+  if (looksBinary(head)) throw E.readBinary(rel);
   // As for a whole file: the BOM is left out of line 1 and reported, whatever the range.
   const bom = startsWithBom(head, encoding);
   if (tail !== null) {
@@ -165,7 +162,7 @@ async function readPartOfLarge(
 function base64Answer(buf: Buffer, rel: string, mediaType: string | null, version: ReturnType<typeof versionOf>, maxOutputBytes: number) {
   const content = buf.toString('base64');
   if (content.length > maxOutputBytes) {
-    throw new ToolError('FILE_TOO_LARGE', `File '${rel}' is ${buf.length} bytes; as base64 it is over TOOLGATE_MAX_OUTPUT_BYTES (${maxOutputBytes}).`);
+    throw E.readBase64OverOutput(rel, buf.length, maxOutputBytes);
   }
   return {
     data: { content, encoding: 'base64', total_lines: null, start_line: 1, end_line: 0, truncated: false, next_start_line: null, bom: false, ...(mediaType && { media_type: mediaType }), version },
@@ -187,7 +184,7 @@ function cutLines(text: string, start: number, end: number | undefined, tail: nu
   if (tail !== null) start = Math.max(1, total - tail + 1);
   // Unranged, start is 1: past the end only of an empty text.
   if (total > 0 && start > total) {
-    throw new ToolError('INVALID_PARAM', `start_line ${start} is past the end of '${rel}' (${total} lines).`);
+    throw E.readStartPastEnd(start, rel, total);
   }
   const endWanted = Math.min(end ?? total, total);
   let out = '';
@@ -221,25 +218,21 @@ function cutLines(text: string, start: number, end: number | undefined, tail: nu
 function rangeOf(raw: z.output<typeof Input>): { input: z.output<typeof Input>; tail: number | null } {
   const input = { ...raw };
   if (input.view_range !== undefined) {
-    if (input.start_line !== undefined || input.end_line !== undefined || input.tail !== undefined) throw new ToolError('INVALID_PARAM', 'Pass view_range, or start_line/end_line, or tail; not several.');
+    if (input.start_line !== undefined || input.end_line !== undefined || input.tail !== undefined) throw E.readRangeFormsMixed();
     const [start, end] = input.view_range as [number, number];
-    if (start < 1 || (end !== -1 && end < start)) throw new ToolError('INVALID_PARAM', `Invalid view_range [${start}, ${end}]: start must be at least 1 and end at least start (or -1 for the end of the file).`);
+    if (start < 1 || (end !== -1 && end < start)) throw E.readViewRangeInvalid(start, end);
     input.start_line = start;
     input.end_line = end === -1 ? undefined : end;
   }
-  if (input.start_line === 0) throw new ToolError('INVALID_PARAM', 'start_line is 1-based; 0 is not a line (a negative start_line counts from the end).');
+  if (input.start_line === 0) throw E.readStartLineZero();
   let tail = input.tail ?? null;
   if (input.start_line !== undefined && input.start_line < 0) {
-    if (tail !== null) throw new ToolError('INVALID_PARAM', 'Pass tail or a negative start_line, not both.');
+    if (tail !== null) throw E.readTailTwice();
     tail = -input.start_line;
     input.start_line = undefined;
   }
-  if (tail !== null && (input.start_line !== undefined || input.end_line !== undefined)) throw new ToolError('INVALID_PARAM', 'tail reads the last lines; it takes no start_line or end_line.');
+  if (tail !== null && (input.start_line !== undefined || input.end_line !== undefined)) throw E.readTailWithRange();
   return { input, tail };
-}
-
-function binary(rel: string): ToolError {
-  return new ToolError('BINARY_FILE', `File '${rel}' is binary; read it with encoding: base64.`);
 }
 
 const UTF8_BOM = Buffer.from([0xef, 0xbb, 0xbf]);

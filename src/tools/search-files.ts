@@ -2,7 +2,7 @@ import os from 'node:os';
 import path from 'node:path';
 import picomatch from 'picomatch';
 import { z } from 'zod';
-import { ToolError } from '../envelope.js';
+import { E } from '../errors.js';
 import { checkUserRegex } from '../search/regex.js';
 import { BatchStalled, searchBatch, type BatchAnswer, type SearchSpec } from '../search/pool.js';
 import { joinRel, walkTree, type EntryKind } from '../search/walk.js';
@@ -106,7 +106,7 @@ export const searchFiles = defineTool({
       try {
         globMatch = picomatch(input.glob, { dot: true, basename: !input.glob.includes('/') });
       } catch (err) {
-        throw new ToolError('INVALID_PARAM', `Invalid glob '${input.glob}': ${(err as Error).message}`);
+        throw E.globInvalid(input.glob, (err as Error).message);
       }
     }
     if (input.mode === 'name' && !input.regex) return search(ctx, input, p, globMatch);
