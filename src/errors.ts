@@ -2,14 +2,18 @@
 // every error the service answers with as one factory of `E`, its code and message template declared together
 // (in the manner of Fastify's lib/errors.js). Sites throw `E.fileNotFound(rel)`, never a message of their own.
 //
-// Adding an error: in the area file under src/errors/ (files, edit, web, exec, access, documents, search; a new
-// area is a new file spread into `E` below), add one line
+// Adding an error: in the area file under src/errors/ (files, edit, search, documents, web, exec, access; a new
+// area is a new file spread into `E` and listed in CATALOGUE_AREAS below), add one entry
 //     name: (arg: string, n: number) => new ToolError('CODE', `Text with ${arg} and ${n}.`, { detail: n }),
 // - CODE is a key of ERROR_STATUS (src/errors/tool-error.ts); a new code also gets its row in docs/api.md's
 //   table, which test/errors/catalogue.test.ts compares with ERROR_STATUS both ways.
 // - Reuse an entry whose code and text are the same; the name says what went wrong, not where.
-// - The factory is the one `new ToolError` and nothing else: it runs where a request fails, so no lookups,
-//   no formatting helpers (pass what a helper computes as an argument).
+// - The factory is the one `new` and nothing else: it runs where a request fails, so no lookups by name and
+//   no helpers from other modules (pass what a helper computes, such as a shortened name, as an argument).
+// - Errors that a caller tells apart by class are declared beside their factories and are ToolErrors
+//   (ApprovalError, RegexTimeout); the engines' own errors keep a finer code that the area file maps to the
+//   envelope (PatchError -> PATCH_ERROR_ENVELOPE, `details.patch_code`; OfficeError -> OFFICE_ERROR_ENVELOPE,
+//   `details.office_code`), and their factories return those classes.
 // Nothing here imports zod or other heavy modules: the edit worker (src/edit/edit-worker.ts) loads this file.
 import { accessErrors } from './errors/access.js';
 import { documentErrors } from './errors/documents.js';

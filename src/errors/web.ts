@@ -19,7 +19,7 @@ export const webErrors = {
   markdownOutOfMemory: (pageUrl: string, htmlWorkerHeapMb: number) =>
     new ToolError('FILE_TOO_LARGE', `Converting ${pageUrl} to Markdown needs more than the converter's ${htmlWorkerHeapMb} MiB memory limit; fetch a smaller or plain-text version.`, { url: pageUrl }),
   fetchDenied: (message: string, reason: string, range: string | undefined, url: string | undefined) =>
-    new ToolError('ACCESS_DENIED', message, { reason, ...(range ? { range: range } : {}), ...(url ? { url } : {}) }),
+    new ToolError('ACCESS_DENIED', message, { reason, ...(range ? { range } : {}), ...(url ? { url } : {}) }),
   fetchTimeout: (href: string, timeoutMs: number) =>
     new ToolError('TIMEOUT', `Fetching ${href} took longer than ${timeoutMs} ms; try again later or a smaller page.`),
   hostNotFound: (hostname: string, code: string) =>

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { errors } from '../envelope.js';
 import { E } from '../errors.js';
 import { diffSpans } from '../edit/diff.js';
 import { withFileLock } from '../workspace/locks.js';
@@ -42,7 +41,7 @@ export const appendToFile = defineTool({
   output: Output,
   async run(ctx, input) {
     const p = await ctx.resolve(input.path);
-    if (p.stat?.isDirectory()) throw errors.isDirectory(p.rel);
+    if (p.stat?.isDirectory()) throw E.isDirectory(p.rel);
     const { maxWriteBytes, maxEditBytes } = ctx.ws.limits;
     const contentBytes = Buffer.byteLength(input.content);
     if (contentBytes > maxWriteBytes) {
@@ -51,7 +50,7 @@ export const appendToFile = defineTool({
 
     return withFileLock(p.ws, p.real, p.rel, async () => {
       const current = await readCurrent(p, maxEditBytes);
-      if (!current) throw errors.notFound(p.rel);
+      if (!current) throw E.fileNotFound(p.rel);
       enforceVersion(ctx, p, current, input, 'mutation');
       if (current.content.length > 0 && looksBinary(current.content)) {
         throw E.appendToBinary(p.rel);

@@ -5,7 +5,7 @@
 import { fstatSync, lstatSync, rmdirSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import { z } from 'zod';
-import { errors, ToolError, type VersionStamp } from '../envelope.js';
+import { ToolError, type VersionStamp } from '../envelope.js';
 import { E } from '../errors.js';
 import { diffWhole } from '../edit/diff.js';
 import { PatchError } from '../edit/patch-error.js';
@@ -129,7 +129,7 @@ async function resolveTargets(ctx: ToolContext, ops: PatchOp[]): Promise<Map<str
       p = await ctx.resolve(path); // a link leading outside is refused as such
       throw E.patchDeleteSymlink(p.rel);
     }
-    if (p.stat?.isDirectory()) throw errors.isDirectory(p.rel, '; apply_patch changes files only.');
+    if (p.stat?.isDirectory()) throw E.isDirectory(p.rel, '; apply_patch changes files only.');
     for (const [other, t] of targets) {
       if (t.p.real === p.real) throw E.patchFileTwice(other, path);
     }

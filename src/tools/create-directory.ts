@@ -1,7 +1,6 @@
 import { lstatSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { errors } from '../envelope.js';
 import { E } from '../errors.js';
 import { fsyncDirectory } from '../workspace/atomic.js';
 import { createMissingParents, describeKind, entryOf } from '../workspace/sandbox.js';
@@ -40,7 +39,7 @@ export const createDirectory = defineTool({
       };
     };
     if (p.stat) return exists(p.stat);
-    if (p.missing.length > 0 && !input.parents) throw errors.parentNotFound(path.posix.dirname(p.realRel));
+    if (p.missing.length > 0 && !input.parents) throw E.parentNotFound(path.posix.dirname(p.realRel));
     await announce(ctx, () => [{ op: 'create', kind: 'directory', path: p.rel, sha256Before: null, sha256After: null }]);
     // Each directory is made through its verified parent's handle (createMissingParents checks every one it makes).
     const firstParent = createMissingParents(p, ctx.handles);

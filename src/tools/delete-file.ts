@@ -1,6 +1,5 @@
 import fs from 'node:fs/promises';
 import { z } from 'zod';
-import { errors } from '../envelope.js';
 import { E } from '../errors.js';
 import { fsyncDirectory } from '../workspace/atomic.js';
 import { moveToBackup } from '../workspace/backups.js';
@@ -45,11 +44,11 @@ export const deleteFile = defineTool({
       const target = await ctx.resolve(input.path); // a link leading outside is refused as such
       throw E.deleteSymlink(p.rel, target.realRel);
     }
-    if (p.stat?.isDirectory()) throw errors.isDirectory(p.rel, '; delete_file removes files only.');
+    if (p.stat?.isDirectory()) throw E.isDirectory(p.rel, '; delete_file removes files only.');
 
     return withFileLock(p.ws, p.real, p.rel, async () => {
       const current = await fileState(p, ctx.signal);
-      if (!current) throw errors.notFound(p.rel);
+      if (!current) throw E.fileNotFound(p.rel);
       enforceVersion(ctx, p, { content: Buffer.alloc(0), ...current }, input, 'mutation');
       const size = current.stat.size;
       await announce(ctx, () => [

@@ -1,6 +1,6 @@
 import fs from 'node:fs/promises';
 import { z } from 'zod';
-import { errors } from '../envelope.js';
+import { E } from '../errors.js';
 import { formatBytes } from '../workspace/encoding.js';
 import { entryOf } from '../workspace/sandbox.js';
 import { walkSizes, type WalkEntry } from '../search/walk.js';
@@ -32,7 +32,7 @@ export const diskUsage = defineTool({
   output: Output,
   async run(ctx, input) {
     const p = await ctx.resolve(input.path, { allowRoot: true });
-    if (!p.stat) throw errors.notFound(p.rel);
+    if (!p.stat) throw E.fileNotFound(p.rel);
     let bytes = 0;
     let diskBytes = 0;
     let files = 0;

@@ -1,6 +1,6 @@
 import type { Stats } from 'node:fs';
 import { z } from 'zod';
-import { errors, type VersionStamp } from '../envelope.js';
+import type { VersionStamp } from '../envelope.js';
 import { E } from '../errors.js';
 import { commitTempFile, discardTempFile, writeTempFile, type TempFile } from '../workspace/atomic.js';
 import { createBackup } from '../workspace/backups.js';
@@ -98,7 +98,7 @@ export const editFile = defineTool({
         // (editBytes and editText settle only once no write refers to it).
         const hash = new Sha256Snapshots();
         const file = await readCurrentBytes(p, limits.maxEditBytes, { onChunk: (chunk) => hash.update(chunk), alloc: (n) => fileBuffers.take(n) });
-        if (!file) throw errors.notFound(p.rel);
+        if (!file) throw E.fileNotFound(p.rel);
         try {
           const read = { ...file, hash, version: versionOf(file.stat, hash.digest()) };
           const plan = encoding === 'utf-8' ? planUtf8Edit(file.content, edits) : null;
@@ -122,7 +122,7 @@ async function insertLines(ctx: ToolContext, input: EditInput, after: number, en
   const p = await ctx.resolve(input.path);
   return withFileLock(p.ws, p.real, p.rel, async () => {
     const file = await readCurrent(p, p.ws.limits.maxEditBytes);
-    if (!file) throw errors.notFound(p.rel);
+    if (!file) throw E.fileNotFound(p.rel);
     enforceVersion(ctx, p, file, input, 'mutation');
     if (encoding === 'utf-8' && looksBinary(file.content)) throw E.editBinaryFile(p.rel);
     const text = decodeText(file.content, encoding, p.rel);

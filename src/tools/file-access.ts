@@ -2,7 +2,7 @@
 // a new file's missing parents: the file-access steps several tools share.
 import { closeSync, readSync, type Stats } from 'node:fs';
 import path from 'node:path';
-import { errors, ToolError, type VersionStamp } from '../envelope.js';
+import { ToolError, type VersionStamp } from '../envelope.js';
 import { E } from '../errors.js';
 import { commitTempFile, discardTempFile, writeTempFile, type AtomicWriteOptions, type FileContent } from '../workspace/atomic.js';
 import { createMissingParents, openRegular, type ResolvedPath } from '../workspace/sandbox.js';
@@ -140,7 +140,7 @@ export async function writeUnlessStopped(ctx: ToolContext, ws: Workspace, target
 export function ensureParent(ctx: ToolContext, p: ResolvedPath, createDirs: boolean, dryRun = false): string | null {
   if (p.missing.length === 0) return null;
   const relParent = path.posix.dirname(p.realRel);
-  if (!createDirs) throw errors.parentNotFound(relParent);
+  if (!createDirs) throw E.parentNotFound(relParent);
   if (dryRun) return null;
   return createMissingParents(p, ctx.handles);
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { errors } from '../envelope.js';
 import { closeSync } from 'node:fs';
+import { E } from '../errors.js';
 import { openVerifiedRetrying } from '../workspace/sandbox.js';
 import { readAll } from '../workspace/sync-first-io.js';
 import { countLinesInBuffer, looksBinary } from '../workspace/encoding.js';
@@ -37,7 +37,7 @@ export const fileInfo = defineTool({
   async run(ctx, input) {
     const p = await ctx.resolve(input.path, { allowRoot: true });
     const st = p.stat;
-    if (!st) throw errors.notFound(p.rel);
+    if (!st) throw E.fileNotFound(p.rel);
     const base = {
       path: p.rel,
       size: st.size,

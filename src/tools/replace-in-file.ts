@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { errors } from '../envelope.js';
 import { E } from '../errors.js';
 import { diffSpans, type ChangedSpan } from '../edit/diff.js';
 import { withFileLock } from '../workspace/locks.js';
@@ -106,14 +105,14 @@ export const replaceInFile = defineTool({
   output: Output,
   async run(ctx, input) {
     const p = await ctx.resolve(input.path);
-    if (p.stat?.isDirectory()) throw errors.isDirectory(p.rel);
+    if (p.stat?.isDirectory()) throw E.isDirectory(p.rel);
     if (input.regex) checkUserRegex(input.old, REGEX_FLAGS);
     const { maxEditBytes, maxWriteBytes, regexTimeoutMs } = ctx.ws.limits;
 
     const memory = REPLACE_MEMORY_FACTOR * (p.stat?.size ?? 0);
     return withFileLock(p.ws, p.real, p.rel, () => withMemory(p.ws.limits.memoryBudgetBytes, memory, ctx.signal, async () => {
       const current = await readCurrent(p, maxEditBytes);
-      if (!current) throw errors.notFound(p.rel);
+      if (!current) throw E.fileNotFound(p.rel);
       enforceVersion(ctx, p, current, input, 'mutation');
       if (looksBinary(current.content)) throw E.replaceInBinary(p.rel);
       const oldText = decodeText(current.content, 'utf-8', p.rel);

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { errors } from '../envelope.js';
 import { E } from '../errors.js';
 import { diffWhole } from '../edit/diff.js';
 import { withFileLock } from '../workspace/locks.js';
@@ -48,7 +47,7 @@ export const writeFile = defineTool({
   output: Output,
   async run(ctx, input) {
     const p = await ctx.resolve(input.path);
-    if (p.stat?.isDirectory()) throw errors.isDirectory(p.rel);
+    if (p.stat?.isDirectory()) throw E.isDirectory(p.rel);
     const encoding = checkEncoding(input.encoding);
     const bytes = encodeText(input.content, encoding);
     const { maxWriteBytes, maxEditBytes } = ctx.ws.limits;

@@ -3,7 +3,7 @@
 // that a code added on one side shows here; and every factory answers with a documented code.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { CATALOGUE_AREAS, E, ERROR_STATUS, OFFICE_ERROR_ENVELOPE, PATCH_ERROR_ENVELOPE, ToolError } from '../../src/errors.js';
+import { CATALOGUE_AREAS, E, ERROR_STATUS, OFFICE_ERROR_ENVELOPE, OfficeError, PATCH_ERROR_ENVELOPE, PatchError, ToolError } from '../../src/errors.js';
 import { ApprovalError } from '../../src/policy/approvals.js';
 
 const DOC = readFileSync(new URL('../../docs/api.md', import.meta.url), 'utf8');
@@ -54,6 +54,23 @@ describe('the catalogue', () => {
       }
     }
     expect(Object.keys(E).length).toBe(seen.size);
+  });
+
+  it('answers from every factory with a documented code, or a finer one the catalogue maps', () => {
+    // One stand-in for every argument: it prints as text, slices, joins and spreads like the values sites pass.
+    const arg = ['x'];
+    const wrong: string[] = [];
+    for (const [name, factory] of Object.entries(E) as [string, (...args: unknown[]) => unknown][]) {
+      if (name === 'patchFailed' || name === 'documentUnreadable' || name === 'fromEditWorker') continue; // codes given by the caller, below
+      const err = factory(...Array.from({ length: factory.length }, () => arg));
+      const known =
+        err instanceof ToolError ? err.code in ERROR_STATUS
+        : err instanceof PatchError ? err.code in PATCH_ERROR_ENVELOPE
+        : err instanceof OfficeError ? err.code in OFFICE_ERROR_ENVELOPE
+        : false;
+      if (!known || typeof (err as Error).message !== 'string' || (err as Error).message === '') wrong.push(name);
+    }
+    expect(wrong).toEqual([]);
   });
 
   it('answers with a ToolError whose status is its code\'s', () => {
