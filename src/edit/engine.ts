@@ -67,21 +67,8 @@ const BOM = '\uFEFF';
 const stripBom = (s: string) => (s.charCodeAt(0) === 0xfeff ? s.slice(1) : s);
 
 export function applyEdits(text: string, edits: EditRequest[], opts: ApplyOptions = {}): EditOutcome {
-  const lineBase = opts.lineBase ?? 0;
-  if (!Array.isArray(edits) || edits.length === 0) {
-    throw E.noEditGiven();
-  }
+  checkRequests(edits);
   const several = edits.length > 1;
-  const label = (i: number) => (several ? `Edit ${i + 1}: ` : '');
-  edits.forEach((e, i) => {
-    if (typeof e?.old_text !== 'string' || typeof e.new_text !== 'string') {
-      throw E.editTextsNotStrings(label(i), i);
-    }
-    if (stripBom(e.old_text) === '') {
-      throw E.editOldTextEmpty(label(i), i);
-    }
-  });
-
   // A BOM is the file's, not the text's: matching and line numbers work on the body after it.
   const bom = text.startsWith(BOM) ? BOM : '';
   const original = bom ? text.slice(1) : text;
@@ -104,33 +91,62 @@ export function applyEdits(text: string, edits: EditRequest[], opts: ApplyOption
     );
     // A match inside text an earlier edit wrote is fine: edits apply in sequence, each on the result of the
     // ones before (MultiEdit semantics); mergeSpans folds the change into the earlier span.
-
-    const parts: string[] = [];
-    let pos = 0;
-    for (const r of reps) {
-      parts.push(current.slice(pos, r.start), r.text);
-      pos = r.end;
-    }
-    parts.push(current.slice(pos));
     const changes = reps.map((r) => trimmedChange(current, r)).filter((c) => c.end > c.start || c.newLength > 0);
     spans = mergeSpans(spans, changes, i);
-
-    const map = positionMapper(reps);
-    for (const rec of records) rec.ranges = rec.ranges.map((r) => ({ start: map(r.start, 'start'), end: map(r.end, 'end') }));
-    let shift = 0;
-    const ranges = reps.map((r) => {
-      const start = r.start + shift;
-      shift += r.text.length - (r.end - r.start);
-      return { start, end: start + r.text.length };
-    });
-    records.push({ stage: found.stage, ranges });
-    current = parts.join('');
+    records.push(recordEdit(records, reps, found.stage));
+    current = replaced(current, reps);
   });
 
   if (spans.length === 0 || current === original) {
     throw E.editNoChange(several);
   }
+  return outcome(bom, current, spans, records, opts.lineBase ?? 0);
+}
 
+/** Refuses a call without edits, or with an edit whose texts are not strings or whose old_text is empty. */
+function checkRequests(edits: EditRequest[]): void {
+  if (!Array.isArray(edits) || edits.length === 0) {
+    throw E.noEditGiven();
+  }
+  const several = edits.length > 1;
+  const label = (i: number) => (several ? `Edit ${i + 1}: ` : '');
+  edits.forEach((e, i) => {
+    if (typeof e?.old_text !== 'string' || typeof e.new_text !== 'string') {
+      throw E.editTextsNotStrings(label(i), i);
+    }
+    if (stripBom(e.old_text) === '') {
+      throw E.editOldTextEmpty(label(i), i);
+    }
+  });
+}
+
+/** `current` with each replacement's range (sorted, non-overlapping) replaced by its text. */
+function replaced(current: string, reps: Replacement[]): string {
+  const parts: string[] = [];
+  let pos = 0;
+  for (const r of reps) {
+    parts.push(current.slice(pos, r.start), r.text);
+    pos = r.end;
+  }
+  parts.push(current.slice(pos));
+  return parts.join('');
+}
+
+/** The record of an edit about to be made: where its texts will sit; earlier records' ranges move with it. */
+function recordEdit(records: EditRecord[], reps: Replacement[], stage: MatchStage): EditRecord {
+  const map = positionMapper(reps);
+  for (const rec of records) rec.ranges = rec.ranges.map((r) => ({ start: map(r.start, 'start'), end: map(r.end, 'end') }));
+  let shift = 0;
+  const ranges = reps.map((r) => {
+    const start = r.start + shift;
+    shift += r.text.length - (r.end - r.start);
+    return { start, end: start + r.text.length };
+  });
+  return { stage, ranges };
+}
+
+/** The outcome in the file's terms: offsets past the BOM, line numbers past `lineBase`, and the snippet. */
+function outcome(bom: string, current: string, spans: Span[], records: EditRecord[], lineBase: number): EditOutcome {
   const offsets = records.flatMap((r) => {
     const first = r.ranges[0] as { start: number; end: number };
     const last = r.ranges[r.ranges.length - 1] as { start: number; end: number };

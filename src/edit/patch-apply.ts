@@ -1,7 +1,8 @@
 // Applies one file's V4A hunks to its text: finds each hunk as codex's seek_sequence does, but refuses a hunk that
 // fits more than one place instead of taking the first. Pure: strings in, string out.
 import { diffArrays } from 'diff';
-import { PatchError } from './patch-error.js';
+import { E } from '../errors.js';
+import type { PatchError } from './patch-error.js';
 import type { UpdateChunk } from './patch-v4a.js';
 import { unicodeFold } from './normalize.js';
 
@@ -80,6 +81,14 @@ export const SEEK_BUDGET = 1_000_000;
 /** The search for a hunk passed SEEK_BUDGET without deciding; the caller names the hunk. */
 export class SeekBudgetSpent extends Error {}
 
+/** Where a pattern fits (0-based line starts) and through which comparison pass. */
+interface Found {
+  pass: MatchPass;
+  positions: number[];
+  /** The search's budget ran out: there may be more positions. */
+  incomplete?: boolean;
+}
+
 /** Looks up lines under each pass, normalising the file once per pass and only when that pass is reached. */
 class LineIndex {
   private readonly cache = new Map<MatchPass, string[]>();
@@ -98,7 +107,7 @@ class LineIndex {
    * Where `pattern` fits at or after `from`, at the first pass that finds it anywhere: every place (`all`) or the
    * first. `onlyAt` tests that one position (the end of the file for `*** End of File`).
    */
-  seek(pattern: string[], from: number, opts: { all: boolean; onlyAt?: number }): { pass: MatchPass; positions: number[]; incomplete?: boolean } | null {
+  seek(pattern: string[], from: number, opts: { all: boolean; onlyAt?: number }): Found | null {
     const n = this.lines.length;
     const m = pattern.length;
     if (m === 0) return { pass: 'exact', positions: [opts.onlyAt ?? from] };
@@ -205,8 +214,6 @@ export function applyChunksDetailed(content: string, chunks: UpdateChunk[], path
   const bom = content.startsWith('\uFEFF') ? '\uFEFF' : '';
   const body = bom ? content.slice(1) : content;
   const { text, ends } = splitLines(body);
-  const eol = dominantEnding(ends);
-  const finalNewline = body === '' || body.endsWith('\n');
   const index = new LineIndex(text);
   const replacements: Replacement[] = [];
   const hunks: AppliedHunk[] = [];
@@ -214,93 +221,112 @@ export function applyChunksDetailed(content: string, chunks: UpdateChunk[], path
 
   chunks.forEach((chunk, k) => {
     const label = `Hunk ${k + 1}${chunk.patchLine !== undefined ? ` (patch line ${chunk.patchLine})` : ''} of ${path}`;
+    let placed: Placed;
     try {
-      applyChunk(chunk, k, label);
+      placed = placeHunk(index, text, chunk, { path, hunk: k + 1, label }, cursor);
     } catch (err) {
       if (!(err instanceof SeekBudgetSpent)) throw err;
-      throw new PatchError(
-        'TIMEOUT',
-        `${label}: looking for its lines stopped after ${SEEK_BUDGET} line comparisons (they fit, loosely, at too many places to tell); nothing was changed. Add context lines or an '@@' line that is unique in the file.`,
-        { path, hunk: k + 1, comparisons: SEEK_BUDGET },
-      );
+      throw E.hunkSearchBudget(label, SEEK_BUDGET, path, k + 1);
     }
+    replacements.push(placed.replacement);
+    hunks.push(placed.hunk);
+    cursor = placed.cursor;
   });
 
-  function applyChunk(chunk: UpdateChunk, k: number, label: string): void {
-    const headers = chunk.changeContext ?? [];
-    for (const header of headers) {
-      const found = index.seek([header], cursor, { all: false });
-      if (!found) {
-        const where = cursor > 0 ? ` after line ${cursor}` : '';
-        throw new PatchError('NO_MATCH', `${label}: the line '@@ ${header}' names was not found${where}; nothing was changed. The text after '@@ ' must be a whole line of the file as it is now (e.g. the enclosing function's signature).`, { path, hunk: k + 1, context: header, searched_from_line: cursor + 1 });
-      }
-      cursor = (found.positions[0] as number) + 1;
-    }
+  const finalNewline = body === '' || body.endsWith('\n');
+  return { content: bom + joinReplaced(text, ends, replacements, dominantEnding(ends), finalNewline), hunks };
+}
 
-    if (chunk.oldLines.length === 0) {
-      // Nothing to find: insert after the @@ line when there is one, else at the end (as codex does).
-      const at = headers.length > 0 && !chunk.isEndOfFile ? cursor : text.length;
-      replacements.push({ start: at, oldLen: 0, newLines: chunk.newLines, kept: new Map() });
-      hunks.push({ line: at + 1, pass: 'exact' });
-      cursor = at;
-      return;
-    }
+/** Which hunk of which file, for its errors. */
+interface HunkName {
+  path: string;
+  /** 1-based. */
+  hunk: number;
+  /** "Hunk 2 (patch line 14) of src/a.ts", the start of its messages. */
+  label: string;
+}
 
-    let pattern = chunk.oldLines;
-    let repl = chunk.newLines;
-    const look = (p: string[]) =>
-      chunk.isEndOfFile ? index.seek(p, cursor, { all: false, onlyAt: text.length - p.length }) : index.seek(p, cursor, { all: headers.length === 0 });
-    let found = look(pattern);
-    if (!found && headers.length > 0 && !chunk.isEndOfFile) {
-      // Models often repeat the @@ line as the hunk's first unchanged line: let the hunk start on it.
-      cursor--;
-      found = look(pattern);
-      if (!found) cursor++;
-    }
-    if (!found && pattern[pattern.length - 1] === '') {
-      // A last empty old line often stands for the file's final newline, which is no line here (codex retries too).
-      pattern = pattern.slice(0, -1);
-      if (repl[repl.length - 1] === '') repl = repl.slice(0, -1);
-      found = look(pattern);
-    }
+/** Where one hunk goes: its replacement, its report, and where the next hunk's search starts. */
+interface Placed {
+  replacement: Replacement;
+  hunk: AppliedHunk;
+  cursor: number;
+}
 
+/**
+ * Finds one hunk's place from `cursor` on: after its '@@' lines, then its old lines, with the two retries
+ * models need (the hunk starting on the '@@' line itself, a last empty line standing for the final newline).
+ */
+function placeHunk(index: LineIndex, text: string[], chunk: UpdateChunk, name: HunkName, cursor: number): Placed {
+  const headers = chunk.changeContext ?? [];
+  for (const header of headers) {
+    const found = index.seek([header], cursor, { all: false });
     if (!found) {
-      const searched = chunk.isEndOfFile ? 'at the end of the file' : cursor > 0 ? `from line ${cursor + 1} to the end` : 'in the whole file';
-      let hint = '';
-      const earlier = cursor > 0 && !chunk.isEndOfFile ? index.seek(pattern, 0, { all: false }) : null;
-      if (earlier) hint = `\nThey are at line ${(earlier.positions[0] as number) + 1}, before the previous hunk or @@ line: hunks must follow the file's order.`;
-      else {
-        const near = nearest(index, pattern);
-        if (near) {
-          const shown = text.slice(near.start, near.start + pattern.length);
-          hint = `\nThe closest lines are ${near.start + 1}-${near.start + shown.length} (${near.equal} of ${pattern.length} equal):\n${showLines(shown, near.start + 1)}`;
-        }
-      }
-      throw new PatchError(
-        'NO_MATCH',
-        `${label}: the lines to change were not found ${searched} (compared exactly, then ignoring whitespace and typographic punctuation); nothing was changed. Lines looked for:\n${showLines(chunk.oldLines)}${hint}\nCopy these lines from the file as it is now (read it again if it may have changed).`,
-        { path, hunk: k + 1, old_lines: chunk.oldLines.slice(0, SHOWN_LINES) },
-      );
+      const where = cursor > 0 ? ` after line ${cursor}` : '';
+      throw E.hunkHeaderNotFound(name.label, header, where, name.path, name.hunk, cursor + 1);
     }
-
-    if (found.positions.length > 1) {
-      const lines = found.positions.map((p) => p + 1);
-      // Past the search's budget the count is a lower bound.
-      const count = found.incomplete ? `at least ${lines.length}` : `${lines.length}`;
-      const listed = lines.slice(0, 10).join(', ') + (lines.length > 10 ? `, … (${count} in all)` : '');
-      throw new PatchError(
-        'MULTIPLE_MATCHES',
-        `${label}: the lines to change fit ${count} places (starting at lines ${listed}, matched ${PASS_WORDS[found.pass]}); nothing was changed. Add an '@@ <line>' header naming the enclosing function or class, or more unchanged lines around the change, so that the hunk fits one place.`,
-        { path, hunk: k + 1, candidate_lines: lines.slice(0, 50), pass: found.pass, ...(found.incomplete ? { candidates_incomplete: true } : {}) },
-      );
-    }
-
-    const start = found.positions[0] as number;
-    replacements.push({ start, oldLen: pattern.length, newLines: repl, kept: keptFromOld(pattern, repl) });
-    hunks.push({ line: start + 1, pass: found.pass });
-    cursor = start + pattern.length;
+    cursor = (found.positions[0] as number) + 1;
   }
 
+  if (chunk.oldLines.length === 0) {
+    // Nothing to find: insert after the @@ line when there is one, else at the end (as codex does).
+    const at = headers.length > 0 && !chunk.isEndOfFile ? cursor : text.length;
+    return { replacement: { start: at, oldLen: 0, newLines: chunk.newLines, kept: new Map() }, hunk: { line: at + 1, pass: 'exact' }, cursor: at };
+  }
+
+  let pattern = chunk.oldLines;
+  let repl = chunk.newLines;
+  const look = (p: string[]) =>
+    chunk.isEndOfFile ? index.seek(p, cursor, { all: false, onlyAt: text.length - p.length }) : index.seek(p, cursor, { all: headers.length === 0 });
+  let found = look(pattern);
+  if (!found && headers.length > 0 && !chunk.isEndOfFile) {
+    // Models often repeat the @@ line as the hunk's first unchanged line: let the hunk start on it.
+    cursor--;
+    found = look(pattern);
+    if (!found) cursor++;
+  }
+  if (!found && pattern[pattern.length - 1] === '') {
+    // A last empty old line often stands for the file's final newline, which is no line here (codex retries too).
+    pattern = pattern.slice(0, -1);
+    if (repl[repl.length - 1] === '') repl = repl.slice(0, -1);
+    found = look(pattern);
+  }
+  if (!found) throw notFound(index, text, chunk, name, pattern, cursor);
+  if (found.positions.length > 1) throw ambiguous(found, name);
+  const start = found.positions[0] as number;
+  return { replacement: { start, oldLen: pattern.length, newLines: repl, kept: keptFromOld(pattern, repl) }, hunk: { line: start + 1, pass: found.pass }, cursor: start + pattern.length };
+}
+
+/** NO_MATCH for a hunk's old lines, with a hint: they are before the cursor, or the closest lines in the file. */
+function notFound(index: LineIndex, text: string[], chunk: UpdateChunk, name: HunkName, pattern: string[], cursor: number): PatchError {
+  const searched = chunk.isEndOfFile ? 'at the end of the file' : cursor > 0 ? `from line ${cursor + 1} to the end` : 'in the whole file';
+  let hint = '';
+  const earlier = cursor > 0 && !chunk.isEndOfFile ? index.seek(pattern, 0, { all: false }) : null;
+  if (earlier) hint = `\nThey are at line ${(earlier.positions[0] as number) + 1}, before the previous hunk or @@ line: hunks must follow the file's order.`;
+  else {
+    const near = nearest(index, pattern);
+    if (near) {
+      const shown = text.slice(near.start, near.start + pattern.length);
+      hint = `\nThe closest lines are ${near.start + 1}-${near.start + shown.length} (${near.equal} of ${pattern.length} equal):\n${showLines(shown, near.start + 1)}`;
+    }
+  }
+  return E.hunkNotFound(name.label, searched, showLines(chunk.oldLines), hint, name.path, name.hunk, chunk.oldLines.slice(0, SHOWN_LINES));
+}
+
+/** MULTIPLE_MATCHES for a hunk whose old lines fit several places. */
+function ambiguous(found: Found, name: HunkName): PatchError {
+  const lines = found.positions.map((p) => p + 1);
+  // Past the search's budget the count is a lower bound.
+  const count = found.incomplete ? `at least ${lines.length}` : `${lines.length}`;
+  const listed = lines.slice(0, 10).join(', ') + (lines.length > 10 ? `, … (${count} in all)` : '');
+  return E.hunkAmbiguous(name.label, count, listed, PASS_WORDS[found.pass], name.path, name.hunk, lines.slice(0, 50), found.pass, found.incomplete === true);
+}
+
+/**
+ * The file's lines with the replacements made, joined: kept lines keep their own endings, new lines take the
+ * dominant one, and the last line keeps the file's final-newline state.
+ */
+function joinReplaced(text: string[], ends: string[], replacements: Replacement[], eol: string, finalNewline: boolean): string {
   const outText: string[] = [];
   const outEnds: string[] = [];
   const keep = (i: number) => {
@@ -321,13 +347,13 @@ export function applyChunksDetailed(content: string, chunks: UpdateChunk[], path
   for (; at < text.length; at++) keep(at);
 
   // A line that was last without an ending may now have lines after it; the last line keeps the file's state.
-  let out = bom;
+  let out = '';
   for (let i = 0; i < outText.length; i++) {
     const last = i === outText.length - 1;
     const end = outEnds[i] as string;
     out += outText[i] + (last ? (finalNewline ? end || eol : '') : end || eol);
   }
-  return { content: out, hunks };
+  return out;
 }
 
 /** applyChunksDetailed without the per-hunk report. */

@@ -150,6 +150,30 @@ export const editErrors = {
     new ToolError('CONFLICT', `${rel} was changed by ${changedSinceBy} after your last change; undoing yours would undo theirs too. Read the file and change it back yourself, or restore_backup a version from list_backups.`, { your_change_backup_id: yourChangeBackupId }),
   patchFileInTwoOperations: (path: string, before: number, op: number) =>
     new PatchError('INVALID_PATCH', `The patch names ${path} in more than one file operation (operations ${before + 1} and ${op + 1}); put all changes to a file in one '*** Update File' section.`, { path, operations: [before + 1, op + 1] }),
+  // A hunk that does not fit (src/edit/patch-apply.ts); `label` names it: "Hunk 2 (patch line 14) of src/a.ts".
+  hunkSearchBudget: (label: string, budget: number, path: string, hunk: number) =>
+    new PatchError(
+      'TIMEOUT',
+      `${label}: looking for its lines stopped after ${budget} line comparisons (they fit, loosely, at too many places to tell); nothing was changed. Add context lines or an '@@' line that is unique in the file.`,
+      { path, hunk, comparisons: budget },
+    ),
+  /** `where` is ' after line N' or empty. */
+  hunkHeaderNotFound: (label: string, header: string, where: string, path: string, hunk: number, searchedFromLine: number) =>
+    new PatchError('NO_MATCH', `${label}: the line '@@ ${header}' names was not found${where}; nothing was changed. The text after '@@ ' must be a whole line of the file as it is now (e.g. the enclosing function's signature).`, { path, hunk, context: header, searched_from_line: searchedFromLine }),
+  /** `searched` says where it looked, `shown` the old lines as numbered text, `hint` (empty or starting with a newline) where they may be. */
+  hunkNotFound: (label: string, searched: string, shown: string, hint: string, path: string, hunk: number, oldLines: string[]) =>
+    new PatchError(
+      'NO_MATCH',
+      `${label}: the lines to change were not found ${searched} (compared exactly, then ignoring whitespace and typographic punctuation); nothing was changed. Lines looked for:\n${shown}${hint}\nCopy these lines from the file as it is now (read it again if it may have changed).`,
+      { path, hunk, old_lines: oldLines },
+    ),
+  /** `count` is 'N' or 'at least N', `listed` the first lines, `passWords` how they matched. */
+  hunkAmbiguous: (label: string, count: string, listed: string, passWords: string, path: string, hunk: number, candidateLines: number[], pass: string, incomplete: boolean) =>
+    new PatchError(
+      'MULTIPLE_MATCHES',
+      `${label}: the lines to change fit ${count} places (starting at lines ${listed}, matched ${passWords}); nothing was changed. Add an '@@ <line>' header naming the enclosing function or class, or more unchanged lines around the change, so that the hunk fits one place.`,
+      { path, hunk, candidate_lines: candidateLines, pass, ...(incomplete ? { candidates_incomplete: true } : {}) },
+    ),
   patchAddExisting: (path: string) =>
     new PatchError('ALREADY_EXISTS', `*** Add File: ${path} — the file already exists; nothing was changed. Use '*** Update File: ${path}' to change it.`, { path }),
   patchFileMissing: (verb: string, path: string, type: string) =>

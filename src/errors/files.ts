@@ -12,6 +12,32 @@ export const fileErrors = {
   /** ENOTDIR without the quotes of parentNotADirectory: `where` may be 'the requested path'. */
   parentOfNotADirectory: (where: string) => new ToolError('NOT_A_DIRECTORY', `A parent of ${where} is not a directory.`),
   pathTooLong: () => new ToolError('INVALID_PARAM', 'Path is too long.'),
+  // The sandbox's refusals of a path (src/workspace/sandbox.ts): lexical first, then while it is walked and opened.
+  pathNotString: () => new ToolError('INVALID_PARAM', 'Path must be a string.'),
+  pathEmpty: () => new ToolError('INVALID_PARAM', 'Path must not be empty; use "." for the workspace root.'),
+  pathHasNul: () => new ToolError('INVALID_PARAM', 'Path must not contain NUL bytes.'),
+  pathHasBackslash: () => new ToolError('INVALID_PARAM', 'Path must use forward slashes (/); backslashes are not allowed.'),
+  /** `shown` is the path's first 100 characters. */
+  pathLooksLikeUrl: (shown: string) =>
+    new ToolError('INVALID_PARAM', `Path '${shown}' looks like a URL; paths are relative to the workspace root (e.g. "src/main.py").`),
+  pathOverLimit: (maxPathBytes: number) => new ToolError('INVALID_PARAM', `Path is longer than ${maxPathBytes} bytes.`),
+  pathSegmentTooLong: (maxSegmentBytes: number) => new ToolError('INVALID_PARAM', `A path segment is longer than ${maxSegmentBytes} bytes.`),
+  absolutePathRefused: () => new ToolError('INVALID_PARAM', 'Absolute path not allowed. Use relative path.'),
+  pathIsRoot: () => new ToolError('INVALID_PARAM', 'Path must name a file inside the workspace, not the root itself.'),
+  pathReserved: () => new ToolError('ACCESS_DENIED', 'Path is reserved for the service and cannot be accessed.'),
+  tooManyLinks: () => new ToolError('ACCESS_DENIED', 'Too many levels of symbolic links.'),
+  linkToMissingDirectory: (rel: string) => new ToolError('NOT_FOUND', `File not found: ${rel} (a symbolic link on the way names a missing directory).`),
+  pathChangedWhileResolving: (rel: string) =>
+    new ToolError('CONFLICT', `Path '${rel}' changed while it was being resolved (a directory or link on the way was replaced); retry.`),
+  pathBecameLink: () => new ToolError('ACCESS_DENIED', 'Path changed to a symbolic link while it was being resolved; retry.'),
+  pathBecameLinkWhileOpening: (rel: string) => new ToolError('ACCESS_DENIED', `Path '${rel}' changed to a symbolic link while it was being opened; retry.`),
+  parentReplacedWhileCreating: (rel: string) => new ToolError('CONFLICT', `A parent of '${rel}' was replaced while it was being created; retry.`),
+  fileReplacedWhileOpening: (rel: string) => new ToolError('CONFLICT', `File '${rel}' was replaced while it was being opened; read it again.`),
+  /** The same text as exec's cwdNotFound, for any path that must be a directory. */
+  directoryNotFound: (rel: string) => new ToolError('NOT_FOUND', `Directory not found: ${rel}`),
+  notADirectory: (rel: string) => new ToolError('NOT_A_DIRECTORY', `Not a directory: ${rel}`),
+  /** A special file met at open (ENXIO: a socket), whose kind the open does not tell. */
+  notRegularAtOpen: (rel: string) => new ToolError('NOT_REGULAR_FILE', `Not a regular file: ${rel}`),
   diskFull: () => new ToolError('DISK_FULL', 'The volume is full; nothing was written. Free some space and retry.'),
   storageFailed: (where: string) =>
     new ToolError('EXECUTION_ERROR', `The storage failed to read or write ${where} (EIO, an I/O error of the disk or file system); retry, and tell the operator if it persists.`),
@@ -31,6 +57,27 @@ export const fileErrors = {
   backupNotFound: (id: string) => new ToolError('NOT_FOUND', `Backup not found: ${id}`),
   fileOverLimit: (rel: string, size: number, limitName: string, maxBytes: number) =>
     new ToolError('FILE_TOO_LARGE', `File '${rel}' is ${size} bytes, over ${limitName} (${maxBytes}); change it with a smaller tool call or raise the limit.`),
+  // read_file's refusals (src/tools/read-file.ts).
+  readRangeReversed: () => new ToolError('INVALID_PARAM', 'end_line must not be smaller than start_line.'),
+  readRangeWithBase64: () => new ToolError('INVALID_PARAM', 'Line ranges cannot be combined with encoding: base64.'),
+  readRangeFormsMixed: () => new ToolError('INVALID_PARAM', 'Pass view_range, or start_line/end_line, or tail; not several.'),
+  readViewRangeInvalid: (start: number, end: number) =>
+    new ToolError('INVALID_PARAM', `Invalid view_range [${start}, ${end}]: start must be at least 1 and end at least start (or -1 for the end of the file).`),
+  readStartLineZero: () => new ToolError('INVALID_PARAM', 'start_line is 1-based; 0 is not a line (a negative start_line counts from the end).'),
+  readTailTwice: () => new ToolError('INVALID_PARAM', 'Pass tail or a negative start_line, not both.'),
+  readTailWithRange: () => new ToolError('INVALID_PARAM', 'tail reads the last lines; it takes no start_line or end_line.'),
+  readStartPastEnd: (start: number, rel: string, total: number) => new ToolError('INVALID_PARAM', `start_line ${start} is past the end of '${rel}' (${total} lines).`),
+  readOverLimit: (rel: string, size: number, maxReadBytes: number) =>
+    new ToolError('FILE_TOO_LARGE', `File '${rel}' is ${size} bytes, over TOOLGATE_MAX_READ_BYTES (${maxReadBytes}); read a line range with start_line and end_line instead.`, {
+      size_bytes: size,
+      limit_bytes: maxReadBytes,
+    }),
+  /** `how` is 'from the end' (tail) or 'by line range'. */
+  readOverLimitEncoding: (rel: string, encoding: string, how: string) =>
+    new ToolError('FILE_TOO_LARGE', `File '${rel}' is over TOOLGATE_MAX_READ_BYTES and ${encoding} cannot be read ${how}.`),
+  readBase64OverOutput: (rel: string, size: number, maxOutputBytes: number) =>
+    new ToolError('FILE_TOO_LARGE', `File '${rel}' is ${size} bytes; as base64 it is over TOOLGATE_MAX_OUTPUT_BYTES (${maxOutputBytes}).`),
+  readBinary: (rel: string) => new ToolError('BINARY_FILE', `File '${rel}' is binary; read it with encoding: base64.`),
   versionRequired: (rel: string, current: unknown) =>
     new ToolError('VERSION_REQUIRED', `File '${rel}' already exists: read it first and pass its version, either expected_sha256 (or If-Match: "<sha256>") or expected_mtime_ms and expected_size_bytes together; a size or mtime alone, or If-Match: *, is not a version.`, { current }),
   conflictWithDiff: (message: string, details: Record<string, unknown> | undefined, diffSinceYourVersion: string, diffTruncated: boolean) =>

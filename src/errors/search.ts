@@ -26,4 +26,5 @@ export const searchErrors = {
   searchOutOfMemory: (searchWorkerHeapMb: number) =>
     new ToolError('FILE_TOO_LARGE', `Searching a batch of files needs more than the ${searchWorkerHeapMb} MiB a search worker may use; narrow the search (path, glob).`),
   searchWorkerFailed: (reason: string) => new ToolError('EXECUTION_ERROR', `Search worker failed: ${reason}`),
+  globInvalid: (glob: string, reason: string) => new ToolError('INVALID_PARAM', `Invalid glob '${glob}': ${reason}`),
 };

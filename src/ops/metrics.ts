@@ -41,83 +41,60 @@ export interface Metrics {
 export function createMetrics(version: string): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'toolgate_' });
-  const registers = [registry];
-
-  const toolCalls = new Counter({ name: 'toolgate_tool_calls_total', help: 'Tool calls by tool and envelope status.', labelNames: ['tool', 'status'] as const, registers });
-  const toolErrors = new Counter({ name: 'toolgate_tool_errors_total', help: 'Tool calls that answered an error, by error code.', labelNames: ['tool', 'code'] as const, registers });
-  const toolDuration = new Histogram({ name: 'toolgate_tool_duration_seconds', help: 'Time of one tool call (validation, hooks and the tool itself).', labelNames: ['tool'] as const, buckets: DURATION_BUCKETS, registers });
-  const bytesRead = new Counter({ name: 'toolgate_bytes_read_total', help: 'Bytes read from workspace files.', labelNames: ['tool'] as const, registers });
-  const bytesWritten = new Counter({ name: 'toolgate_bytes_written_total', help: 'Bytes written to workspace files.', labelNames: ['tool'] as const, registers });
-  const lockWait = new Histogram({ name: 'toolgate_lock_wait_seconds', help: 'Time a writer waited for a file lock.', buckets: LOCK_BUCKETS, registers });
-  const conflicts = new Counter({ name: 'toolgate_conflicts_total', help: 'Optimistic-lock conflicts (CONFLICT answers).', labelNames: ['tool'] as const, registers });
-  const rateLimited = new Counter({ name: 'toolgate_rate_limited_total', help: 'Tool calls refused by the rate limit.', registers });
-  const httpDuration = new Histogram({
-    name: 'toolgate_http_request_duration_seconds',
-    help: 'HTTP request time by method, route template and status code.',
-    labelNames: ['method', 'route', 'status_code'] as const,
-    buckets: DURATION_BUCKETS,
-    registers,
-  });
-  const buildInfo = new Gauge({ name: 'toolgate_build_info', help: 'Build information (always 1).', labelNames: ['version', 'node'] as const, registers });
-  const approvals = new Counter({ name: 'toolgate_approvals_total', help: 'Human-approval outcomes.', labelNames: ['outcome'] as const, registers });
-  const pending: { source: (() => Promise<number>) | null } = { source: null };
-  const approvalsPending = approvalsPendingGauge(registers, pending);
-  workerJobsCounter(registers);
-  buildInfo.set({ version, node: process.version }, 1);
-
+  let pendingSource: (() => Promise<number>) | null = null;
+  const m = instruments([registry], () => pendingSource);
+  m.buildInfo.set({ version, node: process.version }, 1);
   return {
     registry,
-    toolCalls,
-    toolErrors,
-    toolDuration,
-    bytesRead,
-    bytesWritten,
-    lockWait,
-    conflicts,
-    rateLimited,
-    httpDuration,
-    buildInfo,
-    approvals,
-    approvalsPending,
+    ...m,
     setPendingSource(source) {
-      pending.source = source;
+      pendingSource = source;
     },
-    observer: { lockWait: (seconds) => lockWait.observe(seconds) },
+    observer: { lockWait: (seconds) => m.lockWait.observe(seconds) },
     recordCall(_call, _toolName, outcome) {
-      const tool = outcome.tool?.name ?? UNKNOWN_TOOL;
-      const { envelope, audit } = outcome;
-      toolCalls.inc({ tool, status: envelope.status });
-      toolDuration.observe({ tool }, outcome.durationMs / 1000);
-      if (audit.bytes_read) bytesRead.inc({ tool }, audit.bytes_read);
-      if (audit.bytes_written) bytesWritten.inc({ tool }, audit.bytes_written);
-      const code = envelope.error?.code;
-      if (code) {
-        toolErrors.inc({ tool, code });
-        if (code === 'CONFLICT') conflicts.inc({ tool });
-        if (code === 'RATE_LIMITED') rateLimited.inc();
-      }
+      countCall(m, outcome);
     },
     recordHttp(method, route, statusCode, seconds) {
-      httpDuration.observe({ method, route, status_code: String(statusCode) }, seconds);
+      m.httpDuration.observe({ method, route, status_code: String(statusCode) }, seconds);
     },
   };
 }
 
-/** Approval requests waiting for a decision, read from the store at each scrape. */
-function approvalsPendingGauge(registers: Registry[], pending: { source: (() => Promise<number>) | null }): Gauge {
-  return new Gauge({
-    name: 'toolgate_approvals_pending',
-    help: 'Approval requests waiting for a decision.',
-    registers,
-    async collect() {
-      // A store that cannot be read counts 0: a scrape must not fail on it.
-      this.set(pending.source ? await pending.source().catch(() => 0) : 0);
-    },
-  });
-}
+/** The metrics themselves, without the functions that record into them. */
+type Instruments = Omit<Metrics, 'registry' | 'setPendingSource' | 'observer' | 'recordCall' | 'recordHttp'>;
 
-/** Jobs handed to worker threads, read from the pools at each scrape: they are per process, the registry per app. */
-function workerJobsCounter(registers: Registry[]): void {
+/** Declares every metric in `registers`; the pending-approvals gauge reads `pendingSource()` at each scrape. */
+function instruments(registers: Registry[], pendingSource: () => (() => Promise<number>) | null): Instruments {
+  const m: Instruments = {
+    toolCalls: new Counter({ name: 'toolgate_tool_calls_total', help: 'Tool calls by tool and envelope status.', labelNames: ['tool', 'status'] as const, registers }),
+    toolErrors: new Counter({ name: 'toolgate_tool_errors_total', help: 'Tool calls that answered an error, by error code.', labelNames: ['tool', 'code'] as const, registers }),
+    toolDuration: new Histogram({ name: 'toolgate_tool_duration_seconds', help: 'Time of one tool call (validation, hooks and the tool itself).', labelNames: ['tool'] as const, buckets: DURATION_BUCKETS, registers }),
+    bytesRead: new Counter({ name: 'toolgate_bytes_read_total', help: 'Bytes read from workspace files.', labelNames: ['tool'] as const, registers }),
+    bytesWritten: new Counter({ name: 'toolgate_bytes_written_total', help: 'Bytes written to workspace files.', labelNames: ['tool'] as const, registers }),
+    lockWait: new Histogram({ name: 'toolgate_lock_wait_seconds', help: 'Time a writer waited for a file lock.', buckets: LOCK_BUCKETS, registers }),
+    conflicts: new Counter({ name: 'toolgate_conflicts_total', help: 'Optimistic-lock conflicts (CONFLICT answers).', labelNames: ['tool'] as const, registers }),
+    rateLimited: new Counter({ name: 'toolgate_rate_limited_total', help: 'Tool calls refused by the rate limit.', registers }),
+    httpDuration: new Histogram({
+      name: 'toolgate_http_request_duration_seconds',
+      help: 'HTTP request time by method, route template and status code.',
+      labelNames: ['method', 'route', 'status_code'] as const,
+      buckets: DURATION_BUCKETS,
+      registers,
+    }),
+    buildInfo: new Gauge({ name: 'toolgate_build_info', help: 'Build information (always 1).', labelNames: ['version', 'node'] as const, registers }),
+    approvals: new Counter({ name: 'toolgate_approvals_total', help: 'Human-approval outcomes.', labelNames: ['outcome'] as const, registers }),
+    approvalsPending: new Gauge({
+      name: 'toolgate_approvals_pending',
+      help: 'Approval requests waiting for a decision.',
+      registers,
+      async collect() {
+        // A store that cannot be read counts 0: a scrape must not fail on it.
+        const source = pendingSource();
+        this.set(source ? await source().catch(() => 0) : 0);
+      },
+    }),
+  };
+  // Read from the pools at each scrape: they are per process, the registry per app.
   new Counter({
     name: 'toolgate_worker_jobs_total',
     help: 'Jobs handed to a worker thread, by pool (edit, html, office, regex, search).',
@@ -128,4 +105,21 @@ function workerJobsCounter(registers: Registry[]): void {
       for (const [pool, n] of workerJobs) this.inc({ pool }, n);
     },
   });
+  return m;
+}
+
+/** One tool call: its status, time, bytes and error code. */
+function countCall(m: Instruments, outcome: CallOutcome): void {
+  const tool = outcome.tool?.name ?? UNKNOWN_TOOL;
+  const { envelope, audit } = outcome;
+  m.toolCalls.inc({ tool, status: envelope.status });
+  m.toolDuration.observe({ tool }, outcome.durationMs / 1000);
+  if (audit.bytes_read) m.bytesRead.inc({ tool }, audit.bytes_read);
+  if (audit.bytes_written) m.bytesWritten.inc({ tool }, audit.bytes_written);
+  const code = envelope.error?.code;
+  if (code) {
+    m.toolErrors.inc({ tool, code });
+    if (code === 'CONFLICT') m.conflicts.inc({ tool });
+    if (code === 'RATE_LIMITED') m.rateLimited.inc();
+  }
 }

@@ -5,7 +5,7 @@
 import os from 'node:os';
 import { E } from '../errors.js';
 import { BoundedPool, WorkerFailure, WorkerJobError } from '../workers/bounded-pool.js';
-import { searchWorkerMain, type BatchFiles, type BatchRequest, type SearchSpec } from './worker.js';
+import { SEARCH_WORKER_SOURCE, type BatchFiles, type BatchRequest, type SearchSpec } from './worker.js';
 
 export type { BatchFiles, SearchSpec } from './worker.js';
 
@@ -23,7 +23,7 @@ export class BatchStalled extends Error {}
 
 const pool = new BoundedPool({
   name: 'search',
-  handler: `(${searchWorkerMain.toString()})()`,
+  handler: SEARCH_WORKER_SOURCE,
   size: POOL_SIZE,
   reuse: true,
   // The limit is the batch's own: waiting for a free worker does not count against it.

@@ -16,11 +16,6 @@ export function checkUserRegex(source: string, flags: string): void {
   }
 }
 
-/** Escapes a literal for use inside a RegExp. */
-export function escapeRegExp(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
-}
-
 export interface ReplaceMatches {
   /** Start and end (UTF-16 offsets) of each match, in order. */
   starts: number[];

@@ -71,96 +71,115 @@ export const moveFile = defineTool({
     // Both names are acted on as they are: a symlink there is the object, never followed.
     const src = await ctx.resolve(input.path, { noFollowLeaf: true });
     const dst = await ctx.resolve(input.destination, { noFollowLeaf: true, receives: src });
-    if (src.leafIsLink) {
-      await ctx.resolve(input.path); // a link leading outside is refused as such
-      throw E.moveSymlink(src.rel);
-    }
-    if (!src.stat) throw E.fileNotFound(src.rel);
-    const isDir = src.stat.isDirectory();
-    if (!isDir && !src.stat.isFile()) throw E.notRegularFile(describeKind(src.stat), src.rel);
-    if (src.real === dst.real) throw E.moveOntoItself(src.rel);
-    if (isDir && isInside(src.real, dst.real)) throw E.moveIntoItself(src.rel, dst.rel);
-    if (isDir && isInside(src.real, src.ws.stateDir)) throw E.moveStateDirectory(src.rel);
-    if (isDir && hasExpectation(expectationsOf(ctx, input))) throw E.moveDirectoryVersion();
-    if (dst.leafIsLink) {
-      await ctx.resolve(input.destination);
-      throw input.overwrite
-        ? E.moveOntoSymlink(dst.rel)
-        : E.moveDestinationIsLink(dst.rel);
-    }
-    if (dst.stat) {
-      const refusal = destinationRefusal(dst, dst.stat, isDir, input.overwrite);
-      if (refusal) throw refusal;
-    }
-
+    const isDir = await checkMove(ctx, input, src, dst);
     // Both names are locked, always in the same order, so two opposite moves cannot deadlock.
     const [first, second] = src.real < dst.real ? [src, dst] : [dst, src];
-    return withFileLock(first.ws, first.real, first.rel, () =>
-      withFileLock(second.ws, second.real, second.rel, async () => {
-        let current: FileState | null = null;
-        if (isDir) {
-          const st = await lstatOrNull(src.at);
-          if (!st) throw E.fileNotFound(src.rel);
-          if (!st.isDirectory()) throw E.movedWhileMoving(src.rel);
-        } else {
-          current = await fileState(src, ctx.signal);
-          if (!current) throw E.fileNotFound(src.rel);
-          enforceVersion(ctx, src, { content: Buffer.alloc(0), ...current }, input, 'mutation');
-        }
-        let backupId: string | null = null;
-        const dstStat = await lstatOrNull(dst.at);
-        let old: CurrentFile | null = null;
-        if (dstStat) {
-          const refusal = destinationRefusal(dst, dstStat, isDir, input.overwrite);
-          if (refusal) throw refusal;
-          old = await readCurrent(dst, dst.ws.limits.maxEditBytes);
-        }
-        // A directory's "version" for the approval: what it holds (names, sizes, times), so a file put there after the approval is a different move.
-        const tree = isDir && ctx.planned ? await treeOf(ctx, src) : null;
-        const sha = current?.version.sha256 ?? (tree ? sha256Hex(tree.identity) : null);
-        await announce(ctx, () => [
-          ...(old ? [{ op: 'delete', kind: 'file', path: dst.rel, sha256Before: old.version.sha256, sha256After: null, removed: { head: old.content.subarray(0, REMOVED_HEAD_BYTES), size: old.content.length } } as const] : []),
-          { op: 'move', kind: isDir ? 'directory' : 'file', path: src.rel, to: dst.rel, sha256Before: sha, sha256After: sha, ...(tree && { listing: tree.listing }) },
-        ]);
-        // Made only now, under the locks and after the announcement: an approved repeat that is refused leaves no directory behind.
-        const createdDir = ensureParent(ctx, dst, true);
-        if (old) backupId = await createBackup(dst.ws, backupRecord(ctx, dst, 'move_file', old), old.content);
-        ctx.signal.throwIfAborted(); // stopped (time limit): refuse before the move, never after answering
-        try {
-          await fs.rename(src.at, dst.at);
-        } catch (err) {
-          if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
-          await moveAcrossVolumes(src, dst, isDir, current);
-        }
-        if (isDir) await decideArrived(ctx, input.destination, src, dst);
-        await fsyncDirectory(entryOf(dst.dir, '.'));
-        if (src.dir.real !== dst.dir.real) await fsyncDirectory(entryOf(src.dir, '.'));
-        const version = current ? versionOf(await fs.lstat(dst.at), current.version.sha256) : null;
-        let text = `Moved ${isDir ? 'directory' : 'file'} '${src.rel}' to '${dst.rel}'.`;
-        if (dstStat) text += ` Overwrote the old '${dst.rel}'${backupId ? ` (backup_id '${backupId}')` : ''}.`;
-        if (createdDir) text += `\n(Created directory: ${createdDir})`;
-        return {
-          data: {
-            moved: true,
-            type: isDir ? 'directory' : 'file',
-            source: src.rel,
-            destination: dst.rel,
-            overwritten: dstStat !== null,
-            backup_id: backupId,
-            created_directory: createdDir,
-            version,
-          },
-          text,
-          stats: { bytes_written: 0 },
-          pathResolved: src.rel,
-          version,
-          audit: { sha256_before: current?.version.sha256 ?? null, sha256_after: current?.version.sha256 ?? null },
-        } as const;
-      }, ctx.signal),
+    return withFileLock(
+      first.ws,
+      first.real,
+      first.rel,
+      () => withFileLock(second.ws, second.real, second.rel, () => moveLocked(ctx, input, src, dst, isDir), ctx.signal),
       ctx.signal,
     );
   },
 });
+
+type MoveInput = z.output<typeof Input>;
+
+/** The refusals known before the locks: what the source is, where it may go, what may be replaced. True for a directory. */
+async function checkMove(ctx: ToolContext, input: MoveInput, src: ResolvedPath, dst: ResolvedPath): Promise<boolean> {
+  if (src.leafIsLink) {
+    await ctx.resolve(input.path); // a link leading outside is refused as such
+    throw E.moveSymlink(src.rel);
+  }
+  if (!src.stat) throw E.fileNotFound(src.rel);
+  const isDir = src.stat.isDirectory();
+  if (!isDir && !src.stat.isFile()) throw E.notRegularFile(describeKind(src.stat), src.rel);
+  if (src.real === dst.real) throw E.moveOntoItself(src.rel);
+  if (isDir && isInside(src.real, dst.real)) throw E.moveIntoItself(src.rel, dst.rel);
+  if (isDir && isInside(src.real, src.ws.stateDir)) throw E.moveStateDirectory(src.rel);
+  if (isDir && hasExpectation(expectationsOf(ctx, input))) throw E.moveDirectoryVersion();
+  if (dst.leafIsLink) {
+    await ctx.resolve(input.destination);
+    throw input.overwrite ? E.moveOntoSymlink(dst.rel) : E.moveDestinationIsLink(dst.rel);
+  }
+  if (dst.stat) {
+    const refusal = destinationRefusal(dst, dst.stat, isDir, input.overwrite);
+    if (refusal) throw refusal;
+  }
+  return isDir;
+}
+
+/**
+ * The move under both locks: the source and destination looked at again, the move announced (and approved),
+ * the replaced file backed up, then the rename (or a copy across volumes) made durable.
+ */
+async function moveLocked(ctx: ToolContext, input: MoveInput, src: ResolvedPath, dst: ResolvedPath, isDir: boolean) {
+  const current = await sourceNow(ctx, input, src, isDir);
+  let backupId: string | null = null;
+  const dstStat = await lstatOrNull(dst.at);
+  let old: CurrentFile | null = null;
+  if (dstStat) {
+    const refusal = destinationRefusal(dst, dstStat, isDir, input.overwrite);
+    if (refusal) throw refusal;
+    old = await readCurrent(dst, dst.ws.limits.maxEditBytes);
+  }
+  // A directory's "version" for the approval: what it holds (names, sizes, times), so a file put there after the approval is a different move.
+  const tree = isDir && ctx.planned ? await treeOf(ctx, src) : null;
+  const sha = current?.version.sha256 ?? (tree ? sha256Hex(tree.identity) : null);
+  await announce(ctx, () => [
+    ...(old ? [{ op: 'delete', kind: 'file', path: dst.rel, sha256Before: old.version.sha256, sha256After: null, removed: { head: old.content.subarray(0, REMOVED_HEAD_BYTES), size: old.content.length } } as const] : []),
+    { op: 'move', kind: isDir ? 'directory' : 'file', path: src.rel, to: dst.rel, sha256Before: sha, sha256After: sha, ...(tree && { listing: tree.listing }) },
+  ]);
+  // Made only now, under the locks and after the announcement: an approved repeat that is refused leaves no directory behind.
+  const createdDir = ensureParent(ctx, dst, true);
+  if (old) backupId = await createBackup(dst.ws, backupRecord(ctx, dst, 'move_file', old), old.content);
+  ctx.signal.throwIfAborted(); // stopped (time limit): refuse before the move, never after answering
+  try {
+    await fs.rename(src.at, dst.at);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
+    await moveAcrossVolumes(src, dst, isDir, current);
+  }
+  if (isDir) await decideArrived(ctx, input.destination, src, dst);
+  await fsyncDirectory(entryOf(dst.dir, '.'));
+  if (src.dir.real !== dst.dir.real) await fsyncDirectory(entryOf(src.dir, '.'));
+  const version = current ? versionOf(await fs.lstat(dst.at), current.version.sha256) : null;
+  let text = `Moved ${isDir ? 'directory' : 'file'} '${src.rel}' to '${dst.rel}'.`;
+  if (dstStat) text += ` Overwrote the old '${dst.rel}'${backupId ? ` (backup_id '${backupId}')` : ''}.`;
+  if (createdDir) text += `\n(Created directory: ${createdDir})`;
+  return {
+    data: {
+      moved: true,
+      type: isDir ? 'directory' : 'file',
+      source: src.rel,
+      destination: dst.rel,
+      overwritten: dstStat !== null,
+      backup_id: backupId,
+      created_directory: createdDir,
+      version,
+    },
+    text,
+    stats: { bytes_written: 0 },
+    pathResolved: src.rel,
+    version,
+    audit: { sha256_before: current?.version.sha256 ?? null, sha256_after: current?.version.sha256 ?? null },
+  } as const;
+}
+
+/** The source under the locks: still a directory, or the file (whose version the caller may guard) as it is now. */
+async function sourceNow(ctx: ToolContext, input: MoveInput, src: ResolvedPath, isDir: boolean): Promise<FileState | null> {
+  if (isDir) {
+    const st = await lstatOrNull(src.at);
+    if (!st) throw E.fileNotFound(src.rel);
+    if (!st.isDirectory()) throw E.movedWhileMoving(src.rel);
+    return null;
+  }
+  const current = await fileState(src, ctx.signal);
+  if (!current) throw E.fileNotFound(src.rel);
+  enforceVersion(ctx, src, { content: Buffer.alloc(0), ...current }, input, 'mutation');
+  return current;
+}
 
 /** Entries a moved directory's listing shows (and binds); past it the listing says it was cut. */
 const TREE_MAX_ENTRIES = 1000;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ToolError } from '../envelope.js';
+import { E } from '../errors.js';
 import { readLineRange, readTailLines } from '../workspace/lines.js';
 import { mediaTypeOf } from '../workspace/media-type.js';
 import { closeSync } from 'node:fs';
@@ -56,60 +56,22 @@ export const readFile = defineTool({
     const resolved = await ctx.resolve(input.path);
     const encoding = checkEncoding(input.encoding);
     if (input.end_line !== undefined && input.start_line !== undefined && input.end_line < input.start_line) {
-      throw new ToolError('INVALID_PARAM', 'end_line must not be smaller than start_line.');
+      throw E.readRangeReversed();
     }
-    let ranged = input.start_line !== undefined || input.end_line !== undefined || tail !== null;
-    if (encoding === 'base64' && ranged) throw new ToolError('INVALID_PARAM', 'Line ranges cannot be combined with encoding: base64.');
+    const ranged = input.start_line !== undefined || input.end_line !== undefined || tail !== null;
+    if (encoding === 'base64' && ranged) throw E.readRangeWithBase64();
     const { maxReadBytes, maxOutputBytes } = ctx.ws.limits;
     const { p, fd, stat: st } = await openVerifiedRetrying(resolved, () => ctx.resolve(input.path));
     try {
-      let start = input.start_line ?? 1;
-      if (st.size > maxReadBytes && tail !== null) {
-        if (encoding !== 'utf-8' && !isAsciiCompatible(encoding)) throw new ToolError('FILE_TOO_LARGE', `File '${p.rel}' is over TOOLGATE_MAX_READ_BYTES and ${encoding} cannot be read from the end.`);
-        const head = Buffer.alloc(Math.min(8192, st.size));
-        await readAt(fd, head, head.length, 0);
-        if (looksBinary(head)) throw binary(p.rel);
-        const bom = startsWithBom(head, encoding);
-        // Line numbers are unknown without a scan from the top: counted from the end (-N … -1), as asked.
-        const got = await readTailLines(fd, st.size, tail, { maxOutputBytes, signal: ctx.signal, skipBom: bom });
-        return answer(decodeText(got.bytes, encoding, p.rel), -got.lines, -1, null, got.truncated, null, versionOf(st, null), got.bytesScanned, bom);
-      }
       if (st.size > maxReadBytes) {
-        if (!ranged) {
-          throw new ToolError('FILE_TOO_LARGE', `File '${p.rel}' is ${st.size} bytes, over TOOLGATE_MAX_READ_BYTES (${maxReadBytes}); read a line range with start_line and end_line instead.`, {
-            size_bytes: st.size,
-            limit_bytes: maxReadBytes,
-          });
-        }
-        if (encoding !== 'utf-8' && !isAsciiCompatible(encoding)) {
-          throw new ToolError('FILE_TOO_LARGE', `File '${p.rel}' is over TOOLGATE_MAX_READ_BYTES and ${encoding} cannot be read by line range.`);
-        }
-        const head = Buffer.alloc(Math.min(8192, st.size));
-        await readAt(fd, head, head.length, 0);
-        if (looksBinary(head)) throw binary(p.rel);
-        // As below for a whole file: the BOM is left out of line 1 and reported, whatever the range.
-        const bom = startsWithBom(head, encoding);
-        const range = await readLineRange(fd, { start, end: input.end_line, maxOutputBytes, signal: ctx.signal, skipBom: bom });
-        return answer(decodeText(range.bytes, encoding, p.rel), range.startLine, range.endLine, range.totalLines, range.truncated, range.nextStartLine, versionOf(st, null), range.bytesScanned, bom);
+        const part = await readPartOfLarge(fd, st.size, p.rel, input, tail, encoding, maxReadBytes, maxOutputBytes, ctx.signal);
+        return answer(part.text, part.startLine, part.endLine, part.totalLines, part.truncated, part.next, versionOf(st, null), part.bytesScanned, part.bom);
       }
       const buf = await readAll(fd, st.size);
       const version = versionOf(st, sha256Hex(buf));
       const mediaType = input.encoding === undefined && !ranged ? mediaTypeOf(buf.subarray(0, 64)) : null;
-      if (encoding === 'base64' || mediaType) {
-        const content = buf.toString('base64');
-        if (content.length > maxOutputBytes) {
-          throw new ToolError('FILE_TOO_LARGE', `File '${p.rel}' is ${buf.length} bytes; as base64 it is over TOOLGATE_MAX_OUTPUT_BYTES (${maxOutputBytes}).`);
-        }
-        return {
-          data: { content, encoding: 'base64', total_lines: null, start_line: 1, end_line: 0, truncated: false, next_start_line: null, bom: false, ...(mediaType && { media_type: mediaType }), version },
-          text: `Read '${p.rel}' as base64 (${mediaType ? `${mediaType}, ` : ''}${formatBytes(buf.length)}).`,
-          stats: { bytes_read: buf.length },
-          pathResolved: p.rel,
-          version,
-          audit: { sha256_before: version.sha256, bytes_read: buf.length },
-        };
-      }
-      if (encoding === 'utf-8' && looksBinary(buf)) throw binary(p.rel);
+      if (encoding === 'base64' || mediaType) return base64Answer(buf, p.rel, mediaType, version, maxOutputBytes);
+      if (encoding === 'utf-8' && looksBinary(buf)) throw E.readBinary(p.rel);
       let text = decodeText(buf, encoding, p.rel);
       const bom = text.charCodeAt(0) === 0xfeff;
       if (bom) text = text.slice(1);
@@ -118,38 +80,8 @@ export const readFile = defineTool({
         const total = countLines(text);
         return answer(text, 1, total, total, false, null, version, buf.length, bom);
       }
-      const lines = text.split(/(?<=\n)/);
-      const total = text.length === 0 ? 0 : lines.length;
-      if (tail !== null) {
-        start = Math.max(1, total - tail + 1);
-        ranged = true;
-      }
-      if (ranged && total > 0 && start > total) {
-        throw new ToolError('INVALID_PARAM', `start_line ${start} is past the end of '${p.rel}' (${total} lines).`);
-      }
-      const endWanted = Math.min(input.end_line ?? total, total);
-      let out = '';
-      let outBytes = 0;
-      let end = start - 1;
-      let truncated = false;
-      let next: number | null = null;
-      for (let n = start; n <= endWanted; n++) {
-        const line = lines[n - 1] as string;
-        const size = Buffer.byteLength(line);
-        if (outBytes + size > maxOutputBytes) {
-          truncated = true;
-          if (outBytes === 0) {
-            out = Buffer.from(line).subarray(0, maxOutputBytes).toString('utf8').replace(/\uFFFD$/, '');
-            end = n;
-            next = n + 1 <= total ? n + 1 : null;
-          } else next = n;
-          break;
-        }
-        out += line;
-        outBytes += size;
-        end = n;
-      }
-      return answer(out, start, end, total, truncated, next, version, buf.length, bom);
+      const cut = cutLines(text, input.start_line ?? 1, input.end_line, tail, p.rel, maxOutputBytes);
+      return answer(cut.text, cut.startLine, cut.endLine, cut.totalLines, cut.truncated, cut.next, version, buf.length, bom);
     } finally {
       closeSync(fd);
     }
@@ -172,6 +104,113 @@ export const readFile = defineTool({
   },
 });
 
+/** The lines a read returns, before they are numbered and described. */
+interface LinesRead {
+  text: string;
+  startLine: number;
+  endLine: number;
+  /** null when the file was not scanned to its end. */
+  totalLines: number | null;
+  truncated: boolean;
+  next: number | null;
+}
+
+/**
+ * A file over TOOLGATE_MAX_READ_BYTES: never loaded whole, only its last lines (tail: counted from the end,
+ * -N … -1, since numbering them needs a scan from the top) or a line range, scanned from the top.
+ */
+async function readPartOfLarge(
+  fd: number,
+  size: number,
+  rel: string,
+  input: z.output<typeof Input>,
+  tail: number | null,
+  encoding: string,
+  maxReadBytes: number,
+  maxOutputBytes: number,
+  signal: AbortSignal,
+): Promise<LinesRead & { bytesScanned: number; bom: boolean }> {
+  if (tail === null && input.start_line === undefined && input.end_line === undefined) {
+    throw E.readOverLimit(rel, size, maxReadBytes);
+  }
+  if (encoding !== 'utf-8' && !isAsciiCompatible(encoding)) {
+    throw E.readOverLimitEncoding(rel, encoding, tail !== null ? 'from the end' : 'by line range');
+  }
+  const head = Buffer.alloc(Math.min(8192, size));
+  await readAt(fd, head, head.length, 0);
+  if (looksBinary(head)) throw E.readBinary(rel);
+  // As for a whole file: the BOM is left out of line 1 and reported, whatever the range.
+  const bom = startsWithBom(head, encoding);
+  if (tail !== null) {
+    const got = await readTailLines(fd, size, tail, { maxOutputBytes, signal, skipBom: bom });
+    return { text: decodeText(got.bytes, encoding, rel), startLine: -got.lines, endLine: -1, totalLines: null, truncated: got.truncated, next: null, bytesScanned: got.bytesScanned, bom };
+  }
+  const range = await readLineRange(fd, { start: input.start_line ?? 1, end: input.end_line, maxOutputBytes, signal, skipBom: bom });
+  return {
+    text: decodeText(range.bytes, encoding, rel),
+    startLine: range.startLine,
+    endLine: range.endLine,
+    totalLines: range.totalLines,
+    truncated: range.truncated,
+    next: range.nextStartLine,
+    bytesScanned: range.bytesScanned,
+    bom,
+  };
+}
+
+/** A file in memory answered as base64: asked for, or media (by magic bytes) read without an encoding. */
+function base64Answer(buf: Buffer, rel: string, mediaType: string | null, version: ReturnType<typeof versionOf>, maxOutputBytes: number) {
+  const content = buf.toString('base64');
+  if (content.length > maxOutputBytes) {
+    throw E.readBase64OverOutput(rel, buf.length, maxOutputBytes);
+  }
+  return {
+    data: { content, encoding: 'base64', total_lines: null, start_line: 1, end_line: 0, truncated: false, next_start_line: null, bom: false, ...(mediaType && { media_type: mediaType }), version },
+    text: `Read '${rel}' as base64 (${mediaType ? `${mediaType}, ` : ''}${formatBytes(buf.length)}).`,
+    stats: { bytes_read: buf.length },
+    pathResolved: rel,
+    version,
+    audit: { sha256_before: version.sha256, bytes_read: buf.length },
+  };
+}
+
+/**
+ * Lines `start`..`end` (or the last `tail`) of a text in memory, cut at TOOLGATE_MAX_OUTPUT_BYTES on a line
+ * boundary; a first line alone over the limit is cut at a character boundary.
+ */
+function cutLines(text: string, start: number, end: number | undefined, tail: number | null, rel: string, maxOutputBytes: number): LinesRead {
+  const lines = text.split(/(?<=\n)/);
+  const total = text.length === 0 ? 0 : lines.length;
+  if (tail !== null) start = Math.max(1, total - tail + 1);
+  // Unranged, start is 1: past the end only of an empty text.
+  if (total > 0 && start > total) {
+    throw E.readStartPastEnd(start, rel, total);
+  }
+  const endWanted = Math.min(end ?? total, total);
+  let out = '';
+  let outBytes = 0;
+  let last = start - 1;
+  let truncated = false;
+  let next: number | null = null;
+  for (let n = start; n <= endWanted; n++) {
+    const line = lines[n - 1] as string;
+    const size = Buffer.byteLength(line);
+    if (outBytes + size > maxOutputBytes) {
+      truncated = true;
+      if (outBytes === 0) {
+        out = Buffer.from(line).subarray(0, maxOutputBytes).toString('utf8').replace(/\uFFFD$/, '');
+        last = n;
+        next = n + 1 <= total ? n + 1 : null;
+      } else next = n;
+      break;
+    }
+    out += line;
+    outBytes += size;
+    last = n;
+  }
+  return { text: out, startLine: start, endLine: last, totalLines: total, truncated, next };
+}
+
 /**
  * One spelling of the range: view_range as start_line/end_line (-1 = to the end), and the last N lines (tail, or
  * a negative start_line) apart, since they are read from the end.
@@ -179,25 +218,21 @@ export const readFile = defineTool({
 function rangeOf(raw: z.output<typeof Input>): { input: z.output<typeof Input>; tail: number | null } {
   const input = { ...raw };
   if (input.view_range !== undefined) {
-    if (input.start_line !== undefined || input.end_line !== undefined || input.tail !== undefined) throw new ToolError('INVALID_PARAM', 'Pass view_range, or start_line/end_line, or tail; not several.');
+    if (input.start_line !== undefined || input.end_line !== undefined || input.tail !== undefined) throw E.readRangeFormsMixed();
     const [start, end] = input.view_range as [number, number];
-    if (start < 1 || (end !== -1 && end < start)) throw new ToolError('INVALID_PARAM', `Invalid view_range [${start}, ${end}]: start must be at least 1 and end at least start (or -1 for the end of the file).`);
+    if (start < 1 || (end !== -1 && end < start)) throw E.readViewRangeInvalid(start, end);
     input.start_line = start;
     input.end_line = end === -1 ? undefined : end;
   }
-  if (input.start_line === 0) throw new ToolError('INVALID_PARAM', 'start_line is 1-based; 0 is not a line (a negative start_line counts from the end).');
+  if (input.start_line === 0) throw E.readStartLineZero();
   let tail = input.tail ?? null;
   if (input.start_line !== undefined && input.start_line < 0) {
-    if (tail !== null) throw new ToolError('INVALID_PARAM', 'Pass tail or a negative start_line, not both.');
+    if (tail !== null) throw E.readTailTwice();
     tail = -input.start_line;
     input.start_line = undefined;
   }
-  if (tail !== null && (input.start_line !== undefined || input.end_line !== undefined)) throw new ToolError('INVALID_PARAM', 'tail reads the last lines; it takes no start_line or end_line.');
+  if (tail !== null && (input.start_line !== undefined || input.end_line !== undefined)) throw E.readTailWithRange();
   return { input, tail };
-}
-
-function binary(rel: string): ToolError {
-  return new ToolError('BINARY_FILE', `File '${rel}' is binary; read it with encoding: base64.`);
 }
 
 const UTF8_BOM = Buffer.from([0xef, 0xbb, 0xbf]);

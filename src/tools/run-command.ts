@@ -6,10 +6,11 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { E } from '../errors.js';
-import { clearSetIdBits, compare, MAX_CHANGES_LISTED, projectBytes, snapshot, type FileChange } from '../exec/changes.js';
-import { inRoot, runSandboxed, WORKSPACE_MOUNT, type StopReason } from '../exec/sandbox.js';
+import { clearSetIdBits, compare, MAX_CHANGES_LISTED, projectBytes, snapshot, type FileChange, type Snapshot } from '../exec/changes.js';
+import { inRoot, runSandboxed, WORKSPACE_MOUNT, type RunOutcome, type StopReason } from '../exec/sandbox.js';
 import type { ExecSettings } from '../exec/settings.js';
-import { entryOf } from '../workspace/sandbox.js';
+import { entryOf, type ResolvedPath } from '../workspace/sandbox.js';
+import type { Workspace } from '../workspace/workspace.js';
 import { defineTool, type ToolContext, type ToolResult } from './define.js';
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -156,44 +157,13 @@ export const runCommand = defineTool({
 });
 
 async function runOne(ctx: ToolContext, input: z.output<typeof Input>, exec: ExecSettings): Promise<ToolResult<Out>> {
-  const env = checkEnv(input.env);
-  if (input.stdin !== undefined && Buffer.byteLength(input.stdin) > MAX_STDIN_BYTES) throw E.stdinTooLarge(MAX_STDIN_BYTES);
-  if (input.argv?.some((a) => a.includes('\0')) || input.command?.includes('\0')) throw E.commandNul();
-  const root = await ctx.resolve('.', { allowRoot: true });
-  const dir = await ctx.resolve(input.cwd, { allowRoot: true });
-  if (dir.ws !== ctx.ws) throw E.cwdOtherProject();
-  if (!dir.stat) throw E.cwdNotFound(dir.rel);
-  if (!dir.stat.isDirectory()) throw E.cwdNotDirectory(dir.rel);
+  const { env, root, dir } = await checkBeforeRun(ctx, input, exec);
   const ws = ctx.ws;
   const limits = exec.limits;
-  const fsStat = await fs.statfs(entryOf(root.dir, '.'));
-  const free = fsStat.bavail * fsStat.bsize;
-  if (free < limits.minFreeBytes) throw E.volumeTooFull(free, limits.minFreeBytes);
-
   const timeoutMs = Math.min(input.timeout_s ?? limits.timeoutS, limits.timeoutS) * 1000;
   // The walks must finish even when the call's own signal has fired (the answer says what the command did).
   const walkSignal = new AbortController().signal;
-  // The entries the policy keeps from this caller are the ones the walk leaves out: recorded while it walks,
-  // then hidden in the sandbox (a directory under an empty tmpfs, a file under /dev/null).
-  const hidden = { dirs: [] as string[], files: [] as string[] };
-  const allows = root.allowsEntry;
-  const walkRoot = allows
-    ? {
-        ...root,
-        allowsEntry: (realRel: string, isDir: boolean) => {
-          const ok = allows(realRel, isDir);
-          if (!ok) (isDir ? hidden.dirs : hidden.files).push(path.join(ws.root, realRel));
-          return ok;
-        },
-      }
-    : root;
-  const before = await snapshot(ws, walkRoot, walkSignal);
-  if (hidden.dirs.length + hidden.files.length > MAX_HIDDEN) {
-    throw E.tooManyHiddenPaths(hidden.dirs.length + hidden.files.length, MAX_HIDDEN);
-  }
-  if (allows && before.truncated) {
-    throw E.hiddenPathsUnknown();
-  }
+  const { before, hidden } = await snapshotVisible(ws, root, walkSignal);
   const cwd = dir.realRel === '.' ? WORKSPACE_MOUNT : `${WORKSPACE_MOUNT}/${dir.realRel}`;
   const argv = input.command !== undefined ? ['/bin/sh', '-c', input.command] : (input.argv as string[]);
   const quota = limits.quotaBytes;
@@ -213,12 +183,61 @@ async function runOne(ctx: ToolContext, input: z.output<typeof Input>, exec: Exe
   const after = await snapshot(ws, root, walkSignal).catch(() => null);
   const changes = after ? compare(before, after) : [];
   const setIdCleared = after ? await clearSetIdBits(before, after) : [];
+  const truncated = before.truncated || !after || after.truncated || changes.length > MAX_CHANGES_LISTED;
+  return commandAnswer(input, dir.realRel, outcome, changes, truncated, setIdCleared);
+}
+
+/** The checks before anything runs: the input's limits, cwd a directory of this project, free space on its volume. */
+async function checkBeforeRun(ctx: ToolContext, input: z.output<typeof Input>, exec: ExecSettings): Promise<{ env: Record<string, string>; root: ResolvedPath; dir: ResolvedPath }> {
+  const env = checkEnv(input.env);
+  if (input.stdin !== undefined && Buffer.byteLength(input.stdin) > MAX_STDIN_BYTES) throw E.stdinTooLarge(MAX_STDIN_BYTES);
+  if (input.argv?.some((a) => a.includes('\0')) || input.command?.includes('\0')) throw E.commandNul();
+  const root = await ctx.resolve('.', { allowRoot: true });
+  const dir = await ctx.resolve(input.cwd, { allowRoot: true });
+  if (dir.ws !== ctx.ws) throw E.cwdOtherProject();
+  if (!dir.stat) throw E.cwdNotFound(dir.rel);
+  if (!dir.stat.isDirectory()) throw E.cwdNotDirectory(dir.rel);
+  const fsStat = await fs.statfs(entryOf(root.dir, '.'));
+  const free = fsStat.bavail * fsStat.bsize;
+  if (free < exec.limits.minFreeBytes) throw E.volumeTooFull(free, exec.limits.minFreeBytes);
+  return { env, root, dir };
+}
+
+/**
+ * The project before the command, and what the policy keeps from this caller: the entries the walk leaves
+ * out, recorded while it walks, then hidden in the sandbox (a directory under an empty tmpfs, a file under
+ * /dev/null). Refused when they are too many to hide or cannot all be found.
+ */
+async function snapshotVisible(ws: Workspace, root: ResolvedPath, walkSignal: AbortSignal): Promise<{ before: Snapshot; hidden: { dirs: string[]; files: string[] } }> {
+  const hidden = { dirs: [] as string[], files: [] as string[] };
+  const allows = root.allowsEntry;
+  const walkRoot = allows
+    ? {
+        ...root,
+        allowsEntry: (realRel: string, isDir: boolean) => {
+          const ok = allows(realRel, isDir);
+          if (!ok) (isDir ? hidden.dirs : hidden.files).push(path.join(ws.root, realRel));
+          return ok;
+        },
+      }
+    : root;
+  const before = await snapshot(ws, walkRoot, walkSignal);
+  if (hidden.dirs.length + hidden.files.length > MAX_HIDDEN) {
+    throw E.tooManyHiddenPaths(hidden.dirs.length + hidden.files.length, MAX_HIDDEN);
+  }
+  if (allows && before.truncated) {
+    throw E.hiddenPathsUnknown();
+  }
+  return { before, hidden };
+}
+
+/** What the command did, for the caller (output, exit, changed files) and for the audit log. */
+function commandAnswer(input: z.output<typeof Input>, cwdRel: string, outcome: RunOutcome, changes: FileChange[], truncated: boolean, setIdCleared: string[]): ToolResult<Out> {
   const listed: FileChange[] = changes.slice(0, MAX_CHANGES_LISTED);
-  const truncated = before.truncated || !after || after.truncated || changes.length > listed.length;
   const text = commandText(input);
   const data: Out = {
     command: text,
-    cwd: dir.realRel,
+    cwd: cwdRel,
     exit_code: outcome.exitCode,
     signal: outcome.signal,
     timed_out: outcome.stoppedBy === 'timeout',
@@ -243,11 +262,11 @@ async function runOne(ctx: ToolContext, input: z.output<typeof Input>, exec: Exe
     text: `'${text.slice(0, 200)}' ${how} after ${data.duration_ms} ms; ${changes.length} project entr${changes.length === 1 ? 'y' : 'ies'} changed.${cut}${walkNote}`,
     stats: { duration_ms: data.duration_ms, files_changed: changes.length },
     partial: outcome.stoppedBy !== null || cut !== '' || truncated,
-    pathResolved: dir.realRel,
+    pathResolved: cwdRel,
     audit: {
       exec: {
         command: text.slice(0, 1000),
-        cwd: dir.realRel,
+        cwd: cwdRel,
         exit_code: outcome.exitCode,
         signal: outcome.signal,
         stopped_by: outcome.stoppedBy,

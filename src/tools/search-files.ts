@@ -2,9 +2,9 @@ import os from 'node:os';
 import path from 'node:path';
 import picomatch from 'picomatch';
 import { z } from 'zod';
-import { ToolError } from '../envelope.js';
+import { E } from '../errors.js';
 import { checkUserRegex } from '../search/regex.js';
-import { BatchStalled, searchBatch, type SearchSpec } from '../search/pool.js';
+import { BatchStalled, searchBatch, type BatchAnswer, type SearchSpec } from '../search/pool.js';
 import { joinRel, walkTree, type EntryKind } from '../search/walk.js';
 import { withMemory } from '../workspace/memory-budget.js';
 import { requireDirectory, type ResolvedPath } from '../workspace/sandbox.js';
@@ -106,7 +106,7 @@ export const searchFiles = defineTool({
       try {
         globMatch = picomatch(input.glob, { dot: true, basename: !input.glob.includes('/') });
       } catch (err) {
-        throw new ToolError('INVALID_PARAM', `Invalid glob '${input.glob}': ${(err as Error).message}`);
+        throw E.globInvalid(input.glob, (err as Error).message);
       }
     }
     if (input.mode === 'name' && !input.regex) return search(ctx, input, p, globMatch);
@@ -118,163 +118,205 @@ type GlobMatch = (rel: string) => boolean;
 
 async function search(ctx: ToolContext, input: z.output<typeof Input>, p: ResolvedPath, globMatch: GlobMatch | null): Promise<ToolResult<z.output<typeof Output>>> {
   const { maxReadBytes, searchMaxFiles, searchTimeoutMs, regexTimeoutMs } = ctx.ws.limits;
-  const deadline = Date.now() + searchTimeoutMs;
-  const wantNames = input.mode !== 'content';
-  const wantContent = input.mode !== 'name';
-  // Contents (and, for regexes, names) are searched by worker threads; literal names here.
-  const spec: SearchSpec = {
-    kind: input.regex ? 'regex' : 'literal',
-    query: input.query,
-    caseSensitive: input.case_sensitive,
-    content: wantContent,
-    maxHitsPerFile: input.limit + 1,
-    maxBytes: maxReadBytes,
-    previewChars: PREVIEW_CHARS,
-  };
-  const needle = input.case_sensitive ? input.query : input.query.toLowerCase();
-  const literalName = (name: string) => (input.case_sensitive ? name : name.toLowerCase()).includes(needle);
-  const batchFiles = input.regex ? REGEX_BATCH_FILES : LITERAL_BATCH_FILES;
-
-  const found: Ordered[] = [];
-  let stopped = false; // enough results, the deadline, an abort or a failure
-  let timedOut = false;
-  let failure: unknown = null;
-  const emit = (o: Ordered) => {
-    found.push(o);
-    if (found.length > input.limit) stopped = true;
-  };
-  const shouldStop = () => {
-    if (!stopped && (Date.now() > deadline || ctx.signal.aborted)) {
-      timedOut = true;
-      stopped = true;
-    }
-    return stopped;
-  };
-
-  const files: PendingFile[] = [];
-  let fileHead = 0;
-  const names: PendingName[] = [];
-  let nameHead = 0;
-  let walkDone = false;
-  const waiting: (() => void)[] = [];
-  const wakeAll = () => {
-    for (const w of waiting.splice(0)) w();
-  };
-  const ready = () => files.length - fileHead >= batchFiles || names.length - nameHead >= NAME_BATCH;
-  // The walk waits while PENDING_BATCHES batches are pending and resumes at half of that.
-  let resumeWalk: (() => void) | null = null;
-  const behind = (slack: number) => files.length - fileHead > slack * batchFiles || names.length - nameHead > slack * NAME_BATCH;
-  const pace = () => (!stopped && behind(PENDING_BATCHES) ? new Promise<void>((resolve) => (resumeWalk = resolve)) : undefined);
-  const wakeWalk = () => {
-    if (resumeWalk && (stopped || !behind(PENDING_BATCHES / 2))) {
-      const resume = resumeWalk;
-      resumeWalk = null;
-      resume();
-    }
-  };
-
-  let filesSearched = 0;
-  let filesMatched = 0;
-  let skippedBinary = 0;
-  let skippedLarge = 0;
-  let bytesRead = 0;
-
-  const dispatcher = async (): Promise<void> => {
-    for (;;) {
-      if (shouldStop()) return wakeWalk();
-      if (!ready() && !walkDone) {
-        await new Promise<void>((resolve) => waiting.push(resolve));
-        continue;
-      }
-      const batch = files.slice(fileHead, fileHead + batchFiles);
-      fileHead += batch.length;
-      const nameBatch = names.slice(nameHead, nameHead + NAME_BATCH);
-      nameHead += nameBatch.length;
-      // Drop what the workers took, so the queues hold only the pending window.
-      if (fileHead >= PENDING_BATCHES * batchFiles) fileHead = files.splice(0, fileHead).length - fileHead;
-      if (nameHead >= PENDING_BATCHES * NAME_BATCH) nameHead = names.splice(0, nameHead).length - nameHead;
-      wakeWalk();
-      if (batch.length === 0 && nameBatch.length === 0) return; // walk done, nothing left
-      const timeoutMs = input.regex ? regexTimeoutMs : Math.max(1000, deadline - Date.now());
-      let answer;
-      try {
-        answer = await searchBatch(spec, batch.map((f) => f.abs), nameBatch.map((n) => n.name), timeoutMs);
-      } catch (err) {
-        if (err instanceof BatchStalled) timedOut = true;
-        else failure ??= err;
-        stopped = true;
-        return wakeWalk();
-      }
-      for (const i of answer.nameHits) {
-        const n = nameBatch[i] as PendingName;
-        emit({ seq: n.seq, sub: 0, result: { type: 'name', path: n.rel, kind: n.kind } });
-      }
-      const { status, hits } = answer.files;
-      for (const st of status) {
-        if (st === 0) filesSearched++;
-        else if (st === 1) skippedBinary++;
-        else if (st === 2) skippedLarge++;
-      }
-      bytesRead += answer.files.bytes;
-      let lastFile = -1;
-      for (const [i, line, column, preview] of hits) {
-        const f = batch[i] as PendingFile;
-        if (i !== lastFile) filesMatched++;
-        lastFile = i;
-        emit({ seq: f.seq, sub: line, result: { type: 'content', path: f.out(f.below), line, column, preview } });
-      }
-    }
-  };
-
-  let seq = 0;
-  /**
-   * One entry: `globRel` is its path relative to `path` (what the glob is matched against); `out(globRel)` its
-   * path in results, made only for the entries that become results.
-   */
-  const consider = (name: string, globRel: string, out: (globRel: string) => string, abs: string, kind: EntryKind) => {
-    const s = ++seq;
-    const globOk = globMatch === null || (kind !== 'directory' && globMatch(globRel));
-    if (!globOk) return;
-    if (wantNames) {
-      if (input.regex) names.push({ seq: s, name, rel: out(globRel), kind });
-      else if (literalName(name)) emit({ seq: s, sub: 0, result: { type: 'name', path: out(globRel), kind } });
-    }
-    if (wantContent && kind === 'file') files.push({ seq: s, abs, below: globRel, out });
-    if (ready()) wakeAll();
-  };
-  const below = (relFromStart: string) => joinRel(p.rel, relFromStart);
-
-  const dispatchers = Array.from({ length: WORKERS * IN_FLIGHT_PER_WORKER }, () => dispatcher());
+  const run = new SearchRun(input, globMatch, ctx.signal, Date.now() + searchTimeoutMs, maxReadBytes, regexTimeoutMs);
+  const dispatchers = Array.from({ length: WORKERS * IN_FLIGHT_PER_WORKER }, () => run.dispatcher());
   let walkTruncated = false;
   let visited = 1; // a single file
   try {
     if (p.stat?.isFile()) {
       const name = path.posix.basename(p.realRel);
-      consider(name, name, () => p.rel, p.real, 'file');
+      run.consider(name, name, () => p.rel, p.real, 'file');
     } else {
+      const below = (relFromStart: string) => joinRel(p.rel, relFromStart);
       const walk = await walkTree(p.ws, p, {
         maxDepth: input.max_depth,
         maxEntries: searchMaxFiles,
-        deadline,
+        deadline: run.deadline,
         signal: ctx.signal,
         respectGitignore: input.respect_gitignore,
-        pace,
+        pace: run.pace,
         onEntry: (e) => {
-          if (stopped) return false;
-          consider(e.name, e.relFromStart, below, e.abs, e.kind);
+          if (run.stopped) return false;
+          run.consider(e.name, e.relFromStart, below, e.abs, e.kind);
         },
       });
       visited = walk.visited;
       walkTruncated = walk.truncated && walk.reason !== 'stopped';
-      if (walk.reason === 'time') timedOut = true;
+      if (walk.reason === 'time') run.timedOut = true;
     }
   } finally {
-    walkDone = true;
-    wakeAll();
+    run.walkDone = true;
+    run.wakeAll();
     await Promise.all(dispatchers);
   }
-  if (failure) throw failure;
+  if (run.failure) throw run.failure;
+  return searchResult(run, input, p, walkTruncated, visited);
+}
 
+/**
+ * One search's state between its walk and its dispatchers: the walk queues files and names (`consider`), the
+ * dispatchers hand them to the workers in batches and collect the results, each side pacing the other.
+ */
+class SearchRun {
+  readonly found: Ordered[] = [];
+  /** Enough results, the deadline, an abort or a failure. */
+  stopped = false;
+  timedOut = false;
+  failure: unknown = null;
+  walkDone = false;
+  filesSearched = 0;
+  filesMatched = 0;
+  skippedBinary = 0;
+  skippedLarge = 0;
+  bytesRead = 0;
+
+  readonly #input: z.output<typeof Input>;
+  readonly #globMatch: GlobMatch | null;
+  readonly #signal: AbortSignal;
+  readonly deadline: number;
+  readonly #regexTimeoutMs: number;
+  /** Contents (and, for regexes, names) are searched by worker threads; literal names here. */
+  readonly #spec: SearchSpec;
+  readonly #needle: string;
+  readonly #batchFiles: number;
+  readonly #files: PendingFile[] = [];
+  #fileHead = 0;
+  readonly #names: PendingName[] = [];
+  #nameHead = 0;
+  readonly #waiting: (() => void)[] = [];
+  #resumeWalk: (() => void) | null = null;
+  #seq = 0;
+
+  constructor(input: z.output<typeof Input>, globMatch: GlobMatch | null, signal: AbortSignal, deadline: number, maxReadBytes: number, regexTimeoutMs: number) {
+    this.#input = input;
+    this.#globMatch = globMatch;
+    this.#signal = signal;
+    this.deadline = deadline;
+    this.#regexTimeoutMs = regexTimeoutMs;
+    this.#spec = {
+      kind: input.regex ? 'regex' : 'literal',
+      query: input.query,
+      caseSensitive: input.case_sensitive,
+      content: input.mode !== 'name',
+      maxHitsPerFile: input.limit + 1,
+      maxBytes: maxReadBytes,
+      previewChars: PREVIEW_CHARS,
+    };
+    this.#needle = input.case_sensitive ? input.query : input.query.toLowerCase();
+    this.#batchFiles = input.regex ? REGEX_BATCH_FILES : LITERAL_BATCH_FILES;
+  }
+
+  /**
+   * One entry: `globRel` is its path relative to `path` (what the glob is matched against); `out(globRel)` its
+   * path in results, made only for the entries that become results.
+   */
+  consider(name: string, globRel: string, out: (globRel: string) => string, abs: string, kind: EntryKind): void {
+    const s = ++this.#seq;
+    const globOk = this.#globMatch === null || (kind !== 'directory' && this.#globMatch(globRel));
+    if (!globOk) return;
+    const input = this.#input;
+    if (input.mode !== 'content') {
+      if (input.regex) this.#names.push({ seq: s, name, rel: out(globRel), kind });
+      else if ((input.case_sensitive ? name : name.toLowerCase()).includes(this.#needle)) this.#emit({ seq: s, sub: 0, result: { type: 'name', path: out(globRel), kind } });
+    }
+    if (input.mode !== 'name' && kind === 'file') this.#files.push({ seq: s, abs, below: globRel, out });
+    if (this.#ready()) this.wakeAll();
+  }
+
+  /** The walk waits while PENDING_BATCHES batches are pending and resumes at half of that. */
+  readonly pace = (): Promise<void> | undefined =>
+    !this.stopped && this.#behind(PENDING_BATCHES) ? new Promise<void>((resolve) => (this.#resumeWalk = resolve)) : undefined;
+
+  wakeAll(): void {
+    for (const w of this.#waiting.splice(0)) w();
+  }
+
+  /** Hands batches to the workers until the walk is done and its queues are empty, or the search stops. */
+  async dispatcher(): Promise<void> {
+    for (;;) {
+      if (this.#shouldStop()) return this.#wakeWalk();
+      if (!this.#ready() && !this.walkDone) {
+        await new Promise<void>((resolve) => this.#waiting.push(resolve));
+        continue;
+      }
+      const batch = this.#files.slice(this.#fileHead, this.#fileHead + this.#batchFiles);
+      this.#fileHead += batch.length;
+      const nameBatch = this.#names.slice(this.#nameHead, this.#nameHead + NAME_BATCH);
+      this.#nameHead += nameBatch.length;
+      // Drop what the workers took, so the queues hold only the pending window.
+      if (this.#fileHead >= PENDING_BATCHES * this.#batchFiles) this.#fileHead = this.#files.splice(0, this.#fileHead).length - this.#fileHead;
+      if (this.#nameHead >= PENDING_BATCHES * NAME_BATCH) this.#nameHead = this.#names.splice(0, this.#nameHead).length - this.#nameHead;
+      this.#wakeWalk();
+      if (batch.length === 0 && nameBatch.length === 0) return; // walk done, nothing left
+      const timeoutMs = this.#input.regex ? this.#regexTimeoutMs : Math.max(1000, this.deadline - Date.now());
+      let answer;
+      try {
+        answer = await searchBatch(this.#spec, batch.map((f) => f.abs), nameBatch.map((n) => n.name), timeoutMs);
+      } catch (err) {
+        if (err instanceof BatchStalled) this.timedOut = true;
+        else this.failure ??= err;
+        this.stopped = true;
+        return this.#wakeWalk();
+      }
+      this.#collect(answer, batch, nameBatch);
+    }
+  }
+
+  /** A batch's answer: its name hits and line hits become results, its file statuses counts. */
+  #collect(answer: BatchAnswer, batch: PendingFile[], nameBatch: PendingName[]): void {
+    for (const i of answer.nameHits) {
+      const n = nameBatch[i] as PendingName;
+      this.#emit({ seq: n.seq, sub: 0, result: { type: 'name', path: n.rel, kind: n.kind } });
+    }
+    const { status, hits } = answer.files;
+    for (const st of status) {
+      if (st === 0) this.filesSearched++;
+      else if (st === 1) this.skippedBinary++;
+      else if (st === 2) this.skippedLarge++;
+    }
+    this.bytesRead += answer.files.bytes;
+    let lastFile = -1;
+    for (const [i, line, column, preview] of hits) {
+      const f = batch[i] as PendingFile;
+      if (i !== lastFile) this.filesMatched++;
+      lastFile = i;
+      this.#emit({ seq: f.seq, sub: line, result: { type: 'content', path: f.out(f.below), line, column, preview } });
+    }
+  }
+
+  #emit(o: Ordered): void {
+    this.found.push(o);
+    if (this.found.length > this.#input.limit) this.stopped = true;
+  }
+
+  #shouldStop(): boolean {
+    if (!this.stopped && (Date.now() > this.deadline || this.#signal.aborted)) {
+      this.timedOut = true;
+      this.stopped = true;
+    }
+    return this.stopped;
+  }
+
+  #ready(): boolean {
+    return this.#files.length - this.#fileHead >= this.#batchFiles || this.#names.length - this.#nameHead >= NAME_BATCH;
+  }
+
+  #behind(slack: number): boolean {
+    return this.#files.length - this.#fileHead > slack * this.#batchFiles || this.#names.length - this.#nameHead > slack * NAME_BATCH;
+  }
+
+  #wakeWalk(): void {
+    if (this.#resumeWalk && (this.stopped || !this.#behind(PENDING_BATCHES / 2))) {
+      const resume = this.#resumeWalk;
+      this.#resumeWalk = null;
+      resume();
+    }
+  }
+}
+
+/** The results in walk order, cut at the limit, and the text that says why the search stopped. */
+function searchResult(run: SearchRun, input: z.output<typeof Input>, p: ResolvedPath, walkTruncated: boolean, visited: number): ToolResult<z.output<typeof Output>> {
+  const { found, timedOut, filesSearched, filesMatched, bytesRead } = run;
   found.sort((a, b) => a.seq - b.seq || a.sub - b.sub);
   const truncated = walkTruncated || timedOut || found.length > input.limit;
   const results = found.slice(0, input.limit).map((o) => o.result);
@@ -292,7 +334,7 @@ async function search(ctx: ToolContext, input: z.output<typeof Input>, p: Resolv
         : ` Search stopped after ${visited} entries (TOOLGATE_SEARCH_MAX_FILES); narrow path or glob.`;
   }
   return {
-    data: { results, truncated, files_searched: filesSearched, files_matched: filesMatched, entries_visited: visited, skipped_binary: skippedBinary, skipped_large: skippedLarge },
+    data: { results, truncated, files_searched: filesSearched, files_matched: filesMatched, entries_visited: visited, skipped_binary: run.skippedBinary, skipped_large: run.skippedLarge },
     text,
     stats: { matches: results.length, files_searched: filesSearched, bytes_read: bytesRead },
     partial: truncated,

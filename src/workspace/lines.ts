@@ -48,53 +48,13 @@ export interface LineRangeOptions {
 /** Reads lines [start, end] (1-based, inclusive) of an open file, stopping at the output cap. */
 export async function readLineRange(fd: number, opts: LineRangeOptions): Promise<LineRange> {
   const buf = Buffer.allocUnsafe(CHUNK);
-  const parts: Buffer[] = [];
-  let outBytes = 0;
-  let line = 1; // number of the line that starts at the current position
+  const scan = new RangeScan(opts);
   let position = 0;
-  let carry: Buffer[] = []; // pieces of the current (selected) line not yet terminated
-  let carryLen = 0;
-  let truncated = false;
-  let partialLine = false;
-  let nextStartLine: number | null = null;
-  let endLine = opts.start - 1;
-  let done = false;
   let stoppedEarly = false;
   let lastByte = -1;
   let skipped = 0; // bytes of a skipped BOM
   let sinceTurn = 0;
-  const selected = (n: number) => n >= opts.start && (opts.end === undefined || n <= opts.end);
-  // Lines before the range (or up to just past `end` when it is below `start`) are only counted, never copied:
-  // copying the millions of lines before a range near the end of a huge file was most of the cost of reading it.
-  // Nothing of such a line is ever carried, so one cut by a chunk's end needs no state but `line`.
-  const countUntil = opts.end !== undefined ? Math.min(opts.start, opts.end + 1) : opts.start;
-
-  const finishLine = (piece: Buffer) => {
-    // Called with the last piece of line `line` (including its '\n' when present).
-    if (selected(line) && !truncated) {
-      const whole = carryLen > 0 ? Buffer.concat([...carry, piece]) : piece;
-      if (outBytes + whole.length > opts.maxOutputBytes) {
-        truncated = true;
-        if (outBytes === 0) {
-          parts.push(cutAtCharBoundary(whole, opts.maxOutputBytes));
-          partialLine = true;
-          endLine = line;
-          nextStartLine = line + 1;
-        } else {
-          nextStartLine = line;
-        }
-      } else {
-        parts.push(whole);
-        outBytes += whole.length;
-        endLine = line;
-      }
-    }
-    carry = [];
-    carryLen = 0;
-    line++;
-  };
-
-  while (!done) {
+  while (!stoppedEarly) {
     if (sinceTurn >= LINE_RANGE_YIELD_BYTES) {
       sinceTurn = 0;
       await nextTurn();
@@ -108,47 +68,112 @@ export async function readLineRange(fd: number, opts: LineRangeOptions): Promise
     position += bytesRead;
     sinceTurn += bytesRead;
     lastByte = buf[bytesRead - 1] as number;
+    stoppedEarly = scan.chunk(chunk, from);
+  }
+  // A last line without a final newline (only kept when selected; otherwise just counted).
+  if (!stoppedEarly && (scan.carryLen > 0 || (position > skipped && lastByte !== 10))) scan.finishLine(Buffer.alloc(0));
+  const totalLines = stoppedEarly ? null : scan.line - 1;
+  const { endLine, truncated, nextStartLine, partialLine } = scan;
+  return { bytes: Buffer.concat(scan.parts), startLine: opts.start, endLine, totalLines, truncated, nextStartLine, partialLine, bytesScanned: position };
+}
+
+/** The lines of one range as its chunks go by: counted before and after it, copied within it up to the cap. */
+class RangeScan {
+  readonly #opts: LineRangeOptions;
+  /**
+   * Lines before the range (or up to just past `end` when it is below `start`) are only counted, never copied:
+   * copying the millions of lines before a range near the end of a huge file was most of the cost of reading it.
+   * Nothing of such a line is ever carried, so one cut by a chunk's end needs no state but `line`.
+   */
+  readonly #countUntil: number;
+  readonly parts: Buffer[] = [];
+  #outBytes = 0;
+  /** Number of the line that starts at the current position. */
+  line = 1;
+  /** Pieces of the current (selected) line not yet terminated. */
+  #carry: Buffer[] = [];
+  carryLen = 0;
+  truncated = false;
+  partialLine = false;
+  nextStartLine: number | null = null;
+  endLine: number;
+
+  constructor(opts: LineRangeOptions) {
+    this.#opts = opts;
+    this.endLine = opts.start - 1;
+    this.#countUntil = opts.end !== undefined ? Math.min(opts.start, opts.end + 1) : opts.start;
+  }
+
+  #selected(n: number): boolean {
+    return n >= this.#opts.start && (this.#opts.end === undefined || n <= this.#opts.end);
+  }
+
+  /** Scans one chunk from `from`. True when the range is complete and the file need not be read further. */
+  chunk(chunk: Buffer, from: number): boolean {
+    const opts = this.#opts;
     for (;;) {
       const nl = chunk.indexOf(10, from);
-      if (line < countUntil) {
+      if (this.line < this.#countUntil) {
         // Before the range: nothing is selected, nothing truncated and `line` is not past `end` yet, so the
         // check after a finished line can wait for the last line before the range.
         if (nl === -1) break;
-        line++;
-        if (line < countUntil) {
+        this.line++;
+        if (this.line < this.#countUntil) {
           from = nl + 1;
           continue;
         }
-      } else if (!selected(line) || truncated) {
+      } else if (!this.#selected(this.line) || this.truncated) {
         // After the range (counting them all) or after the cap: counted, not copied either.
         if (nl === -1) break;
-        line++;
+        this.line++;
       } else if (nl === -1) {
-        const rest = Buffer.from(chunk.subarray(from));
-        carry.push(rest);
-        carryLen += rest.length;
-        if (carryLen > opts.maxOutputBytes + 4) {
-          // A selected line longer than the cap: no need to keep more of it.
-          carry = [Buffer.concat(carry).subarray(0, opts.maxOutputBytes + 4)];
-          carryLen = carry[0]?.length ?? 0;
-        }
+        this.#carryRest(Buffer.from(chunk.subarray(from)));
         break;
       } else {
-        finishLine(Buffer.from(chunk.subarray(from, nl + 1)));
+        this.finishLine(Buffer.from(chunk.subarray(from, nl + 1)));
       }
       from = nl + 1;
-      const pastEnd = truncated || (opts.end !== undefined && line > opts.end);
-      if (pastEnd && !opts.countAll) {
-        done = true;
-        stoppedEarly = true;
-        break;
-      }
+      const pastEnd = this.truncated || (opts.end !== undefined && this.line > opts.end);
+      if (pastEnd && !opts.countAll) return true;
+    }
+    return false;
+  }
+
+  /** A selected line goes on past the chunk: its piece is kept, up to just over the cap. */
+  #carryRest(rest: Buffer): void {
+    this.#carry.push(rest);
+    this.carryLen += rest.length;
+    if (this.carryLen > this.#opts.maxOutputBytes + 4) {
+      // A selected line longer than the cap: no need to keep more of it.
+      this.#carry = [Buffer.concat(this.#carry).subarray(0, this.#opts.maxOutputBytes + 4)];
+      this.carryLen = this.#carry[0]?.length ?? 0;
     }
   }
-  // A last line without a final newline (only kept when selected; otherwise just counted).
-  if (!stoppedEarly && (carryLen > 0 || (position > skipped && lastByte !== 10))) finishLine(Buffer.alloc(0));
-  const totalLines = stoppedEarly ? null : line - 1;
-  return { bytes: Buffer.concat(parts), startLine: opts.start, endLine, totalLines, truncated, nextStartLine, partialLine, bytesScanned: position };
+
+  /** Called with the last piece of line `line` (including its '\n' when present). */
+  finishLine(piece: Buffer): void {
+    if (this.#selected(this.line) && !this.truncated) {
+      const whole = this.carryLen > 0 ? Buffer.concat([...this.#carry, piece]) : piece;
+      if (this.#outBytes + whole.length > this.#opts.maxOutputBytes) {
+        this.truncated = true;
+        if (this.#outBytes === 0) {
+          this.parts.push(cutAtCharBoundary(whole, this.#opts.maxOutputBytes));
+          this.partialLine = true;
+          this.endLine = this.line;
+          this.nextStartLine = this.line + 1;
+        } else {
+          this.nextStartLine = this.line;
+        }
+      } else {
+        this.parts.push(whole);
+        this.#outBytes += whole.length;
+        this.endLine = this.line;
+      }
+    }
+    this.#carry = [];
+    this.carryLen = 0;
+    this.line++;
+  }
 }
 
 /** Cuts a UTF-8 buffer to at most `max` bytes without splitting a character. */

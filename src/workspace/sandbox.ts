@@ -2,7 +2,7 @@
 // on the real file system, so no symlink, `..` or swap can lead a tool outside the workspace root.
 import { closeSync, fstatSync, lstatSync, mkdirSync, readlinkSync, type Stats } from 'node:fs';
 import path from 'node:path';
-import { errors, ToolError } from '../envelope.js';
+import { E, ToolError } from '../errors.js';
 import { openDirHandle, openNoFollow } from './sync-first-io.js';
 import { isInside, type Workspace } from './workspace.js';
 
@@ -13,32 +13,30 @@ const MAX_SYMLINK_HOPS = 40;
 export const TEMP_MARKER = '.toolgate-tmp-';
 
 const URL_LIKE = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/|^file:\//i;
-const outside = () => errors.outside();
-const reserved = () => new ToolError('ACCESS_DENIED', 'Path is reserved for the service and cannot be accessed.');
 
 /** Lexical checks and normalization; returns the segments of a relative path ([] = root). */
 export function normalizeToolPath(ws: Workspace, input: string): string[] {
-  if (typeof input !== 'string') throw new ToolError('INVALID_PARAM', 'Path must be a string.');
-  if (input.length === 0) throw new ToolError('INVALID_PARAM', 'Path must not be empty; use "." for the workspace root.');
-  if (input.includes('\0')) throw new ToolError('INVALID_PARAM', 'Path must not contain NUL bytes.');
-  if (input.includes('\\')) throw new ToolError('INVALID_PARAM', 'Path must use forward slashes (/); backslashes are not allowed.');
+  if (typeof input !== 'string') throw E.pathNotString();
+  if (input.length === 0) throw E.pathEmpty();
+  if (input.includes('\0')) throw E.pathHasNul();
+  if (input.includes('\\')) throw E.pathHasBackslash();
   // A URL is not a path: 'file:///etc/passwd' would otherwise create 'file:/etc/passwd' inside the workspace.
-  if (URL_LIKE.test(input)) throw new ToolError('INVALID_PARAM', `Path '${input.slice(0, 100)}' looks like a URL; paths are relative to the workspace root (e.g. "src/main.py").`);
-  if (Buffer.byteLength(input) > MAX_PATH_BYTES) throw new ToolError('INVALID_PARAM', `Path is longer than ${MAX_PATH_BYTES} bytes.`);
+  if (URL_LIKE.test(input)) throw E.pathLooksLikeUrl(input.slice(0, 100));
+  if (Buffer.byteLength(input) > MAX_PATH_BYTES) throw E.pathOverLimit(MAX_PATH_BYTES);
   let rest = input;
   if (input.startsWith('/')) {
-    if (!ws.allowAbsolute) throw new ToolError('INVALID_PARAM', 'Absolute path not allowed. Use relative path.');
+    if (!ws.allowAbsolute) throw E.absolutePathRefused();
     const abs = path.posix.normalize(input);
     const base = ws.root;
-    if (!isInside(base, abs)) throw outside();
+    if (!isInside(base, abs)) throw E.outsideRoot();
     rest = abs === base ? '.' : abs.slice(base.length + 1);
   }
   const segments: string[] = [];
   for (const seg of rest.split('/')) {
-    if (Buffer.byteLength(seg) > MAX_SEGMENT_BYTES) throw new ToolError('INVALID_PARAM', `A path segment is longer than ${MAX_SEGMENT_BYTES} bytes.`);
+    if (Buffer.byteLength(seg) > MAX_SEGMENT_BYTES) throw E.pathSegmentTooLong(MAX_SEGMENT_BYTES);
     if (seg === '' || seg === '.') continue;
     if (seg === '..') {
-      if (segments.length === 0) throw outside();
+      if (segments.length === 0) throw E.outsideRoot();
       segments.pop();
       continue;
     }
@@ -179,8 +177,6 @@ export function openSubdir(scope: HandleScope, dir: DirHandle, name: string): Di
   return { fd: scope.track(openDirHandle(entryOf(dir, name))), real: `${dir.real === '/' ? '' : dir.real}/${name}` };
 }
 
-const changing = (rel: string) => new ToolError('CONFLICT', `Path '${rel}' changed while it was being resolved (a directory or link on the way was replaced); retry.`);
-
 /**
  * Resolves a tool path inside the workspace from the root's open handle, one segment at a time: every
  * directory is opened without following links, and an in-workspace symlink is followed by resolving its
@@ -191,108 +187,153 @@ const changing = (rel: string) => new ToolError('CONFLICT', `Path '${rel}' chang
 export async function resolveInWorkspace(ws: Workspace, input: string, opts: ResolveOptions = {}, scope: HandleScope): Promise<ResolvedPath> {
   const segments = normalizeToolPath(ws, input);
   const rel = relOf(segments);
-  if (segments.length === 0 && !opts.allowRoot) throw new ToolError('INVALID_PARAM', 'Path must name a file inside the workspace, not the root itself.');
-  if (segments.length > 0 && isReservedName(ws, segments)) throw reserved();
+  if (segments.length === 0 && !opts.allowRoot) throw E.pathIsRoot();
+  if (segments.length > 0 && isReservedName(ws, segments)) throw E.pathReserved();
+  const walk = new SegmentWalk({ fd: ws.rootFd, real: ws.root }, segments);
+  walkSegments(ws, rel, opts, scope, walk);
+  return resolvedAt(ws, rel, walk);
+}
 
-  const rootDir: DirHandle = { fd: ws.rootFd, real: ws.root };
-  let stack: DirHandle[] = [rootDir];
-  const pending = [...segments];
-  let hops = 0;
-  let retries = 0;
-  let viaSymlink = false;
-  let leafIsLink = false;
-  let stat: Stats | null = null;
-  let name = '.';
-  let missing: string[] = [];
-  const top = () => stack[stack.length - 1] as DirHandle;
+/**
+ * One resolution's walk: the directories held so far (the root first), the segments still to walk (a
+ * symlink's target is put in front of them), and what the walk found. Plain fields, so that the phases
+ * below are plain functions: nothing is allocated per call beyond this object.
+ */
+class SegmentWalk {
+  readonly root: DirHandle;
+  stack: DirHandle[];
+  pending: string[];
+  hops = 0;
+  retries = 0;
+  viaSymlink = false;
+  leafIsLink = false;
+  stat: Stats | null = null;
+  /** Name of the result in the top directory ('.' for the directory itself). */
+  name = '.';
+  /** Segments between the top directory and `name` that do not exist. */
+  missing: string[] = [];
 
-  /** Follows the symlink `seg` of the top directory: its target's segments replace it. */
-  const follow = (seg: string): void => {
-    if (++hops > MAX_SYMLINK_HOPS) throw new ToolError('ACCESS_DENIED', 'Too many levels of symbolic links.');
-    let target: string;
-    try {
-      target = readlinkSync(entryOf(top(), seg));
-    } catch (err) {
-      // Swapped for something else since the lstat (EINVAL: no longer a link): look at the entry again.
-      const code = (err as NodeJS.ErrnoException).code;
-      if ((code === 'EINVAL' || code === 'ENOENT') && ++retries <= MAX_RACE_RETRIES) {
-        pending.unshift(seg);
-        return;
-      }
-      if (code === 'EINVAL' || code === 'ENOENT') throw changing(rel);
-      throw err;
-    }
-    viaSymlink = true;
-    if (path.isAbsolute(target)) {
-      const abs = path.posix.normalize(target);
-      if (!isInside(ws.root, abs)) throw outside();
-      stack = [rootDir];
-      pending.unshift(...abs.slice(ws.root.length).split('/'));
-    } else {
-      pending.unshift(...target.split('/'));
-    }
-  };
+  constructor(root: DirHandle, segments: string[]) {
+    this.root = root;
+    this.stack = [root];
+    this.pending = [...segments];
+  }
 
-  while (pending.length > 0) {
-    const seg = pending.shift() as string;
+  top(): DirHandle {
+    return this.stack[this.stack.length - 1] as DirHandle;
+  }
+}
+
+const isNoOpSegment = (p: string) => p === '' || p === '.';
+
+/** Walks the pending segments: through directories by handle, following in-workspace links, to the leaf. */
+function walkSegments(ws: Workspace, rel: string, opts: ResolveOptions, scope: HandleScope, w: SegmentWalk): void {
+  while (w.pending.length > 0) {
+    const seg = w.pending.shift() as string;
     if (seg === '' || seg === '.') continue;
     if (seg === '..') {
       // Only a symlink's target brings '..' here (the caller's own were resolved lexically); it may not leave the root.
-      if (stack.length === 1) throw outside();
-      stack = stack.slice(0, -1);
-      stat = null;
+      if (w.stack.length === 1) throw E.outsideRoot();
+      w.stack = w.stack.slice(0, -1);
+      w.stat = null;
       continue;
     }
-    if (Buffer.byteLength(seg) > MAX_SEGMENT_BYTES) throw new ToolError('INVALID_PARAM', 'Path is too long.');
-    const last = pending.every((p) => p === '' || p === '.');
-    if (!last) {
-      try {
-        stack = [...stack, openSubdir(scope, top(), seg)];
-        stat = null;
-        continue;
-      } catch (err) {
-        const code = (err as NodeJS.ErrnoException).code;
-        if (code === 'ENOENT') {
-          // The kernel fails `missing/..` with ENOENT; resolving the rest lexically could end on a symlink below
-          // an existing directory (a target like 'ghost/../linkdir/x' where linkdir leads outside): refuse.
-          if (pending.includes('..')) throw new ToolError('NOT_FOUND', `File not found: ${rel} (a symbolic link on the way names a missing directory).`);
-          const rest = pending.filter((p) => p !== '' && p !== '.');
-          missing = [seg, ...rest.slice(0, -1)];
-          name = rest[rest.length - 1] as string;
-          break;
-        }
-        if (code !== 'ENOTDIR' && code !== 'ELOOP') throw mapWalkError(err, rel);
-      }
-      // Not a directory: a symlink to follow, or a file where a directory was needed.
-      const st = lstatOrNull(entryOf(top(), seg));
-      if (st?.isSymbolicLink()) {
-        follow(seg);
-        continue;
-      }
-      if (st === null || st.isDirectory()) {
-        // Gone or turned into a directory between the open and the lstat: look again.
-        if (++retries > MAX_RACE_RETRIES) throw changing(rel);
-        pending.unshift(seg);
-        continue;
-      }
-      throw errors.parentNotADirectory(rel);
-    }
-    let st: Stats | null;
-    try {
-      st = lstatOrNull(entryOf(top(), seg));
-    } catch (err) {
-      throw mapWalkError(err, rel);
-    }
-    if (st?.isSymbolicLink() && !opts.noFollowLeaf) {
-      follow(seg);
+    if (Buffer.byteLength(seg) > MAX_SEGMENT_BYTES) throw E.pathTooLong();
+    if (!w.pending.every(isNoOpSegment)) {
+      if (throughDirectory(ws, rel, scope, w, seg)) return;
       continue;
     }
-    if (st?.isSymbolicLink()) leafIsLink = true;
-    name = seg;
-    stat = st;
-    break;
+    if (atLeaf(ws, rel, opts, w, seg)) return;
   }
-  const dir = top();
+}
+
+/**
+ * A segment before the last: opens it as the next directory, follows it when it is a link, or looks again
+ * when it changed. True when it does not exist: the rest of the path is then missing, and the walk ends.
+ */
+function throughDirectory(ws: Workspace, rel: string, scope: HandleScope, w: SegmentWalk, seg: string): boolean {
+  try {
+    w.stack = [...w.stack, openSubdir(scope, w.top(), seg)];
+    w.stat = null;
+    return false;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') {
+      // The kernel fails `missing/..` with ENOENT; resolving the rest lexically could end on a symlink below
+      // an existing directory (a target like 'ghost/../linkdir/x' where linkdir leads outside): refuse.
+      if (w.pending.includes('..')) throw E.linkToMissingDirectory(rel);
+      const rest = w.pending.filter((p) => p !== '' && p !== '.');
+      w.missing = [seg, ...rest.slice(0, -1)];
+      w.name = rest[rest.length - 1] as string;
+      return true;
+    }
+    if (code !== 'ENOTDIR' && code !== 'ELOOP') throw mapWalkError(err, rel);
+  }
+  // Not a directory: a symlink to follow, or a file where a directory was needed.
+  const st = lstatOrNull(entryOf(w.top(), seg));
+  if (st?.isSymbolicLink()) {
+    followLink(ws, rel, w, seg);
+    return false;
+  }
+  if (st === null || st.isDirectory()) {
+    // Gone or turned into a directory between the open and the lstat: look again.
+    if (++w.retries > MAX_RACE_RETRIES) throw E.pathChangedWhileResolving(rel);
+    w.pending.unshift(seg);
+    return false;
+  }
+  throw E.parentNotADirectory(rel);
+}
+
+/** The last segment: the result, unless it is a link to follow. True when the walk has its result. */
+function atLeaf(ws: Workspace, rel: string, opts: ResolveOptions, w: SegmentWalk, seg: string): boolean {
+  let st: Stats | null;
+  try {
+    st = lstatOrNull(entryOf(w.top(), seg));
+  } catch (err) {
+    throw mapWalkError(err, rel);
+  }
+  if (st?.isSymbolicLink() && !opts.noFollowLeaf) {
+    followLink(ws, rel, w, seg);
+    return false;
+  }
+  if (st?.isSymbolicLink()) w.leafIsLink = true;
+  w.name = seg;
+  w.stat = st;
+  return true;
+}
+
+/** Follows the symlink `seg` of the top directory: its target's segments replace it. */
+function followLink(ws: Workspace, rel: string, w: SegmentWalk, seg: string): void {
+  if (++w.hops > MAX_SYMLINK_HOPS) throw E.tooManyLinks();
+  let target: string;
+  try {
+    target = readlinkSync(entryOf(w.top(), seg));
+  } catch (err) {
+    // Swapped for something else since the lstat (EINVAL: no longer a link): look at the entry again.
+    const code = (err as NodeJS.ErrnoException).code;
+    if ((code === 'EINVAL' || code === 'ENOENT') && ++w.retries <= MAX_RACE_RETRIES) {
+      w.pending.unshift(seg);
+      return;
+    }
+    if (code === 'EINVAL' || code === 'ENOENT') throw E.pathChangedWhileResolving(rel);
+    throw err;
+  }
+  w.viaSymlink = true;
+  if (path.isAbsolute(target)) {
+    const abs = path.posix.normalize(target);
+    if (!isInside(ws.root, abs)) throw E.outsideRoot();
+    w.stack = [w.root];
+    w.pending.unshift(...abs.slice(ws.root.length).split('/'));
+  } else {
+    w.pending.unshift(...target.split('/'));
+  }
+}
+
+/** The walk's result checked where its directory is now (inside, not reserved, not too long) and named through its handle. */
+function resolvedAt(ws: Workspace, rel: string, w: SegmentWalk): ResolvedPath {
+  const { name, missing } = w;
+  let stat = w.stat;
+  const dir = w.top();
   let dirReal: string;
   try {
     dirReal = whereNow(dir, ws);
@@ -300,16 +341,16 @@ export async function resolveInWorkspace(ws: Workspace, input: string, opts: Res
     throw mapWalkError(err, rel);
   }
   // The directory may have been moved since it was opened: only where it is now counts.
-  if (!isInside(ws.root, dirReal)) throw outside();
+  if (!isInside(ws.root, dirReal)) throw E.outsideRoot();
   const real = name === '.' ? dirReal : path.join(dirReal, ...missing, name);
-  if (!isInside(ws.root, real)) throw outside();
-  if (isReservedReal(ws, real)) throw reserved();
+  if (!isInside(ws.root, real)) throw E.outsideRoot();
+  if (isReservedReal(ws, real)) throw E.pathReserved();
   // Handles would let the service make paths longer than the system's limit, which nothing else could then reach.
-  if (Buffer.byteLength(real) >= MAX_PATH_BYTES) throw new ToolError('INVALID_PARAM', 'Path is too long.');
+  if (Buffer.byteLength(real) >= MAX_PATH_BYTES) throw E.pathTooLong();
   // A symlink ending in '.' or '..' (e.g. one to the root) leaves the directory itself as the result.
   if (name === '.' && stat === null) stat = lstatSync(entryOf(dir, '.'));
   const at = missing.length > 0 ? entryOf(dir, [...missing, name].join('/')) : entryOf(dir, name);
-  return { ws, rel, real, realRel: toPosixRel(ws.root, real), stat, viaSymlink, leafIsLink, dir: { fd: dir.fd, real: dirReal }, name, missing, at };
+  return { ws, rel, real, realRel: toPosixRel(ws.root, real), stat, viaSymlink: w.viaSymlink, leafIsLink: w.leafIsLink, dir: { fd: dir.fd, real: dirReal }, name, missing, at };
 }
 
 function lstatOrNull(p: string): Stats | null {
@@ -323,10 +364,10 @@ function lstatOrNull(p: string): Stats | null {
 
 function mapWalkError(err: unknown, rel: string): unknown {
   const code = (err as NodeJS.ErrnoException).code;
-  if (code === 'ENOTDIR') return errors.parentNotADirectory(rel);
-  if (code === 'EACCES' || code === 'EPERM') return errors.permissionDenied(rel);
-  if (code === 'ENAMETOOLONG') return new ToolError('INVALID_PARAM', 'Path is too long.');
-  if (code === 'ELOOP') return new ToolError('ACCESS_DENIED', 'Path changed to a symbolic link while it was being resolved; retry.');
+  if (code === 'ENOTDIR') return E.parentNotADirectory(rel);
+  if (code === 'EACCES' || code === 'EPERM') return E.permissionDenied(rel);
+  if (code === 'ENAMETOOLONG') return E.pathTooLong();
+  if (code === 'ELOOP') return E.pathBecameLink();
   return err;
 }
 
@@ -350,7 +391,7 @@ export function createMissingParents(p: ResolvedPath, scope: HandleScope): strin
       dir = openSubdir(scope, dir, seg);
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
-      if (code === 'ENOTDIR' || code === 'ELOOP') throw new ToolError('CONFLICT', `A parent of '${p.rel}' was replaced while it was being created; retry.`);
+      if (code === 'ENOTDIR' || code === 'ELOOP') throw E.parentReplacedWhileCreating(p.rel);
       throw mapWalkError(err, p.rel);
     }
   }
@@ -382,15 +423,15 @@ export function describeKind(st: Stats): string {
 
 /** Requires an existing regular file: NOT_FOUND, IS_DIRECTORY or NOT_REGULAR_FILE otherwise. */
 export function requireFile(p: ResolvedPath): Stats {
-  if (!p.stat) throw errors.notFound(p.rel);
-  if (p.stat.isDirectory()) throw errors.isDirectory(p.rel);
-  if (!p.stat.isFile()) throw errors.notRegular(describeKind(p.stat), p.rel);
+  if (!p.stat) throw E.fileNotFound(p.rel);
+  if (p.stat.isDirectory()) throw E.isDirectory(p.rel);
+  if (!p.stat.isFile()) throw E.notRegularFile(describeKind(p.stat), p.rel);
   return p.stat;
 }
 
 export function requireDirectory(p: ResolvedPath): Stats {
-  if (!p.stat) throw new ToolError('NOT_FOUND', `Directory not found: ${p.rel}`);
-  if (!p.stat.isDirectory()) throw new ToolError('NOT_A_DIRECTORY', `Not a directory: ${p.rel}`);
+  if (!p.stat) throw E.directoryNotFound(p.rel);
+  if (!p.stat.isDirectory()) throw E.notADirectory(p.rel);
   return p.stat;
 }
 
@@ -410,7 +451,7 @@ export function openRegular(p: ResolvedPath, checked = false): VerifiedFile | nu
   if (!checked) {
     const pre = lstatOrNull(p.at);
     if (!pre) return null;
-    if (pre.isSymbolicLink()) throw changedToLink(p.rel);
+    if (pre.isSymbolicLink()) throw E.pathBecameLinkWhileOpening(p.rel);
     requireFile({ ...p, stat: pre });
   }
   let fd: number;
@@ -419,8 +460,8 @@ export function openRegular(p: ResolvedPath, checked = false): VerifiedFile | nu
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return null;
-    if (code === 'ELOOP') throw changedToLink(p.rel);
-    if (code === 'ENXIO') throw new ToolError('NOT_REGULAR_FILE', `Not a regular file: ${p.rel}`);
+    if (code === 'ELOOP') throw E.pathBecameLinkWhileOpening(p.rel);
+    if (code === 'ENXIO') throw E.notRegularAtOpen(p.rel);
     throw err;
   }
   try {
@@ -433,8 +474,6 @@ export function openRegular(p: ResolvedPath, checked = false): VerifiedFile | nu
   }
 }
 
-const changedToLink = (rel: string) => new ToolError('ACCESS_DENIED', `Path '${rel}' changed to a symbolic link while it was being opened; retry.`);
-
 /**
  * Opens a resolved regular file for reading (openRegular) and checks that the opened object is the one the
  * sandbox checked (device/inode). The caller closes `fd` (closeSync).
@@ -442,10 +481,10 @@ const changedToLink = (rel: string) => new ToolError('ACCESS_DENIED', `Path '${r
 export function openVerified(p: ResolvedPath): VerifiedFile {
   const expected = requireFile(p);
   const opened = openRegular(p, true);
-  if (!opened) throw errors.notFound(p.rel);
+  if (!opened) throw E.fileNotFound(p.rel);
   if (opened.stat.dev !== expected.dev || opened.stat.ino !== expected.ino) {
     closeSync(opened.fd);
-    throw new ToolError('CONFLICT', `File '${p.rel}' was replaced while it was being opened; read it again.`);
+    throw E.fileReplacedWhileOpening(p.rel);
   }
   return opened;
 }
