@@ -1,6 +1,6 @@
 // The gate in front of every HTTP door (REST, MCP over HTTP, the WebSocket upgrade): the browser guard, then
 // the token, checked by the pipeline's authentication before a door reads anything. A door hands the gate's
-// admission to the pipeline, so a call is authenticated once (docs/api.md, "Authentication").
+// admission to the pipeline, so a call is authenticated once (docs/operations.md, "Auth").
 import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify';
 import type { Config } from '../config.js';
 import { bareContext, errorEnvelope, type ToolError } from '../envelope.js';
