@@ -7,7 +7,42 @@
 //
 // XlsxParts is shipped to the worker as source text (Function#toString), so it must be self-contained: no
 // imports and nothing from outside its body; libraries and helpers come as arguments.
-import type { XlsxStreamInput, XlsxStreamLibraries } from './xlsx-stream.js';
+import type { SaxesParser as SaxesParserClass } from 'saxes';
+import type { inflateLimitError } from './zip-guard.js';
+
+export interface XlsxStreamLibraries {
+  SaxesParser: typeof SaxesParserClass;
+  zlib: typeof import('node:zlib');
+  /** exceljs/lib/utils/utils.js: the rules exceljs applies when it loads a workbook. */
+  excelUtils: { xmlDecode(text: string): string; isDateFmt(fmt: string | undefined): boolean; excelToDate(v: number, date1904: boolean): Date };
+  /** exceljs/lib/xlsx/defaultnumformats.js: built-in number formats by id. */
+  defaultNumFormats: Record<string, { f: string }>;
+  /** exceljs/lib/utils/shared-formula.js: a shared formula as written in another cell. */
+  sharedFormula: { slideFormula(formula: string, fromCell: string, toCell: string): string };
+  inflateLimitError: typeof inflateLimitError;
+}
+
+/** A part left compressed (a worksheet, the shared strings): its bytes at `offset` of the deferred buffer. */
+export interface DeferredPart {
+  name: string;
+  offset: number;
+  length: number;
+  /** 0 stored, 8 deflated (the guard allows no other). */
+  method: number;
+  /** Inflated size its header declares. */
+  declared: number;
+}
+
+export interface XlsxStreamInput {
+  /** Inflated, checked parts: name → [offset, length] in `parts`. */
+  parts: ArrayBuffer;
+  index: Array<[string, number, number]>;
+  deferred: ArrayBuffer;
+  deferredParts: DeferredPart[];
+  /** The guard's limits, and the bytes it already inflated (they count against maxTotalBytes). */
+  limits: { maxEntryBytes: number; maxTotalBytes: number; maxRatio: number; ratioGraceBytes: number; inflatedSoFar: number };
+}
+
 
 export interface PartHandlers {
   /** Return true to stop: nothing more of the part is read. */
