@@ -1,7 +1,7 @@
 // The V4A patch grammar of OpenAI's apply_patch (`*** Begin Patch` … `*** End Patch`), parsed the way codex's
 // apply-patch crate parses it, plus the Responses API's per-file operations. Parsing only: see patch-apply.ts.
 import { z } from 'zod';
-import { PatchError } from './patch-error.js';
+import { E } from '../errors.js';
 
 export interface UpdateChunk {
   /** The `@@ …` lines before the hunk, outermost first; each narrows where the hunk may apply. */
@@ -42,10 +42,6 @@ function isFileBoundary(line: string): boolean {
   return FILE_MARKERS.some((m) => t.startsWith(m));
 }
 
-function invalid(message: string, line?: number): PatchError {
-  return new PatchError('INVALID_PATCH', line === undefined ? message : `Invalid patch at line ${line}: ${message}`, line === undefined ? {} : { line });
-}
-
 /**
  * Reads hunks from lines[start, end) until a file boundary. `firstNeedsHeader` false lets the first hunk start
  * without `@@` (codex allows it). Returns the hunks and the index of the first line not consumed.
@@ -71,7 +67,7 @@ function parseChunks(lines: string[], start: number, end: number, path: string, 
       i++;
     }
     if (!sawHeader && (firstNeedsHeader || chunks.length > 0)) {
-      throw invalid(`expected '@@' to start the next hunk of ${path}, got ${quote(first)}. Each hunk starts with '@@' or '@@ <a line above it, e.g. the enclosing function>'.`, patchLine);
+      throw E.patchHunkHeaderMissing(patchLine, path, quote(first));
     }
     const chunk: UpdateChunk = { oldLines: [], newLines: [], isEndOfFile: false, patchLine };
     if (context.length > 0) chunk.changeContext = context;
@@ -79,7 +75,7 @@ function parseChunks(lines: string[], start: number, end: number, path: string, 
     while (i < end) {
       const line = lines[i] as string;
       if (line.trim() === END_OF_FILE) {
-        if (count === 0) throw invalid(`the hunk of ${path} has no lines before '*** End of File'.`, i + lineBase);
+        if (count === 0) throw E.patchHunkEmptyBeforeEof(i + lineBase, path);
         chunk.isEndOfFile = true;
         i++;
         break;
@@ -97,12 +93,12 @@ function parseChunks(lines: string[], start: number, end: number, path: string, 
       } else if (tag === '+') {
         chunk.newLines.push(line.slice(1));
       } else {
-        throw invalid(`unexpected line ${quote(line)} in a hunk of ${path}. Every hunk line starts with ' ' (unchanged), '-' (removed) or '+' (added); an unchanged line keeps its own indentation after that first space.`, i + lineBase);
+        throw E.patchHunkLineUntagged(i + lineBase, quote(line), path);
       }
       count++;
       i++;
     }
-    if (count === 0) throw invalid(`a hunk of ${path} has no lines after its '@@' header.`, patchLine);
+    if (count === 0) throw E.patchHunkEmpty(patchLine, path);
     chunks.push(chunk);
   }
   return { chunks, next: i };
@@ -110,7 +106,7 @@ function parseChunks(lines: string[], start: number, end: number, path: string, 
 
 function pathAfter(marker: string, trimmed: string, lineNo: number): string {
   const path = trimmed.slice(marker.length).trim();
-  if (path === '') throw invalid(`'${marker} ' must be followed by a path.`, lineNo);
+  if (path === '') throw E.patchMarkerWithoutPath(lineNo, marker);
   return path;
 }
 
@@ -124,22 +120,22 @@ function patchBody(text: string): { lines: string[]; start: number; end: number 
     while (end > start && (lines[end - 1] as string).trim() === '') end--;
   };
   trimEnds();
-  if (start === end) throw invalid("The patch is empty. It must start with '*** Begin Patch' and end with '*** End Patch'.");
+  if (start === end) throw E.patchEmpty();
   const heredoc = HEREDOC_START.exec((lines[start] as string).trim());
   if (heredoc) {
     const delimiter = heredoc[1] ?? heredoc[2] ?? heredoc[3];
     if (end - start < 2 || (lines[end - 1] as string).trim() !== delimiter) {
-      throw invalid(`The patch opens a heredoc (${(lines[start] as string).trim()}) but its last line is not '${delimiter}'.`);
+      throw E.patchHeredocUnclosed((lines[start] as string).trim(), delimiter);
     }
     start++;
     end--;
     trimEnds();
-    if (start === end) throw invalid('The heredoc holds no patch.');
+    if (start === end) throw E.patchHeredocEmpty();
   }
   const first = (lines[start] as string).trim();
-  if (first !== BEGIN_PATCH) throw invalid(`The first line of the patch must be '${BEGIN_PATCH}', got ${quote(first)}.`, start + 1);
+  if (first !== BEGIN_PATCH) throw E.patchFirstLineNotBegin(start + 1, quote(first));
   if (end - start < 2 || (lines[end - 1] as string).trim() !== END_PATCH) {
-    throw invalid(`The last line of the patch must be '${END_PATCH}', got ${quote((lines[end - 1] as string).trim())}.`, end);
+    throw E.patchLastLineNotEnd(end, quote((lines[end - 1] as string).trim()));
   }
   return { lines, start: start + 1, end: end - 1 };
 }
@@ -163,7 +159,7 @@ export function parsePatch(text: string): PatchOp[] {
       // codex ends an added file at the first line without '+'; say so rather than "not a file header".
       const next = lines[i];
       if (i < end && next !== undefined && next.trim() !== '' && !isFileBoundary(next)) {
-        throw invalid(`every line of '*** Add File: ${path}' must start with '+' (an empty line too: '+'), got ${quote(next)}.`, i + 1);
+        throw E.patchAddLineUntagged(i + 1, path, quote(next));
       }
     } else if (t.startsWith(DELETE_FILE)) {
       ops.push({ type: 'delete', path: pathAfter(DELETE_FILE, t, lineNo) });
@@ -178,17 +174,16 @@ export function parsePatch(text: string): PatchOp[] {
         i++;
       }
       const { chunks, next } = parseChunks(lines, i, end, path, false, 1);
-      if (chunks.length === 0) throw invalid(`'*** Update File: ${path}' has no hunks; add '@@' followed by the lines to change.`, lineNo);
+      if (chunks.length === 0) throw E.patchUpdateWithoutHunks(lineNo, path);
       i = next;
       ops.push(moveTo !== undefined && moveTo !== path ? { type: 'update', path, moveTo, chunks } : { type: 'update', path, chunks });
     } else if (t === END_PATCH) {
-      throw invalid(`'${END_PATCH}' must be the last line; found more after it.`, lineNo);
+      throw E.patchTextAfterEnd(lineNo);
     } else {
-      const hint = /^[+\-@]/.test(t) ? " If it belongs to the section above, that section ended early: inside *** Add File every line starts with '+' (an empty line is '+')." : '';
-      throw invalid(`${quote(t)} is not a file header. Valid headers: '*** Add File: <path>', '*** Delete File: <path>', '*** Update File: <path>'.${hint}`, lineNo);
+      throw E.patchNotFileHeader(lineNo, quote(t), /^[+\-@]/.test(t));
     }
   }
-  if (ops.length === 0) throw invalid('The patch names no file: add an *** Add File, *** Update File or *** Delete File section.');
+  if (ops.length === 0) throw E.patchNamesNoFile();
   return ops;
 }
 
@@ -218,16 +213,16 @@ export function parseResponsesOperation(operation: ResponsesOperation): PatchOp 
     const ops = parsePatch(op.diff);
     const only = ops[0];
     if (ops.length === 1 && only && only.path === op.path && (only.type === 'add') === (op.type === 'create_file')) return only;
-    throw invalid(`the ${op.type} diff for ${op.path} holds a whole patch for other files or operations; send only this file's ${op.type === 'create_file' ? "'+' lines" : 'hunks'}.`);
+    throw E.patchDiffHoldsOtherPatch(op.type, op.path);
   }
   const lines = diffLines(op.diff);
   if (op.type === 'create_file') {
     const bad = lines.findIndex((l) => !l.startsWith('+'));
-    if (bad >= 0) throw invalid(`every line of the create_file diff for ${op.path} must start with '+', got ${quote(lines[bad] as string)}.`, bad + 1);
+    if (bad >= 0) throw E.patchCreateDiffLineUntagged(bad + 1, op.path, quote(lines[bad] as string));
     return { type: 'add', path: op.path, contents: lines.map((l) => l.slice(1)).join('\n') };
   }
   const { chunks, next } = parseChunks(lines, 0, lines.length, op.path, false, 1);
-  if (next < lines.length) throw invalid(`unexpected ${quote(lines[next] as string)} in the update_file diff for ${op.path}; the diff holds only '@@' hunks.`, next + 1);
-  if (chunks.length === 0) throw invalid(`the update_file diff for ${op.path} has no hunks.`);
+  if (next < lines.length) throw E.patchUpdateDiffNotHunk(next + 1, quote(lines[next] as string), op.path);
+  if (chunks.length === 0) throw E.patchUpdateDiffWithoutHunks(op.path);
   return { type: 'update', path: op.path, chunks };
 }

@@ -48,6 +48,38 @@ export const documentErrors = {
     new ToolError(OFFICE_ERROR_ENVELOPE[code], `'${rel}': ${message}`, { ...details, office_code: code }),
   documentTooLarge: (rel: string, shownSize: string, limit: number, sizeBytes: number) =>
     new ToolError('FILE_TOO_LARGE', `Document '${rel}' is ${shownSize}, over TOOLGATE_OFFICE_MAX_BYTES (${limit}); it cannot be read whole.`, { size_bytes: sizeBytes, limit_bytes: limit }),
+  // The zip guard's refusals (src/office/zip-guard.ts): `name` is the entry's name, kept in details.entry.
+  // The counter's own texts (inflateLimitError) stay in zip-guard.ts: the office worker runs that function
+  // from its source text, where no import reaches.
+  entryNameEmpty: () => new OfficeError('ARCHIVE_UNSAFE', 'The archive has an entry with an empty name; the document is malformed and was not parsed.'),
+  entryNameTooLong: (bytes: number, maxNameBytes: number) =>
+    new OfficeError('ARCHIVE_UNSAFE', `The archive has an entry name of ${bytes} bytes (limit ${maxNameBytes}); the document was not parsed.`),
+  entryNameUnsafe: (problem: string, name: string) =>
+    new OfficeError('ARCHIVE_UNSAFE', `The archive has an unsafe entry name (${problem}); the document was not parsed.`, { entry: name }),
+  entryLocalNameDiffers: (name: string) =>
+    new OfficeError('ARCHIVE_UNSAFE', `Entry '${name}' has a different name in its local header; the document was not parsed.`, { entry: name }),
+  entryLocalSizesDiffer: (name: string) =>
+    new OfficeError('ARCHIVE_UNSAFE', `Entry '${name}' declares different sizes in its local header and the central directory (lying size fields); the document was not parsed.`, { entry: name }),
+  archiveTooManyEntries: (entries: number, maxEntries: number) =>
+    new OfficeError('ARCHIVE_TOO_LARGE', `The archive has ${entries} entries, more than the limit of ${maxEntries}; it was not parsed.`, { entries }),
+  entryNameTwice: (name: string) =>
+    new OfficeError('ARCHIVE_UNSAFE', `The archive has two entries named '${name}' (readers may pick different ones); the document was not parsed.`, { entry: name }),
+  entryEncrypted: (name: string) =>
+    new OfficeError('ARCHIVE_UNSAFE', `Entry '${name}' is encrypted; remove the password and save the document again.`, { entry: name }),
+  entryCompressionUnknown: (name: string, method: number) =>
+    new OfficeError('ARCHIVE_UNSAFE', `Entry '${name}' uses compression method ${method}; only stored and deflated entries are read.`, { entry: name }),
+  archiveNested: (name: string) =>
+    new OfficeError('ARCHIVE_UNSAFE', `The archive contains another archive ('${name}'); nested archives are refused.`, { entry: name }),
+  entryDeclaredTooLarge: (name: string, declared: number, maxEntryBytes: number) =>
+    new OfficeError('ARCHIVE_TOO_LARGE', `Entry '${name}' declares ${declared} bytes, more than the per-entry limit of ${maxEntryBytes}.`, { entry: name }),
+  entryDeclaredRatio: (name: string, maxRatio: number) =>
+    new OfficeError('ARCHIVE_UNSAFE', `Entry '${name}' declares more than ${maxRatio}x its compressed size (a zip bomb pattern); the document was not parsed.`, { entry: name }),
+  archiveDeclaredTotal: (maxTotalBytes: number) =>
+    new OfficeError('ARCHIVE_TOO_LARGE', `The document declares more than ${maxTotalBytes} inflated bytes in all, the limit; it was not parsed.`),
+  partHasDtd: (name: string) =>
+    new OfficeError('ARCHIVE_UNSAFE', `Part '${name}' declares a DTD or entities (an XML entity-expansion pattern Office never writes); the document was not parsed.`, { entry: name }),
+  /** The counter's verdict on an entry as it inflates (`message` from zip-guard.ts inflateLimitError). */
+  entryInflateLimit: (code: 'ARCHIVE_UNSAFE' | 'ARCHIVE_TOO_LARGE', message: string, name: string) => new OfficeError(code, message, { entry: name }),
   zipCorrupt: (reason: string) =>
     new OfficeError('ARCHIVE_CORRUPT', `The document's zip container is damaged or truncated (${reason}); ask for an intact copy or re-save the file.`),
   oleNotZip: () =>

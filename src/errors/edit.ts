@@ -148,6 +148,43 @@ export const editErrors = {
     new ToolError('FILE_TOO_LARGE', `file_text is ${bytesLength} bytes, over TOOLGATE_MAX_WRITE_BYTES (${maxWriteBytes}); create the file in parts (create, then insert).`, { size_bytes: bytesLength, limit_bytes: maxWriteBytes }),
   editorUndoWouldUndoOthers: (rel: string, changedSinceBy: string, yourChangeBackupId: string) =>
     new ToolError('CONFLICT', `${rel} was changed by ${changedSinceBy} after your last change; undoing yours would undo theirs too. Read the file and change it back yourself, or restore_backup a version from list_backups.`, { your_change_backup_id: yourChangeBackupId }),
+  // A malformed V4A patch (src/edit/patch-v4a.ts): `line` is the patch line that is wrong, named before the text
+  // and kept in details; `got` is the offending line as the parser quotes it.
+  patchHunkHeaderMissing: (line: number, path: string, got: string) =>
+    new PatchError('INVALID_PATCH', `Invalid patch at line ${line}: expected '@@' to start the next hunk of ${path}, got ${got}. Each hunk starts with '@@' or '@@ <a line above it, e.g. the enclosing function>'.`, { line }),
+  patchHunkEmptyBeforeEof: (line: number, path: string) =>
+    new PatchError('INVALID_PATCH', `Invalid patch at line ${line}: the hunk of ${path} has no lines before '*** End of File'.`, { line }),
+  patchHunkLineUntagged: (line: number, got: string, path: string) =>
+    new PatchError('INVALID_PATCH', `Invalid patch at line ${line}: unexpected line ${got} in a hunk of ${path}. Every hunk line starts with ' ' (unchanged), '-' (removed) or '+' (added); an unchanged line keeps its own indentation after that first space.`, { line }),
+  patchHunkEmpty: (line: number, path: string) =>
+    new PatchError('INVALID_PATCH', `Invalid patch at line ${line}: a hunk of ${path} has no lines after its '@@' header.`, { line }),
+  patchMarkerWithoutPath: (line: number, marker: string) =>
+    new PatchError('INVALID_PATCH', `Invalid patch at line ${line}: '${marker} ' must be followed by a path.`, { line }),
+  patchEmpty: () => new PatchError('INVALID_PATCH', "The patch is empty. It must start with '*** Begin Patch' and end with '*** End Patch'.", {}),
+  patchHeredocUnclosed: (opening: string, delimiter: string | undefined) =>
+    new PatchError('INVALID_PATCH', `The patch opens a heredoc (${opening}) but its last line is not '${delimiter}'.`, {}),
+  patchHeredocEmpty: () => new PatchError('INVALID_PATCH', 'The heredoc holds no patch.', {}),
+  patchFirstLineNotBegin: (line: number, got: string) =>
+    new PatchError('INVALID_PATCH', `Invalid patch at line ${line}: The first line of the patch must be '*** Begin Patch', got ${got}.`, { line }),
+  patchLastLineNotEnd: (line: number, got: string) =>
+    new PatchError('INVALID_PATCH', `Invalid patch at line ${line}: The last line of the patch must be '*** End Patch', got ${got}.`, { line }),
+  patchAddLineUntagged: (line: number, path: string, got: string) =>
+    new PatchError('INVALID_PATCH', `Invalid patch at line ${line}: every line of '*** Add File: ${path}' must start with '+' (an empty line too: '+'), got ${got}.`, { line }),
+  patchUpdateWithoutHunks: (line: number, path: string) =>
+    new PatchError('INVALID_PATCH', `Invalid patch at line ${line}: '*** Update File: ${path}' has no hunks; add '@@' followed by the lines to change.`, { line }),
+  patchTextAfterEnd: (line: number) =>
+    new PatchError('INVALID_PATCH', `Invalid patch at line ${line}: '*** End Patch' must be the last line; found more after it.`, { line }),
+  /** `endedEarly` when the line looks like a hunk or added line, so the section above it ended too soon. */
+  patchNotFileHeader: (line: number, got: string, endedEarly: boolean) =>
+    new PatchError('INVALID_PATCH', `Invalid patch at line ${line}: ${got} is not a file header. Valid headers: '*** Add File: <path>', '*** Delete File: <path>', '*** Update File: <path>'.${endedEarly ? " If it belongs to the section above, that section ended early: inside *** Add File every line starts with '+' (an empty line is '+')." : ''}`, { line }),
+  patchNamesNoFile: () => new PatchError('INVALID_PATCH', 'The patch names no file: add an *** Add File, *** Update File or *** Delete File section.', {}),
+  patchDiffHoldsOtherPatch: (type: string, path: string) =>
+    new PatchError('INVALID_PATCH', `the ${type} diff for ${path} holds a whole patch for other files or operations; send only this file's ${type === 'create_file' ? "'+' lines" : 'hunks'}.`, {}),
+  patchCreateDiffLineUntagged: (line: number, path: string, got: string) =>
+    new PatchError('INVALID_PATCH', `Invalid patch at line ${line}: every line of the create_file diff for ${path} must start with '+', got ${got}.`, { line }),
+  patchUpdateDiffNotHunk: (line: number, got: string, path: string) =>
+    new PatchError('INVALID_PATCH', `Invalid patch at line ${line}: unexpected ${got} in the update_file diff for ${path}; the diff holds only '@@' hunks.`, { line }),
+  patchUpdateDiffWithoutHunks: (path: string) => new PatchError('INVALID_PATCH', `the update_file diff for ${path} has no hunks.`, {}),
   patchFileInTwoOperations: (path: string, before: number, op: number) =>
     new PatchError('INVALID_PATCH', `The patch names ${path} in more than one file operation (operations ${before + 1} and ${op + 1}); put all changes to a file in one '*** Update File' section.`, { path, operations: [before + 1, op + 1] }),
   // A hunk that does not fit (src/edit/patch-apply.ts); `label` names it: "Hunk 2 (patch line 14) of src/a.ts".

@@ -122,18 +122,6 @@ const DTD_MARKERS = ['<!DOCTYPE', '<!ENTITY'].flatMap((s) => [Buffer.from(s, 'la
 const readFd = promisify(fsRead);
 const EMPTY = Buffer.alloc(0);
 
-function unsafe(message: string, details?: Record<string, unknown>): OfficeError {
-  return new OfficeError('ARCHIVE_UNSAFE', message, details);
-}
-
-function tooLarge(message: string, details?: Record<string, unknown>): OfficeError {
-  return new OfficeError('ARCHIVE_TOO_LARGE', message, details);
-}
-
-function corrupt(reason: string): OfficeError {
-  return E.zipCorrupt(reason);
-}
-
 async function head(source: Buffer | FdSource): Promise<Buffer> {
   if (Buffer.isBuffer(source)) return source.subarray(0, 8);
   const buf = Buffer.alloc(8);
@@ -179,14 +167,14 @@ function readEntries(zip: yauzl.ZipFile): Promise<yauzl.Entry[]> {
 /** Decodes and validates one name; returns it, or throws ARCHIVE_UNSAFE. */
 function checkName(entry: yauzl.Entry, limits: ZipLimits): string {
   const raw = entry.fileNameRaw;
-  if (raw.length === 0) throw unsafe('The archive has an entry with an empty name; the document is malformed and was not parsed.');
+  if (raw.length === 0) throw E.entryNameEmpty();
   if (raw.length > limits.maxNameBytes) {
-    throw unsafe(`The archive has an entry name of ${raw.length} bytes (limit ${limits.maxNameBytes}); the document was not parsed.`);
+    throw E.entryNameTooLong(raw.length, limits.maxNameBytes);
   }
   const name = yauzl.getFileNameLowLevel(entry.generalPurposeBitFlag, raw, entry.extraFields, false);
   // eslint-disable-next-line no-control-regex -- control characters are exactly what is refused here
   const problem = yauzl.validateFileName(name) ?? (/[\u0000-\u001f]/.test(name) ? `control character in ${JSON.stringify(name)}` : null);
-  if (problem) throw unsafe(`The archive has an unsafe entry name (${problem}); the document was not parsed.`, { entry: name });
+  if (problem) throw E.entryNameUnsafe(problem, name);
   return name;
 }
 
@@ -246,7 +234,7 @@ async function inflateCounted(
   try {
     stream = await zip.openReadStreamPromise(entry);
   } catch (err) {
-    throw corrupt(`${name}: ${(err as Error).message}`);
+    throw E.zipCorrupt(`${name}: ${(err as Error).message}`);
   }
   const declared = entry.uncompressedSize;
   let count = 0;
@@ -256,7 +244,7 @@ async function inflateCounted(
     for await (const chunk of stream as AsyncIterable<Buffer>) {
       count += chunk.length;
       const limitError = inflateLimitError(name, count, declared, entry.compressedSize, { ...limits, ratioGraceBytes: RATIO_GRACE_BYTES }, totalSoFar);
-      if (limitError) throw new OfficeError(limitError.code, limitError.message, { entry: name });
+      if (limitError) throw E.entryInflateLimit(limitError.code, limitError.message, name);
       // `target` holds exactly `declared` bytes, and count never passes it here.
       if (count - chunk.length < head.length) chunk.copy(head, count - chunk.length);
       if (target) chunk.copy(target, count - chunk.length);
@@ -265,9 +253,9 @@ async function inflateCounted(
   } catch (err) {
     stream.destroy();
     if (err instanceof OfficeError) throw err;
-    throw corrupt(`${name}: ${(err as Error).message}`);
+    throw E.zipCorrupt(`${name}: ${(err as Error).message}`);
   }
-  if (count !== declared) throw corrupt(`entry '${name}' has ${count} bytes, its header declares ${declared}`);
+  if (count !== declared) throw E.zipCorrupt(`entry '${name}' has ${count} bytes, its header declares ${declared}`);
   return { data: target ? target.subarray(0, count) : EMPTY, crc, head: head.subarray(0, Math.min(count, head.length)) };
 }
 
@@ -286,9 +274,9 @@ async function readCompressed(zip: yauzl.ZipFile, entry: yauzl.Entry, name: stri
       stream.destroy();
     }
   } catch (err) {
-    throw corrupt(`${name}: ${(err as Error).message}`);
+    throw E.zipCorrupt(`${name}: ${(err as Error).message}`);
   }
-  if (count !== target.length) throw corrupt(`entry '${name}' has ${count} compressed bytes, its header declares ${target.length}`);
+  if (count !== target.length) throw E.zipCorrupt(`entry '${name}' has ${count} compressed bytes, its header declares ${target.length}`);
 }
 
 /** Compares the local header with the central directory: two readers that disagree are an attack surface. */
@@ -297,16 +285,16 @@ async function checkLocalHeader(zip: yauzl.ZipFile, entry: yauzl.Entry, name: st
   try {
     local = await zip.readLocalFileHeaderPromise(entry);
   } catch (err) {
-    throw corrupt(`${name}: ${(err as Error).message}`);
+    throw E.zipCorrupt(`${name}: ${(err as Error).message}`);
   }
   if (!local.fileName.equals(entry.fileNameRaw)) {
-    throw unsafe(`Entry '${name}' has a different name in its local header; the document was not parsed.`, { entry: name });
+    throw E.entryLocalNameDiffers(name);
   }
   // Bit 3: sizes come in a data descriptor after the data (the local fields are zero); 0xffffffff: zip64.
   const deferred = (local.generalPurposeBitFlag & 0x8) !== 0;
   const sizesMatch = (localSize: number, centralSize: number) => localSize === 0xffffffff || localSize === centralSize || (deferred && localSize === 0);
   if (!sizesMatch(local.compressedSize, entry.compressedSize) || !sizesMatch(local.uncompressedSize, entry.uncompressedSize)) {
-    throw unsafe(`Entry '${name}' declares different sizes in its local header and the central directory (lying size fields); the document was not parsed.`, { entry: name });
+    throw E.entryLocalSizesDiffer(name);
   }
 }
 
@@ -321,19 +309,19 @@ export async function checkZip(source: Buffer | FdSource, options: CheckOptions 
   try {
     zip = await open(source);
   } catch (err) {
-    throw corrupt((err as Error).message);
+    throw E.zipCorrupt((err as Error).message);
   }
   let closeLater = false;
   try {
     // The count is known from the end record before a single entry is read.
     if (zip.entryCount > limits.maxEntries) {
-      throw tooLarge(`The archive has ${zip.entryCount} entries, more than the limit of ${limits.maxEntries}; it was not parsed.`, { entries: zip.entryCount });
+      throw E.archiveTooManyEntries(zip.entryCount, limits.maxEntries);
     }
     let entries: yauzl.Entry[];
     try {
       entries = await readEntries(zip);
     } catch (err) {
-      throw corrupt((err as Error).message);
+      throw E.zipCorrupt((err as Error).message);
     }
 
     // First pass, headers only: names, flags and declared sizes, before anything is inflated.
@@ -343,27 +331,27 @@ export async function checkZip(source: Buffer | FdSource, options: CheckOptions 
     let declaredTotal = 0;
     for (const entry of entries) {
       const name = checkName(entry, limits);
-      if (names.has(name)) throw unsafe(`The archive has two entries named '${name}' (readers may pick different ones); the document was not parsed.`, { entry: name });
+      if (names.has(name)) throw E.entryNameTwice(name);
       names.add(name);
       if (name.endsWith('/')) continue;
       if (options.skip?.(name)) {
         skipped.push(name);
         continue;
       }
-      if (entry.isEncrypted()) throw unsafe(`Entry '${name}' is encrypted; remove the password and save the document again.`, { entry: name });
+      if (entry.isEncrypted()) throw E.entryEncrypted(name);
       if (entry.compressionMethod !== 0 && entry.compressionMethod !== 8) {
-        throw unsafe(`Entry '${name}' uses compression method ${entry.compressionMethod}; only stored and deflated entries are read.`, { entry: name });
+        throw E.entryCompressionUnknown(name, entry.compressionMethod);
       }
-      if (NESTED_NAME.test(name)) throw unsafe(`The archive contains another archive ('${name}'); nested archives are refused.`, { entry: name });
+      if (NESTED_NAME.test(name)) throw E.archiveNested(name);
       if (entry.uncompressedSize > limits.maxEntryBytes) {
-        throw tooLarge(`Entry '${name}' declares ${entry.uncompressedSize} bytes, more than the per-entry limit of ${limits.maxEntryBytes}.`, { entry: name });
+        throw E.entryDeclaredTooLarge(name, entry.uncompressedSize, limits.maxEntryBytes);
       }
       if (entry.uncompressedSize > RATIO_GRACE_BYTES && entry.uncompressedSize > limits.maxRatio * Math.max(entry.compressedSize, 1)) {
-        throw unsafe(`Entry '${name}' declares more than ${limits.maxRatio}x its compressed size (a zip bomb pattern); the document was not parsed.`, { entry: name });
+        throw E.entryDeclaredRatio(name, limits.maxRatio);
       }
       declaredTotal += entry.uncompressedSize;
       if (declaredTotal > limits.maxTotalBytes) {
-        throw tooLarge(`The document declares more than ${limits.maxTotalBytes} inflated bytes in all, the limit; it was not parsed.`);
+        throw E.archiveDeclaredTotal(limits.maxTotalBytes);
       }
       wanted.push({ entry, name });
     }
@@ -400,9 +388,9 @@ export async function checkZip(source: Buffer | FdSource, options: CheckOptions 
       const { data, crc } = await inflateCounted(zip, entry, name, limits, total, layout.slot(i));
       layout.setCrc(i, crc);
       total += data.length;
-      if (isNestedArchive(name, data.subarray(0, 4))) throw unsafe(`The archive contains another archive ('${name}'); nested archives are refused.`, { entry: name });
+      if (isNestedArchive(name, data.subarray(0, 4))) throw E.archiveNested(name);
       if (hasDtd(name, data)) {
-        throw unsafe(`Part '${name}' declares a DTD or entities (an XML entity-expansion pattern Office never writes); the document was not parsed.`, { entry: name });
+        throw E.partHasDtd(name);
       }
       out.set(name, data);
     }
@@ -415,7 +403,7 @@ export async function checkZip(source: Buffer | FdSource, options: CheckOptions 
           const keep = wantedNames.has(name);
           const { data, head } = await inflateCounted(zip, entry, name, limits, total, keep ? Buffer.allocUnsafeSlow(entry.uncompressedSize) : null);
           total += entry.uncompressedSize;
-          if (isNestedArchive(name, head)) throw unsafe(`The archive contains another archive ('${name}'); nested archives are refused.`, { entry: name });
+          if (isNestedArchive(name, head)) throw E.archiveNested(name);
           if (keep) held.set(name, data);
         }
       } finally {
