@@ -43,6 +43,36 @@ export class OfficeError extends Error {
 }
 
 export const documentErrors = {
+  // The office runner (src/office/run.ts) and the range selector, on the main thread.
+  parserFailed: (message: string) => new OfficeError('DOCUMENT_INVALID', `The document parser failed (${message}).`),
+  parserTimedOut: (timeoutMs: number) =>
+    new OfficeError('TIMEOUT', `Parsing the document took longer than ${timeoutMs} ms and was stopped; try a smaller document or, for a workbook, one sheet or range.`),
+  parserOverMemory: (memoryMb: number) =>
+    new OfficeError('ARCHIVE_TOO_LARGE', `Parsing the document needs more than the ${memoryMb} MiB memory limit; try a smaller document or, for a workbook, one sheet or range.`),
+  parserStopped: (message: string) => new OfficeError('DOCUMENT_INVALID', `The document parser stopped unexpectedly (${message}).`),
+  /** `what` is the kind of document asked for ('.docx document'); `message` the parser's reason. */
+  documentUnreadableZip: (what: string, message: string) => new OfficeError('DOCUMENT_INVALID', `The file is a zip archive but not a readable ${what} (${message}).`),
+  /** The worker's own typed error, passed on with its code and text. */
+  workerOfficeError: (code: OfficeErrorCode, message: string) => new OfficeError(code, message),
+  notOfficeZip: (what: string) => new OfficeError('DOCUMENT_INVALID', `The file is a zip archive but not a ${what} (no Office Open XML parts); check the file type.`),
+  parserWrongKind: () => new OfficeError('DOCUMENT_INVALID', 'The document parser answered for the wrong kind of document.'),
+  // Legacy .xls (BIFF in an OLE container) is refused: the npm `xlsx` package (SheetJS) is frozen at 0.18.5
+  // with published advisories (prototype pollution, ReDoS) fixed only in releases that are not on the
+  // registry, `@e965/xlsx` is one person's unofficial republish of them, and no other maintained reader
+  // exists. The zip guard cannot vouch for an OLE file either, so the parser would see raw hostile input.
+  xlsRefused: () =>
+    new OfficeError(
+      'UNSUPPORTED_FORMAT',
+      'Legacy .xls workbooks are not read: no maintained reader without published advisories is available. Save the workbook as .xlsx (Excel or LibreOffice: Save As) and read that file.',
+    ),
+  xlsbRefused: () => new OfficeError('UNSUPPORTED_FORMAT', 'Binary .xlsb workbooks are not read; save the workbook as .xlsx and read that file.'),
+  oleRefused: () =>
+    new OfficeError(
+      'UNSUPPORTED_FORMAT',
+      'The file is an OLE compound file: a legacy .xls workbook or a password-protected one. Legacy .xls workbooks are not read: no maintained reader without published advisories is available. Save the workbook as .xlsx (Excel or LibreOffice: Save As) and read that file.',
+    ),
+  rangeNotA1: (range: string) => new OfficeError('INVALID_SELECTOR', `Range '${range}' is not an A1 range; use e.g. 'A1:C10', 'B2' or 'Sheet1!A1:C10'.`),
+  rangeOutsideSheet: (range: string) => new OfficeError('INVALID_SELECTOR', `Range '${range}' is outside a worksheet (A1:XFD1048576).`),
   /** An OfficeError as the envelope's error: the document named before its message, its finer code in `details.office_code`. */
   documentUnreadable: (rel: string, code: OfficeErrorCode, message: string, details: Record<string, unknown> | undefined) =>
     new ToolError(OFFICE_ERROR_ENVELOPE[code], `'${rel}': ${message}`, { ...details, office_code: code }),

@@ -9,6 +9,7 @@ import { createRequire } from 'node:module';
 import { memoryBudget } from '../workspace/memory-budget.js';
 import { BoundedPool, handlerSource, WorkerFailure, type WorkerJobError } from '../workers/bounded-pool.js';
 import { docxToMarkdown, type HeldImages, type RawAttachment } from './docx.js';
+import { E } from '../errors.js';
 import { OfficeError, isOfficeErrorCode } from './errors.js';
 import { officeWorkerJob, type ParserModules, type WorkerJob, type WorkerReply } from './worker.js';
 import { XlsxText, type SheetSummary } from './xlsx.js';
@@ -102,12 +103,6 @@ const STREAMED_PARTS = /^xl\/(worksheets\/[^/]+|sharedStrings)\.xml$/;
 
 const OLE_MAGIC = Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]);
 
-// Legacy .xls (BIFF in an OLE container) is refused: the npm `xlsx` package (SheetJS) is frozen at 0.18.5
-// with published advisories (prototype pollution, ReDoS) fixed only in releases that are not on the
-// registry, `@e965/xlsx` is one person's unofficial republish of them, and no other maintained reader
-// exists. The zip guard cannot vouch for an OLE file either, so the parser would see raw hostile input.
-const XLS_REFUSED =
-  'Legacy .xls workbooks are not read: no maintained reader without published advisories is available. Save the workbook as .xlsx (Excel or LibreOffice: Save As) and read that file.';
 
 let modules: ParserModules | undefined;
 
@@ -195,23 +190,23 @@ async function runInWorker(job: WorkerJob, transfer: ArrayBuffer[], timeoutMs: n
   } catch (err) {
     if (!(err instanceof WorkerFailure)) {
       const e = err as WorkerJobError;
-      throw new OfficeError('DOCUMENT_INVALID', `The document parser failed (${e.message}).`);
+      throw E.parserFailed(e.message);
     }
     if (err.kind === 'timeout') {
-      throw new OfficeError('TIMEOUT', `Parsing the document took longer than ${timeoutMs} ms and was stopped; try a smaller document or, for a workbook, one sheet or range.`);
+      throw E.parserTimedOut(timeoutMs);
     }
     if (err.kind === 'memory') {
-      throw new OfficeError('ARCHIVE_TOO_LARGE', `Parsing the document needs more than the ${memoryMb} MiB memory limit; try a smaller document or, for a workbook, one sheet or range.`);
+      throw E.parserOverMemory(memoryMb);
     }
     if (err.kind === 'aborted') throw err.reason ?? err;
-    throw new OfficeError('DOCUMENT_INVALID', `The document parser stopped unexpectedly (${err.message}).`);
+    throw E.parserStopped(err.message);
   }
 }
 
 function replyError(reply: Extract<WorkerReply, { ok: false }>, what: string): OfficeError {
   const code = isOfficeErrorCode(reply.code) ? reply.code : 'DOCUMENT_INVALID';
-  if (code === 'DOCUMENT_INVALID') return new OfficeError(code, `The file is a zip archive but not a readable ${what} (${reply.message}).`);
-  return new OfficeError(code, reply.message);
+  if (code === 'DOCUMENT_INVALID') return E.documentUnreadableZip(what, reply.message);
+  return E.workerOfficeError(code, reply.message);
 }
 
 /** Cuts `text` to at most `maxBytes` UTF-8 bytes, at the last line end that fits (else at a character). */
@@ -260,7 +255,7 @@ async function parseOoxml(
           ...(hold ? { hold: { match: (name: string) => hold.test(name), placeholder: (name: string) => Buffer.from(heldPrefix + name, 'utf8') } } : {}),
         });
         if (!archive.entries.has('[Content_Types].xml') || ![...archive.entries.keys()].some((n) => mainPart.test(n))) {
-          throw new OfficeError('DOCUMENT_INVALID', `The file is a zip archive but not a ${what} (no Office Open XML parts); check the file type.`);
+          throw E.notOfficeZip(what);
         }
         // Only the stored copy (and the deferred parts, still compressed) outlive this function: the inflated
         // entries, views into the stored copy, are located by offset.
@@ -307,7 +302,7 @@ export async function readDocx(source: Buffer | FdSource, options: OfficeReadOpt
     { hold: DOCX_MEDIA },
   );
   if (!reply.ok) throw replyError(reply, '.docx document');
-  if (reply.kind !== 'docx') throw new OfficeError('DOCUMENT_INVALID', 'The document parser answered for the wrong kind of document.');
+  if (reply.kind !== 'docx') throw E.parserWrongKind();
   const { text, truncated } = capText(reply.result.markdown, o.maxOutputBytes);
   return { text, truncated, attachments: toAttachments(reply.result.attachments, held), imagesOmitted: reply.result.imagesOmitted, warnings: reply.result.warnings, inflatedBytes };
 }
@@ -316,10 +311,10 @@ export async function readDocx(source: Buffer | FdSource, options: OfficeReadOpt
 export async function readExcel(source: Buffer | FdSource, options: ExcelReadOptions = {}): Promise<OfficeReadResult> {
   const o = { ...OFFICE_DEFAULTS, ...options };
   const name = options.fileName?.toLowerCase() ?? '';
-  if (name.endsWith('.xls')) throw new OfficeError('UNSUPPORTED_FORMAT', XLS_REFUSED);
-  if (name.endsWith('.xlsb')) throw new OfficeError('UNSUPPORTED_FORMAT', 'Binary .xlsb workbooks are not read; save the workbook as .xlsx and read that file.');
+  if (name.endsWith('.xls')) throw E.xlsRefused();
+  if (name.endsWith('.xlsb')) throw E.xlsbRefused();
   if (Buffer.isBuffer(source) && source.subarray(0, 8).equals(OLE_MAGIC)) {
-    throw new OfficeError('UNSUPPORTED_FORMAT', `The file is an OLE compound file: a legacy .xls workbook or a password-protected one. ${XLS_REFUSED}`);
+    throw E.oleRefused();
   }
   const base = { sheet: options.sheet, formulas: options.formulas ?? false, maxOutputBytes: o.maxOutputBytes, maxImages: o.maxImages, maxImageBytes: o.maxImageBytes };
   // Both reads stream the sheet XML: the worksheets stay compressed until the worker inflates them, a range
@@ -336,7 +331,7 @@ export async function readExcel(source: Buffer | FdSource, options: ExcelReadOpt
     ({ reply, inflatedBytes } = await read((parts) => ({ kind: 'xlsx', zip: parts.parts, modules: parserModules(), options: base }), false));
   }
   if (!reply.ok) throw replyError(reply, '.xlsx workbook');
-  if (reply.kind !== 'xlsx') throw new OfficeError('DOCUMENT_INVALID', 'The document parser answered for the wrong kind of document.');
+  if (reply.kind !== 'xlsx') throw E.parserWrongKind();
   const r = reply.result;
   // The worker already stopped at the cap; capText only guards the invariant.
   const capped = capText(r.text, o.maxOutputBytes);

@@ -9,7 +9,7 @@
 // xlsxRangeToText is shipped to the worker as source text (Function#toString), so it must be
 // self-contained: no imports and nothing from outside its body; libraries and helpers come as arguments.
 import type { ConvertedWorkbook, SheetSummary, XlsxOptions, XlsxText } from './xlsx.js';
-import { OfficeError } from './errors.js';
+import { E } from '../errors.js';
 import type { Area, CellValue, PartHandlers, RawCell, RowSkip, XlsxParts, XlsxStreamInput, XlsxStreamLibraries } from './xlsx-parts.js';
 
 export type { DeferredPart, XlsxStreamInput, XlsxStreamLibraries } from './xlsx-parts.js';
@@ -240,12 +240,12 @@ export async function xlsxRangeToText(libs: XlsxRangeLibraries, input: XlsxStrea
 export function parseA1Range(range: string): XlsxRangeOptions['bounds'] {
   const columnNumber = (letters: string): number => [...letters.toUpperCase()].reduce((n, ch) => n * 26 + ch.charCodeAt(0) - 64, 0);
   const m = /^(?:(?:'((?:[^']|'')+)'|([^!]+))!)?\$?([A-Za-z]{1,3})\$?(\d{1,7})(?::\$?([A-Za-z]{1,3})\$?(\d{1,7}))?$/.exec(range.trim());
-  if (!m) throw new OfficeError('INVALID_SELECTOR', `Range '${range}' is not an A1 range; use e.g. 'A1:C10', 'B2' or 'Sheet1!A1:C10'.`);
+  if (!m) throw E.rangeNotA1(range);
   const sheet = m[1] !== undefined ? m[1].replace(/''/g, "'") : m[2];
   const c1 = columnNumber(m[3] as string);
   const r1 = Number(m[4]);
   const c2 = m[5] !== undefined ? columnNumber(m[5]) : c1;
   const r2 = m[6] !== undefined ? Number(m[6]) : r1;
-  if (r1 < 1 || r2 < 1 || c1 > 16384 || c2 > 16384 || r1 > 1048576 || r2 > 1048576) throw new OfficeError('INVALID_SELECTOR', `Range '${range}' is outside a worksheet (A1:XFD1048576).`);
+  if (r1 < 1 || r2 < 1 || c1 > 16384 || c2 > 16384 || r1 > 1048576 || r2 > 1048576) throw E.rangeOutsideSheet(range);
   return { ...(sheet !== undefined ? { sheet } : {}), top: Math.min(r1, r2), left: Math.min(c1, c2), bottom: Math.max(r1, r2), right: Math.max(c1, c2) };
 }

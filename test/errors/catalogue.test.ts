@@ -61,7 +61,7 @@ describe('the catalogue', () => {
     const arg = ['x'];
     const wrong: string[] = [];
     for (const [name, factory] of Object.entries(E) as [string, (...args: unknown[]) => unknown][]) {
-      if (name === 'patchFailed' || name === 'documentUnreadable' || name === 'fromEditWorker' || name === 'entryInflateLimit') continue; // codes given by the caller, below
+      if (name === 'patchFailed' || name === 'documentUnreadable' || name === 'fromEditWorker' || name === 'entryInflateLimit' || name === 'workerOfficeError') continue; // codes given by the caller, below
       const err = factory(...Array.from({ length: factory.length }, () => arg));
       const known =
         err instanceof ToolError ? err.code in ERROR_STATUS
@@ -91,6 +91,8 @@ describe('the catalogue', () => {
     expect([office.code, office.httpStatus, office.message, office.details]).toEqual(['FILE_TOO_LARGE', 413, "'a.docx': Too many entries.", { entries: 9, office_code: 'ARCHIVE_TOO_LARGE' }]);
     const inflated = E.entryInflateLimit('ARCHIVE_UNSAFE', 'Entry lies.', 'word/document.xml');
     expect([inflated.code, inflated.envelopeCode, inflated.message, inflated.details]).toEqual(['ARCHIVE_UNSAFE', 'ENCODING_ERROR', 'Entry lies.', { entry: 'word/document.xml' }]);
+    const fromWorker = E.workerOfficeError('INVALID_SELECTOR', 'No sheet named X.');
+    expect([fromWorker.code, fromWorker.envelopeCode, fromWorker.message]).toEqual(['INVALID_SELECTOR', 'INVALID_PARAM', 'No sheet named X.']);
   });
 
   it('answers the approval flow with ApprovalErrors that are ToolErrors of the one status table', () => {
