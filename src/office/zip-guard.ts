@@ -298,6 +298,12 @@ async function checkLocalHeader(zip: yauzl.ZipFile, entry: yauzl.Entry, name: st
   }
 }
 
+/** An entry that passed the header checks, with the name checkName decoded. */
+interface WantedEntry {
+  entry: yauzl.Entry;
+  name: string;
+}
+
 /**
  * Checks every entry of the zip in `source` against `limits` and returns the inflated entries the parser may
  * read. Throws OfficeError: NOT_AN_ARCHIVE, ARCHIVE_CORRUPT, ARCHIVE_TOO_LARGE or ARCHIVE_UNSAFE.
@@ -323,107 +329,143 @@ export async function checkZip(source: Buffer | FdSource, options: CheckOptions 
     } catch (err) {
       throw E.zipCorrupt((err as Error).message);
     }
-
-    // First pass, headers only: names, flags and declared sizes, before anything is inflated.
-    const names = new Set<string>();
-    let wanted: Array<{ entry: yauzl.Entry; name: string }> = [];
-    const skipped: string[] = [];
-    let declaredTotal = 0;
-    for (const entry of entries) {
-      const name = checkName(entry, limits);
-      if (names.has(name)) throw E.entryNameTwice(name);
-      names.add(name);
-      if (name.endsWith('/')) continue;
-      if (options.skip?.(name)) {
-        skipped.push(name);
-        continue;
-      }
-      if (entry.isEncrypted()) throw E.entryEncrypted(name);
-      if (entry.compressionMethod !== 0 && entry.compressionMethod !== 8) {
-        throw E.entryCompressionUnknown(name, entry.compressionMethod);
-      }
-      if (NESTED_NAME.test(name)) throw E.archiveNested(name);
-      if (entry.uncompressedSize > limits.maxEntryBytes) {
-        throw E.entryDeclaredTooLarge(name, entry.uncompressedSize, limits.maxEntryBytes);
-      }
-      if (entry.uncompressedSize > RATIO_GRACE_BYTES && entry.uncompressedSize > limits.maxRatio * Math.max(entry.compressedSize, 1)) {
-        throw E.entryDeclaredRatio(name, limits.maxRatio);
-      }
-      declaredTotal += entry.uncompressedSize;
-      if (declaredTotal > limits.maxTotalBytes) {
-        throw E.archiveDeclaredTotal(limits.maxTotalBytes);
-      }
-      wanted.push({ entry, name });
-    }
-
+    const { wanted, skipped, declaredTotal } = checkHeaders(entries, limits, options);
     await options.beforeInflate?.(declaredTotal);
     const later = wanted.filter(({ name }) => options.defer?.(name) === true);
-    const deferredEntries: DeferredEntry[] = [];
-    const deferred = Buffer.allocUnsafeSlow(later.reduce((n, { entry }) => n + entry.compressedSize, 0));
-    for (const { entry, name } of later) {
-      await checkLocalHeader(zip, entry, name);
-      const offset = deferredEntries.reduce((n, e) => n + e.length, 0);
-      await readCompressed(zip, entry, name, deferred.subarray(offset, offset + entry.compressedSize));
-      deferredEntries.push({ name, offset, length: entry.compressedSize, method: entry.compressionMethod, declared: entry.uncompressedSize });
-    }
-    if (later.length > 0) wanted = wanted.filter((w) => !later.includes(w));
-    // Second pass: inflate under the counter into the stored zip (a held entry into its own buffer, its
-    // placeholder into the zip), then look inside.
-    // An XML part is never held: the DTD check reads it whole.
-    const placeholders = wanted.map(({ name }) => (options.hold?.match(name) && !XML_NAME.test(name) ? options.hold.placeholder(name) : undefined));
-    const layout = new StoredZipWriter(wanted.map(({ entry, name }, i) => ({ name, size: placeholders[i]?.length ?? entry.uncompressedSize })));
-    const out = new Map<string, Buffer>();
-    let total = 0;
-    const heldEntries = new Map<string, yauzl.Entry>();
-    for (const [i, { entry, name }] of wanted.entries()) {
-      await checkLocalHeader(zip, entry, name);
-      const placeholder = placeholders[i];
-      if (placeholder) {
-        // Inflated and checked by readHeld, once the parser (which never sees these bytes) is done.
-        placeholder.copy(layout.slot(i));
-        layout.setCrc(i, crc32(placeholder));
-        heldEntries.set(name, entry);
-        continue;
-      }
-      const { data, crc } = await inflateCounted(zip, entry, name, limits, total, layout.slot(i));
-      layout.setCrc(i, crc);
-      total += data.length;
-      if (isNestedArchive(name, data.subarray(0, 4))) throw E.archiveNested(name);
-      if (hasDtd(name, data)) {
-        throw E.partHasDtd(name);
-      }
-      out.set(name, data);
-    }
-    const readHeld = async (names: Iterable<string>): Promise<Map<string, Buffer>> => {
-      const wantedNames = new Set(names);
-      const held = new Map<string, Buffer>();
-      try {
-        // Every held entry passes the counter and the checks, as all others did; only those asked for are kept.
-        for (const [name, entry] of heldEntries) {
-          const keep = wantedNames.has(name);
-          const { data, head } = await inflateCounted(zip, entry, name, limits, total, keep ? Buffer.allocUnsafeSlow(entry.uncompressedSize) : null);
-          total += entry.uncompressedSize;
-          if (isNestedArchive(name, head)) throw E.archiveNested(name);
-          if (keep) held.set(name, data);
-        }
-      } finally {
-        if (Buffer.isBuffer(source)) zip.close();
-      }
-      return held;
-    };
-    closeLater = heldEntries.size > 0;
+    const { deferred, deferredEntries } = await readDeferred(zip, later);
+    const inflated = await inflateWanted(zip, later.length > 0 ? wanted.filter((w) => !later.includes(w)) : wanted, limits, options);
+    closeLater = inflated.heldEntries.size > 0;
     return {
-      entries: out,
-      held: new Map([...heldEntries].map(([name, entry]) => [name, entry.uncompressedSize])),
-      readHeld,
-      stored: layout.finish(),
+      entries: inflated.out,
+      held: new Map([...inflated.heldEntries].map(([name, entry]) => [name, entry.uncompressedSize])),
+      readHeld: heldReader(zip, source, inflated.heldEntries, limits, inflated.total),
+      stored: inflated.stored,
       skipped,
-      inflatedBytes: total,
+      inflatedBytes: inflated.total,
       deferred, deferredEntries, limits: { ...limits, ratioGraceBytes: RATIO_GRACE_BYTES } };
   } finally {
     // yauzl's close() also closes a file descriptor, which belongs to the caller; with entries held, readHeld closes.
     if (Buffer.isBuffer(source) && !closeLater) zip.close();
   }
+}
+
+/** First pass, headers only: names, flags and declared sizes, before anything is inflated. */
+function checkHeaders(entries: yauzl.Entry[], limits: ZipLimits, options: CheckOptions): { wanted: WantedEntry[]; skipped: string[]; declaredTotal: number } {
+  const names = new Set<string>();
+  const wanted: WantedEntry[] = [];
+  const skipped: string[] = [];
+  let declaredTotal = 0;
+  for (const entry of entries) {
+    const name = checkName(entry, limits);
+    if (names.has(name)) throw E.entryNameTwice(name);
+    names.add(name);
+    if (name.endsWith('/')) continue;
+    if (options.skip?.(name)) {
+      skipped.push(name);
+      continue;
+    }
+    checkEntryHeader(entry, name, limits);
+    declaredTotal += entry.uncompressedSize;
+    if (declaredTotal > limits.maxTotalBytes) {
+      throw E.archiveDeclaredTotal(limits.maxTotalBytes);
+    }
+    wanted.push({ entry, name });
+  }
+  return { wanted, skipped, declaredTotal };
+}
+
+/** One wanted entry's flags, method, name and declared sizes, against the limits. */
+function checkEntryHeader(entry: yauzl.Entry, name: string, limits: ZipLimits): void {
+  if (entry.isEncrypted()) throw E.entryEncrypted(name);
+  if (entry.compressionMethod !== 0 && entry.compressionMethod !== 8) {
+    throw E.entryCompressionUnknown(name, entry.compressionMethod);
+  }
+  if (NESTED_NAME.test(name)) throw E.archiveNested(name);
+  if (entry.uncompressedSize > limits.maxEntryBytes) {
+    throw E.entryDeclaredTooLarge(name, entry.uncompressedSize, limits.maxEntryBytes);
+  }
+  if (entry.uncompressedSize > RATIO_GRACE_BYTES && entry.uncompressedSize > limits.maxRatio * Math.max(entry.compressedSize, 1)) {
+    throw E.entryDeclaredRatio(name, limits.maxRatio);
+  }
+}
+
+/** Copies the deferred entries' compressed bytes one after another into one buffer (CheckOptions.defer). */
+async function readDeferred(zip: yauzl.ZipFile, later: WantedEntry[]): Promise<{ deferred: Buffer; deferredEntries: DeferredEntry[] }> {
+  const deferredEntries: DeferredEntry[] = [];
+  const deferred = Buffer.allocUnsafeSlow(later.reduce((n, { entry }) => n + entry.compressedSize, 0));
+  for (const { entry, name } of later) {
+    await checkLocalHeader(zip, entry, name);
+    const offset = deferredEntries.reduce((n, e) => n + e.length, 0);
+    await readCompressed(zip, entry, name, deferred.subarray(offset, offset + entry.compressedSize));
+    deferredEntries.push({ name, offset, length: entry.compressedSize, method: entry.compressionMethod, declared: entry.uncompressedSize });
+  }
+  return { deferred, deferredEntries };
+}
+
+/**
+ * Second pass: inflates under the counter into the stored zip (a held entry into its own buffer, its
+ * placeholder into the zip), then looks inside.
+ */
+async function inflateWanted(
+  zip: yauzl.ZipFile,
+  wanted: WantedEntry[],
+  limits: ZipLimits,
+  options: CheckOptions,
+): Promise<{ out: Map<string, Buffer>; stored: Buffer; total: number; heldEntries: Map<string, yauzl.Entry> }> {
+  // An XML part is never held: the DTD check reads it whole.
+  const placeholders = wanted.map(({ name }) => (options.hold?.match(name) && !XML_NAME.test(name) ? options.hold.placeholder(name) : undefined));
+  const layout = new StoredZipWriter(wanted.map(({ entry, name }, i) => ({ name, size: placeholders[i]?.length ?? entry.uncompressedSize })));
+  const out = new Map<string, Buffer>();
+  let total = 0;
+  const heldEntries = new Map<string, yauzl.Entry>();
+  for (const [i, { entry, name }] of wanted.entries()) {
+    await checkLocalHeader(zip, entry, name);
+    const placeholder = placeholders[i];
+    if (placeholder) {
+      // Inflated and checked by readHeld, once the parser (which never sees these bytes) is done.
+      placeholder.copy(layout.slot(i));
+      layout.setCrc(i, crc32(placeholder));
+      heldEntries.set(name, entry);
+      continue;
+    }
+    const { data, crc } = await inflateCounted(zip, entry, name, limits, total, layout.slot(i));
+    layout.setCrc(i, crc);
+    total += data.length;
+    if (isNestedArchive(name, data.subarray(0, 4))) throw E.archiveNested(name);
+    if (hasDtd(name, data)) {
+      throw E.partHasDtd(name);
+    }
+    out.set(name, data);
+  }
+  return { out, stored: layout.finish(), total, heldEntries };
+}
+
+/** CheckedArchive.readHeld: the held entries, inflated under the same counters after `totalSoFar` bytes. */
+function heldReader(
+  zip: yauzl.ZipFile,
+  source: Buffer | FdSource,
+  heldEntries: Map<string, yauzl.Entry>,
+  limits: ZipLimits,
+  totalSoFar: number,
+): (names: Iterable<string>) => Promise<Map<string, Buffer>> {
+  let total = totalSoFar;
+  return async (names) => {
+    const wantedNames = new Set(names);
+    const held = new Map<string, Buffer>();
+    try {
+      // Every held entry passes the counter and the checks, as all others did; only those asked for are kept.
+      for (const [name, entry] of heldEntries) {
+        const keep = wantedNames.has(name);
+        const { data, head } = await inflateCounted(zip, entry, name, limits, total, keep ? Buffer.allocUnsafeSlow(entry.uncompressedSize) : null);
+        total += entry.uncompressedSize;
+        if (isNestedArchive(name, head)) throw E.archiveNested(name);
+        if (keep) held.set(name, data);
+      }
+    } finally {
+      if (Buffer.isBuffer(source)) zip.close();
+    }
+    return held;
+  };
 }
 
 /**
