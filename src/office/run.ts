@@ -13,7 +13,7 @@ import { E } from '../errors.js';
 import { OfficeError, isOfficeErrorCode } from './errors.js';
 import { officeWorkerJob, type ParserModules, type WorkerJob, type WorkerReply } from './worker.js';
 import { XlsxText, type SheetSummary } from './xlsx.js';
-import { parseA1Range, xlsxRangeToText, type XlsxStreamInput } from './xlsx-stream.js';
+import { parseA1Range, XlsxRange, type XlsxStreamInput } from './xlsx-stream.js';
 import { XlsxFirstRows } from './xlsx-first-rows.js';
 import { XlsxParts } from './xlsx-parts.js';
 import { checkZip, inflateLimitError, storedZip, type FdSource, type ZipLimits } from './zip-guard.js';
@@ -173,7 +173,7 @@ function poolFor(memoryMb: number, youngMb: number): BoundedPool {
   if (!pool) {
     pool = new BoundedPool({
       name: 'office',
-      handler: handlerSource(officeWorkerJob, docxToMarkdown, XlsxText, xlsxRangeToText, inflateLimitError, XlsxParts, XlsxFirstRows),
+      handler: handlerSource(officeWorkerJob, docxToMarkdown, XlsxText, XlsxRange, inflateLimitError, XlsxParts, XlsxFirstRows),
       size: OFFICE_DEFAULTS.concurrency,
       reuse: false,
       resourceLimits: { maxOldGenerationSizeMb: memoryMb, maxYoungGenerationSizeMb: youngMb, stackSizeMb: 4 },

@@ -9,7 +9,7 @@
 import type { ConvertedDocx, DocxLibraries, HeldImages, ImageLimits, RawAttachment } from './docx.js';
 import type { OfficeErrorCode } from './errors.js';
 import type { ConvertedWorkbook, XlsxOptions, XlsxText } from './xlsx.js';
-import type { XlsxRangeLibraries, XlsxRangeOptions, XlsxStreamInput, XlsxStreamLibraries } from './xlsx-stream.js';
+import type { XlsxRange, XlsxRangeOptions, XlsxStreamInput, XlsxStreamLibraries } from './xlsx-stream.js';
 import type { XlsxFirstRows } from './xlsx-first-rows.js';
 import type { XlsxParts } from './xlsx-parts.js';
 
@@ -41,7 +41,7 @@ export type WorkerReply =
 export interface Converters {
   docx: (libs: DocxLibraries, zip: Buffer, limits: ImageLimits & { held?: HeldImages }) => Promise<ConvertedDocx>;
   xlsx: typeof XlsxText;
-  xlsxRange: (libs: XlsxRangeLibraries, input: XlsxStreamInput, opts: XlsxRangeOptions) => Promise<ConvertedWorkbook & { inflatedBytes: number }>;
+  xlsxRange: typeof XlsxRange;
   inflateLimitError: XlsxStreamLibraries['inflateLimitError'];
   parts: typeof XlsxParts;
   firstRows: typeof XlsxFirstRows;
@@ -85,7 +85,7 @@ export async function officeWorkerJob(
         XlsxText: xlsx,
       };
       if (job.kind === 'xlsx-range') {
-        const result = await xlsxRange(libs, job.input, job.options);
+        const result = await xlsxRange.read(libs, job.input, job.options);
         attachments = result.attachments;
         reply = { ok: true, kind: 'xlsx', result };
       } else {

@@ -6,11 +6,11 @@
 // helpers), so a range reads as the same cells of a whole-sheet read. What this does not see, and why:
 // docs/operations.md, "Office documents".
 //
-// xlsxRangeToText is shipped to the worker as source text (Function#toString), so it must be
-// self-contained: no imports and nothing from outside its body; libraries and helpers come as arguments.
+// XlsxRange is shipped to the worker as source text (Function#toString), so it must be self-contained: no
+// imports and nothing from outside its body; libraries and helpers come as arguments.
 import type { ConvertedWorkbook, SheetSummary, XlsxOptions, XlsxText } from './xlsx.js';
 import { E } from '../errors.js';
-import type { Area, CellValue, PartHandlers, RawCell, RowSkip, XlsxParts, XlsxStreamInput, XlsxStreamLibraries } from './xlsx-parts.js';
+import type { Area, CellValue, PartHandlers, RawCell, Relationship, RowSkip, XlsxParts, XlsxStreamInput, XlsxStreamLibraries } from './xlsx-parts.js';
 
 export type { DeferredPart, XlsxStreamInput, XlsxStreamLibraries } from './xlsx-parts.js';
 
@@ -24,146 +24,182 @@ export interface XlsxRangeOptions extends XlsxOptions {
   bounds: { sheet?: string; top: number; left: number; bottom: number; right: number };
 }
 
-export async function xlsxRangeToText(libs: XlsxRangeLibraries, input: XlsxStreamInput, opts: XlsxRangeOptions): Promise<ConvertedWorkbook & { inflatedBytes: number }> {
-  const { XlsxParts: P, XlsxText: T } = libs;
-  const parts = new P(libs, input);
-  const bounds = opts.bounds;
+/** One cell of the range, as the table shows it. */
+interface RangeCell {
+  col: number;
+  address: string;
+  value: CellValue | undefined;
+  formula: string | undefined;
+}
 
-  const { book } = parts;
-  const wantedSheet = opts.sheet ?? bounds.sheet;
-  const selectedIndex = wantedSheet === undefined ? 0 : book.indexOf(T.pickSheet(book, wantedSheet, book.map((s, i) => `${i + 1}: '${s.name}'`).join(', ')));
-  const areaText = (d: Area | null) => (d ? T.areaText(d) : null);
+/**
+ * Reads a range of one sheet: the selected sheet's rows within the range (stopping at the first row past
+ * it), the shared strings they use, every sheet's summary, then the table and the sheet's images. The
+ * instance holds the selected sheet's parser state; each tag the parser meets goes to open/text/close.
+ */
+export class XlsxRange {
+  readonly rows = new Map<number, RangeCell[]>();
+  readonly masters = new Map<string, { formula: string; address: string }>();
+  readonly hyperlinks = new Map<string, string>();
+  readonly sharedNeeded = new Set<number>();
+  readonly strings = new Map<number, string>();
+  hyperlinkTargets = new Map<string, string>();
+  declared: Area | null = null;
+  // Where the parser is in the selected sheet.
+  row: RangeCell[] | null = null;
+  rowNumber = 0;
+  colNumber = 0;
+  c: RawCell | null = null;
+  current: 'f' | 'v' | 't' | null = null;
+  afterRows = false;
 
-  // The selected sheet: its rows within the range, stopping at the first row past it.
-  const selected = book[selectedIndex] as (typeof book)[number];
-  const sheetPart = selected.part && parts.exists(selected.part) ? selected.part : undefined;
-  const sheetRels = sheetPart ? parts.relationships(sheetPart) : [];
-  const hyperlinkTargets = new Map(sheetRels.filter((r) => r.type.endsWith('/hyperlink')).map((r) => [r.id, r.target]));
-  interface Cell {
-    col: number;
-    address: string;
-    value: CellValue | undefined;
-    formula: string | undefined;
+  constructor(
+    readonly libs: XlsxRangeLibraries,
+    readonly parts: XlsxParts,
+    readonly opts: XlsxRangeOptions,
+  ) {}
+
+  static async read(libs: XlsxRangeLibraries, input: XlsxStreamInput, opts: XlsxRangeOptions): Promise<ConvertedWorkbook & { inflatedBytes: number }> {
+    return new XlsxRange(libs, new libs.XlsxParts(libs, input), opts).workbook();
   }
-  const rows = new Map<number, Cell[]>();
-  let selectedDims: string | null = null;
-  let declared: Area | null = null;
-  const masters = new Map<string, { formula: string; address: string }>();
-  const hyperlinks = new Map<string, string>();
-  const sharedNeeded = new Set<number>();
-  if (sheetPart) {
-    let row: Cell[] | null = null;
-    let rowNumber = 0;
-    let colNumber = 0;
-    let c: RawCell | null = null;
-    let current: 'f' | 'v' | 't' | null = null;
-    let afterRows = false;
-    const readOnForLinks = hyperlinkTargets.size > 0;
+
+  async workbook(): Promise<ConvertedWorkbook & { inflatedBytes: number }> {
+    const T = this.libs.XlsxText;
+    const { parts, opts } = this;
+    const { book } = parts;
+    const wantedSheet = opts.sheet ?? opts.bounds.sheet;
+    const selectedIndex = wantedSheet === undefined ? 0 : book.indexOf(T.pickSheet(book, wantedSheet, book.map((s, i) => `${i + 1}: '${s.name}'`).join(', ')));
+    const selected = book[selectedIndex] as (typeof book)[number];
+    const sheetPart = selected.part && parts.exists(selected.part) ? selected.part : undefined;
+    const sheetRels = sheetPart ? parts.relationships(sheetPart) : [];
+    this.hyperlinkTargets = new Map(sheetRels.filter((r) => r.type.endsWith('/hyperlink')).map((r) => [r.id, r.target]));
+    const selectedDims = sheetPart ? await this.readSelected(sheetPart) : null;
+    await this.readSharedStrings();
+    const sheets = await this.summaries(selectedIndex, selectedDims);
+    const out = new T(opts);
+    const summary = sheets[selectedIndex] as SheetSummary;
+    if (out.title(summary, opts.bounds.top)) this.table(out, summary);
+    // Images of the sheet, as the whole-sheet readers show them.
+    if (!out.truncatedAt && sheetPart) this.images(out, summary, sheetRels);
+    return { ...out.result(sheets), inflatedBytes: parts.inflatedBytes };
+  }
+
+  areaText(d: Area | null): string | null {
+    return d ? this.libs.XlsxText.areaText(d) : null;
+  }
+
+  /** The selected sheet's rows within the range; returns its dimensions. */
+  async readSelected(sheetPart: string): Promise<string | null> {
+    const P = this.libs.XlsxParts;
     // Shown formulas may be shared from a master cell above the range: then every row is parsed.
-    const skipRows: RowSkip | undefined = opts.formulas ? undefined : { top: bounds.top, resume: (last) => (rowNumber = last) };
-    const handlers: PartHandlers = {
-      open: (tag, a) => {
-        if (afterRows) {
-          if (tag === 'hyperlink' && a.ref) {
-            const target = hyperlinkTargets.get(a['r:id'] ?? '');
-            if (target !== undefined) hyperlinks.set(a.ref.toUpperCase(), target);
-          }
-          return;
-        }
-        switch (tag) {
-          case 'dimension':
-            declared = P.area(a.ref, false);
-            break;
-          case 'row':
-            rowNumber = a.r !== undefined ? Number(a.r) : rowNumber + 1;
-            colNumber = 0;
-            if (rowNumber > bounds.bottom) {
-              afterRows = true;
-              return !readOnForLinks;
-            }
-            row = rowNumber >= bounds.top ? [] : null;
-            break;
-          case 'c': {
-            if (row === null && !opts.formulas) {
-              c = null;
-              break;
-            }
-            const at = a.r !== undefined ? P.decodeAddress(a.r) : null;
-            colNumber = at ? at.col : colNumber + 1;
-            const wanted = row !== null && colNumber >= bounds.left && colNumber <= bounds.right;
-            // Cells outside the range matter only as shared-formula masters when formulas are shown.
-            c = wanted || opts.formulas ? { address: `${T.columnLetters(colNumber)}${rowNumber}`, row: rowNumber, col: colNumber, s: Number(a.s ?? 0), t: a.t ?? 'n', inIs: false, inPhonetic: false } : null;
-            break;
-          }
-          case 'f':
-            if (c) {
-              c.f = { text: '', t: a.t, si: a.si, ref: a.ref };
-              current = 'f';
-            }
-            break;
-          case 'v':
-            if (c) {
-              c.v = '';
-              current = 'v';
-            }
-            break;
-          case 'is':
-            if (c) c.inIs = true;
-            break;
-          case 'rPh':
-            if (c) c.inPhonetic = true;
-            break;
-          case 't':
-            if (c?.inIs && !c.inPhonetic) {
-              c.is ??= '';
-              current = 't';
-            }
-            break;
-        }
-      },
-      text: (text) => {
-        if (!c || current === null) return;
-        if (current === 'f') (c.f as { text: string }).text += text;
-        else if (current === 'v') c.v += text;
-        else c.is += text;
-      },
-      close: (tag) => {
-        if (afterRows) return;
-        if (tag === 'f' || tag === 'v' || tag === 't') current = null;
-        else if (tag === 'rPh' && c) c.inPhonetic = false;
-        else if (tag === 'sheetData') {
-          afterRows = true;
-          return !readOnForLinks;
-        } else if (tag === 'row') {
-          if (row !== null && row.length > 0) rows.set(rowNumber, row);
-          row = null;
-        } else if (tag === 'c' && c) {
-          const cell = c;
-          c = null;
-          if (row === null || cell.col < bounds.left || cell.col > bounds.right) {
-            const f = cell.f;
-            if (f?.t === 'shared' && f.si !== undefined && f.ref !== undefined && f.text !== '') masters.set(f.si, { formula: f.text, address: cell.address });
-            return;
-          }
-          const { value, formula } = parts.cellValue(cell, masters);
-          if (value?.kind === 'shared') sharedNeeded.add(value.index);
-          row.push({ col: cell.col, address: cell.address, value, formula });
-        }
-      },
-    };
-    await parts.readAll(sheetPart, handlers, skipRows ? (write) => P.skipRowsBefore(skipRows, write) : undefined);
-    selectedDims = declared ? areaText(declared) : areaText(await parts.declaredDimension(sheetPart));
+    const skipRows: RowSkip | undefined = this.opts.formulas ? undefined : { top: this.opts.bounds.top, resume: (last) => (this.rowNumber = last) };
+    const handlers: PartHandlers = { open: (tag, a) => this.open(tag, a), text: (text) => this.text(text), close: (tag) => this.close(tag) };
+    await this.parts.readAll(sheetPart, handlers, skipRows ? (write) => P.skipRowsBefore(skipRows, write) : undefined);
+    return this.declared ? this.areaText(this.declared) : this.areaText(await this.parts.declaredDimension(sheetPart));
   }
 
-  // Shared strings, inflated and parsed only up to the highest index the range uses.
-  const strings = new Map<number, string>();
-  if (sharedNeeded.size > 0) {
+  open(tag: string, a: Record<string, string>): boolean | void {
+    if (this.afterRows) {
+      if (tag === 'hyperlink' && a.ref) {
+        const target = this.hyperlinkTargets.get(a['r:id'] ?? '');
+        if (target !== undefined) this.hyperlinks.set(a.ref.toUpperCase(), target);
+      }
+      return;
+    }
+    if (tag === 'dimension') this.declared = this.libs.XlsxParts.area(a.ref, false);
+    else if (tag === 'row') return this.openRow(a);
+    else if (tag === 'c') this.openCell(a);
+    else this.openInCell(tag, a);
+  }
+
+  /** A row: past the range the sheet's rows end here (read on only for hyperlinks). */
+  openRow(a: Record<string, string>): boolean | void {
+    this.rowNumber = a.r !== undefined ? Number(a.r) : this.rowNumber + 1;
+    this.colNumber = 0;
+    if (this.rowNumber > this.opts.bounds.bottom) {
+      this.afterRows = true;
+      return this.hyperlinkTargets.size === 0;
+    }
+    this.row = this.rowNumber >= this.opts.bounds.top ? [] : null;
+  }
+
+  openCell(a: Record<string, string>): void {
+    const { bounds, formulas } = this.opts;
+    if (this.row === null && !formulas) {
+      this.c = null;
+      return;
+    }
+    const at = a.r !== undefined ? this.libs.XlsxParts.decodeAddress(a.r) : null;
+    this.colNumber = at ? at.col : this.colNumber + 1;
+    const col = this.colNumber;
+    const wanted = this.row !== null && col >= bounds.left && col <= bounds.right;
+    // Cells outside the range matter only as shared-formula masters when formulas are shown.
+    this.c = wanted || formulas ? { address: `${this.libs.XlsxText.columnLetters(col)}${this.rowNumber}`, row: this.rowNumber, col, s: Number(a.s ?? 0), t: a.t ?? 'n', inIs: false, inPhonetic: false } : null;
+  }
+
+  /** The tags inside a cell: formula, value, inline string (its phonetic runs left out). */
+  openInCell(tag: string, a: Record<string, string>): void {
+    const c = this.c;
+    if (!c) return;
+    if (tag === 'f') {
+      c.f = { text: '', t: a.t, si: a.si, ref: a.ref };
+      this.current = 'f';
+    } else if (tag === 'v') {
+      c.v = '';
+      this.current = 'v';
+    } else if (tag === 'is') c.inIs = true;
+    else if (tag === 'rPh') c.inPhonetic = true;
+    else if (tag === 't' && c.inIs && !c.inPhonetic) {
+      c.is ??= '';
+      this.current = 't';
+    }
+  }
+
+  text(text: string): void {
+    const c = this.c;
+    if (!c || this.current === null) return;
+    if (this.current === 'f') (c.f as { text: string }).text += text;
+    else if (this.current === 'v') c.v += text;
+    else c.is += text;
+  }
+
+  close(tag: string): boolean | void {
+    if (this.afterRows) return;
+    if (tag === 'f' || tag === 'v' || tag === 't') this.current = null;
+    else if (tag === 'rPh' && this.c) this.c.inPhonetic = false;
+    else if (tag === 'sheetData') {
+      this.afterRows = true;
+      return this.hyperlinkTargets.size === 0;
+    } else if (tag === 'row') {
+      if (this.row !== null && this.row.length > 0) this.rows.set(this.rowNumber, this.row);
+      this.row = null;
+    } else if (tag === 'c' && this.c) this.closeCell(this.c);
+  }
+
+  /** A cell in the range joins its row; one outside it may still be a shared formula's master. */
+  closeCell(cell: RawCell): void {
+    const { bounds } = this.opts;
+    this.c = null;
+    if (this.row === null || cell.col < bounds.left || cell.col > bounds.right) {
+      const f = cell.f;
+      if (f?.t === 'shared' && f.si !== undefined && f.ref !== undefined && f.text !== '') this.masters.set(f.si, { formula: f.text, address: cell.address });
+      return;
+    }
+    const { value, formula } = this.parts.cellValue(cell, this.masters);
+    if (value?.kind === 'shared') this.sharedNeeded.add(value.index);
+    this.row.push({ col: cell.col, address: cell.address, value, formula });
+  }
+
+  /** Shared strings, inflated and parsed only up to the highest index the range uses. */
+  async readSharedStrings(): Promise<void> {
+    const { sharedNeeded, strings } = this;
+    if (sharedNeeded.size === 0) return;
     const last = Math.max(...sharedNeeded);
     let index = -1;
     let text = '';
     let depth: 'none' | 'si' | 'phonetic' = 'none';
     let inT = false;
-    await parts.readAll(parts.sharedStringsPart, {
+    await this.parts.readAll(this.parts.sharedStringsPart, {
       open: (tag) => {
         if (tag === 'si') {
           index++;
@@ -187,50 +223,52 @@ export async function xlsxRangeToText(libs: XlsxRangeLibraries, input: XlsxStrea
     });
   }
 
-  const sheets: SheetSummary[] = [];
-  for (const [i, s] of book.entries()) {
-    let dimensions: string | null;
-    if (i === selectedIndex) dimensions = selectedDims;
-    else if (s.part && parts.exists(s.part)) dimensions = areaText(await parts.declaredDimension(s.part));
-    else dimensions = null;
-    sheets.push({ index: i + 1, name: s.name, state: s.state, dimensions });
+  async summaries(selectedIndex: number, selectedDims: string | null): Promise<SheetSummary[]> {
+    const sheets: SheetSummary[] = [];
+    for (const [i, s] of this.parts.book.entries()) {
+      let dimensions: string | null;
+      if (i === selectedIndex) dimensions = selectedDims;
+      else if (s.part && this.parts.exists(s.part)) dimensions = this.areaText(await this.parts.declaredDimension(s.part));
+      else dimensions = null;
+      sheets.push({ index: i + 1, name: s.name, state: s.state, dimensions });
+    }
+    return sheets;
   }
 
-  const cellText = (cell: Cell | undefined): string => {
+  cellText(cell: RangeCell | undefined): string {
     if (!cell) return '';
-    let text = cell.value === undefined ? '' : cell.value.kind === 'shared' ? (strings.get(cell.value.index) ?? '') : P.valueText(cell.value.value, T.formatDate);
-    const link = hyperlinks.get(cell.address);
+    const T = this.libs.XlsxText;
+    let text = cell.value === undefined ? '' : cell.value.kind === 'shared' ? (this.strings.get(cell.value.index) ?? '') : this.libs.XlsxParts.valueText(cell.value.value, T.formatDate);
+    const link = this.hyperlinks.get(cell.address);
     if (link !== undefined && link !== text) text = `[${text}](${link})`;
-    return T.cellMarkdown(text, cell.formula, opts.formulas);
-  };
+    return T.cellMarkdown(text, cell.formula, this.opts.formulas);
+  }
 
-  const out = new T(opts);
-  const summary = sheets[selectedIndex] as SheetSummary;
-  if (out.title(summary, bounds.top)) {
-    const ordered = [...rows.entries()].sort((a, b) => a[0] - b[0]).map(([r, cells]) => [r, new Map(cells.map((cell) => [cell.col, cell]))] as const);
+  /** The range's rows with a value, as a table under the title. */
+  table(out: XlsxText, summary: SheetSummary): void {
+    const { bounds } = this.opts;
+    const ordered = [...this.rows.entries()].sort((a, b) => a[0] - b[0]).map(([r, cells]) => [r, new Map(cells.map((cell) => [cell.col, cell]))] as const);
     const lines: Array<[number, string[]]> = [];
     for (const [r, cells] of ordered) {
       const texts: string[] = [];
-      for (let col = bounds.left; col <= bounds.right; col++) texts.push(cellText(cells.get(col)));
+      for (let col = bounds.left; col <= bounds.right; col++) texts.push(this.cellText(cells.get(col)));
       if (texts.some((t) => t !== '')) lines.push([r, texts]);
     }
-    if (lines.length === 0) out.push(`(no values in ${opts.range}; the sheet's used range is ${summary.dimensions ?? 'empty'})`);
+    if (lines.length === 0) out.push(`(no values in ${this.opts.range}; the sheet's used range is ${summary.dimensions ?? 'empty'})`);
     else {
-      for (const line of T.tableHeader(bounds.left, bounds.right)) out.push(line);
+      for (const line of this.libs.XlsxText.tableHeader(bounds.left, bounds.right)) out.push(line);
       for (const [r, texts] of lines) if (!out.row(summary.name, r, texts)) break;
     }
   }
 
-  // Images of the sheet, as the whole-sheet readers show them.
-  if (!out.truncatedAt && sheetPart) {
-    const images = parts.sheetImages(sheetRels);
+  images(out: XlsxText, summary: SheetSummary, sheetRels: Relationship[]): void {
+    const images = this.parts.sheetImages(sheetRels);
     if (images.length > 0) out.push('');
     for (const image of images) {
-      const data = parts.partBytes.get(image.part);
-      if (data) out.image(summary.index, `${T.columnLetters(image.col)}${image.row}`, /\.([^./]+)$/.exec(image.part)?.[1] ?? 'bin', data);
+      const data = this.parts.partBytes.get(image.part);
+      if (data) out.image(summary.index, `${this.libs.XlsxText.columnLetters(image.col)}${image.row}`, /\.([^./]+)$/.exec(image.part)?.[1] ?? 'bin', data);
     }
   }
-  return { ...out.result(sheets), inflatedBytes: parts.inflatedBytes };
 }
 
 /**
