@@ -15,7 +15,7 @@ import { officeWorkerJob, type ParserModules, type WorkerJob, type WorkerReply }
 import { XlsxText, type SheetSummary } from './xlsx.js';
 import { parseA1Range, XlsxRange, type XlsxStreamInput } from './xlsx-stream.js';
 import { XlsxFirstRows } from './xlsx-first-rows.js';
-import { XlsxParts } from './xlsx-parts.js';
+import { XlsxParts, XlsxRowSkipper } from './xlsx-parts.js';
 import { checkZip, inflateLimitError, storedZip, type FdSource, type ZipLimits } from './zip-guard.js';
 
 export type { SheetSummary } from './xlsx.js';
@@ -173,7 +173,7 @@ function poolFor(memoryMb: number, youngMb: number): BoundedPool {
   if (!pool) {
     pool = new BoundedPool({
       name: 'office',
-      handler: handlerSource(officeWorkerJob, docxToMarkdown, XlsxText, XlsxRange, inflateLimitError, XlsxParts, XlsxFirstRows),
+      handler: handlerSource(officeWorkerJob, docxToMarkdown, XlsxText, XlsxRange, inflateLimitError, XlsxParts, XlsxFirstRows, XlsxRowSkipper),
       size: OFFICE_DEFAULTS.concurrency,
       reuse: false,
       resourceLimits: { maxOldGenerationSizeMb: memoryMb, maxYoungGenerationSizeMb: youngMb, stackSizeMb: 4 },

@@ -11,7 +11,7 @@ import type { OfficeErrorCode } from './errors.js';
 import type { ConvertedWorkbook, XlsxOptions, XlsxText } from './xlsx.js';
 import type { XlsxRange, XlsxRangeOptions, XlsxStreamInput, XlsxStreamLibraries } from './xlsx-stream.js';
 import type { XlsxFirstRows } from './xlsx-first-rows.js';
-import type { XlsxParts } from './xlsx-parts.js';
+import type { XlsxParts, XlsxRowSkipper } from './xlsx-parts.js';
 
 export interface ParserModules {
   mammoth: string;
@@ -45,6 +45,7 @@ export interface Converters {
   inflateLimitError: XlsxStreamLibraries['inflateLimitError'];
   parts: typeof XlsxParts;
   firstRows: typeof XlsxFirstRows;
+  rowSkipper: typeof XlsxRowSkipper;
 }
 
 /**
@@ -60,6 +61,7 @@ export async function officeWorkerJob(
   inflateLimitError: Converters['inflateLimitError'],
   parts: Converters['parts'],
   firstRows: Converters['firstRows'],
+  rowSkipper: Converters['rowSkipper'],
 ): Promise<{ result: WorkerReply; transfer: ArrayBuffer[] }> {
   const { createRequire } = process.getBuiltinModule('node:module');
   const load = (path: string) => createRequire(path)(path);
@@ -83,6 +85,7 @@ export async function officeWorkerJob(
         inflateLimitError,
         XlsxParts: parts,
         XlsxText: xlsx,
+        XlsxRowSkipper: rowSkipper,
       };
       if (job.kind === 'xlsx-range') {
         const result = await xlsxRange.read(libs, job.input, job.options);

@@ -489,120 +489,163 @@ export class XlsxParts {
     }
     return images;
   }
+}
+
+/**
+ * Rows before the range, dropped before the parser sees them: tokenizing them is most of a range's cost.
+ * In well-formed XML every `<` starts markup (attribute values and text cannot hold one), so outside
+ * comments, CDATA and processing instructions `<row` followed by a delimiter is a row's start tag. The
+ * skipper finds the start tag of <sheetData>, then each `<row`, reads its `r`, and hands the parser
+ * everything from the first row at or past `top` (or from `</sheetData>`). Where a skipped stretch holds
+ * `<!` or `<?`, a row without `r`, or a row longer than a MiB, it stops skipping at the last row start it
+ * knows, and the parser reads on from there; nothing after that point is ever dropped.
+ *
+ * A PartFilter (`new XlsxRowSkipper(skip, write)`), shipped to the office worker as source text like
+ * XlsxParts: self-contained, no imports.
+ */
+export class XlsxRowSkipper {
+  readonly empty: Buffer = Buffer.alloc(0);
+  readonly ltBang = Buffer.from('<!', 'latin1');
+  readonly ltQuestion = Buffer.from('<?', 'latin1');
+  mode: 'head' | 'skip' | 'pass' = 'head';
+  pending: Buffer = this.empty;
+  scratch: Buffer = this.empty;
+  lastRow = 0;
+  rowTag: Buffer = this.empty;
+  endTag: Buffer = this.empty;
+
+  constructor(
+    readonly skip: RowSkip,
+    readonly write: (bytes: Buffer) => void,
+  ) {}
+
+  static isDelimiter(b: number | undefined): boolean {
+    return b === 0x20 || b === 0x09 || b === 0x0a || b === 0x0d || b === 0x3e || b === 0x2f;
+  }
+
+  /** Stops skipping: the parser gets everything from `from` on. */
+  pass(buf: Buffer, from: number): void {
+    this.mode = 'pass';
+    this.pending = this.empty;
+    this.skip.resume(this.lastRow);
+    this.write(buf.subarray(from));
+  }
+
+  push(chunk: Buffer): void {
+    if (this.mode === 'pass') return this.write(chunk);
+    const buf = this.joinPending(chunk);
+    this.pending = this.empty;
+    let keep = 0;
+    if (this.mode === 'head') {
+      keep = this.passHead(buf);
+      if (keep === -1) return;
+    }
+    this.skipRows(buf, keep);
+  }
+
+  flush(): void {
+    if (this.mode === 'head' && this.pending.length > 0) this.write(this.pending);
+    this.pending = this.empty;
+  }
 
   /**
-   * Rows before the range, dropped before the parser sees them: tokenizing them is most of a range's cost.
-   * In well-formed XML every `<` starts markup (attribute values and text cannot hold one), so outside
-   * comments, CDATA and processing instructions `<row` followed by a delimiter is a row's start tag. The
-   * skipper finds the start tag of <sheetData>, then each `<row`, reads its `r`, and hands the parser
-   * everything from the first row at or past `top` (or from `</sheetData>`). Where a skipped stretch holds
-   * `<!` or `<?`, a row without `r`, or a row longer than a MiB, it stops skipping at the last row start it
-   * knows, and the parser reads on from there; nothing after that point is ever dropped.
+   * The unfinished row left from the last chunk, and this chunk, in one buffer reused from chunk to chunk:
+   * a new one each time would be garbage the worker's GC does not see until much later.
    */
-  static skipRowsBefore(skip: RowSkip, write: (bytes: Buffer) => void): { push: (chunk: Buffer) => void; flush: () => void } {
-    const EMPTY: Buffer = Buffer.alloc(0);
-    const LT_BANG = Buffer.from('<!', 'latin1');
-    const LT_QUESTION = Buffer.from('<?', 'latin1');
-      let mode: 'head' | 'skip' | 'pass' = 'head';
-      let pending: Buffer = EMPTY;
-      let scratch: Buffer = EMPTY;
-      let lastRow = 0;
-      let rowTag: Buffer = EMPTY;
-      let endTag: Buffer = EMPTY;
-      const isDelimiter = (b: number | undefined) => b === 0x20 || b === 0x09 || b === 0x0a || b === 0x0d || b === 0x3e || b === 0x2f;
-      const pass = (buf: Buffer, from: number) => {
-        mode = 'pass';
-        pending = EMPTY;
-        skip.resume(lastRow);
-        write(buf.subarray(from));
-      };
-      const push = (chunk: Buffer): void => {
-        if (mode === 'pass') return write(chunk);
-        // The unfinished row left from the last chunk, and this chunk, in one buffer reused from chunk to chunk:
-        // a new one each time would be garbage the worker's GC does not see until much later.
-        let buf = chunk;
-        if (pending.length > 0) {
-          const need = pending.length + chunk.length;
-          if (scratch.length < need) {
-            const bigger = Buffer.allocUnsafeSlow(Math.max(need, 2 * scratch.length, 256 * 1024));
-            pending.copy(bigger, 0);
-            scratch = bigger;
-          } else pending.copy(scratch, 0);
-          chunk.copy(scratch, pending.length);
-          buf = scratch.subarray(0, need);
-        }
-        pending = EMPTY;
-        let keep = 0;
-        if (mode === 'head') {
-          const at = buf.indexOf('sheetData');
-          if (at === -1) {
-            if (buf.length > 1024 * 1024) return pass(buf, 0);
-            pending = Buffer.from(buf);
-            return;
-          }
-          const lt = buf.lastIndexOf(0x3c, at);
-          const prefix = lt === -1 ? '' : buf.subarray(lt + 1, at).toString('latin1');
-          const gt = buf.indexOf(0x3e, at);
-          // Only the XML declaration may come before it as markup other than elements.
-          let head = buf.subarray(0, Math.max(lt, 0));
-          const declaration = head.indexOf('<?xml');
-          if (declaration !== -1 && declaration <= 3 && head.indexOf('?>', declaration) !== -1) head = head.subarray(head.indexOf('?>', declaration) + 2);
-          const markup = head.indexOf('<!') !== -1 || head.indexOf('<?') !== -1;
-          if (lt === -1 || !/^([A-Za-z_][\w.-]*:)?$/.test(prefix) || !isDelimiter(buf[at + 9]) || markup) return pass(buf, 0);
-          if (gt === -1) {
-            pending = Buffer.from(buf);
-            return;
-          }
-          if (buf[gt - 1] === 0x2f) return pass(buf, 0);
-          write(buf.subarray(0, gt + 1));
-          rowTag = Buffer.from(`<${prefix}row`, 'latin1');
-          endTag = Buffer.from(`</${prefix}sheetData`, 'latin1');
-          mode = 'skip';
-          keep = gt + 1;
-        }
-        // The first comment, CDATA, processing instruction or </sheetData> from here: no row past it is skipped.
-        const marks = [buf.indexOf(LT_BANG, keep), buf.indexOf(LT_QUESTION, keep), buf.indexOf(endTag, keep)].filter((i) => i !== -1);
-        const markAt = marks.length > 0 ? Math.min(...marks) : -1;
-        let scan = keep;
-        for (;;) {
-          const at = buf.indexOf(rowTag, scan);
-          if (markAt !== -1 && (at === -1 || markAt < at)) return pass(buf, keep);
-          if (at === -1 || at + rowTag.length >= buf.length) break;
-          if (!isDelimiter(buf[at + rowTag.length])) {
-            scan = at + 1;
-            continue;
-          }
-          // What Excel writes, `<row r="123" …`, read byte by byte; any other form by a pattern.
-          let r = -1;
-          let next = at + rowTag.length;
-          if (buf[next] === 0x20 && buf[next + 1] === 0x72 && buf[next + 2] === 0x3d && buf[next + 3] === 0x22) {
-            let n = 0;
-            let i = next + 4;
-            for (; i < buf.length && (buf[i] as number) >= 0x30 && (buf[i] as number) <= 0x39 && i < next + 12; i++) n = n * 10 + (buf[i] as number) - 0x30;
-            if (buf[i] === 0x22 && i > next + 4) {
-              r = n;
-              next = i;
-            }
-          }
-          if (r === -1) {
-            const gt = buf.indexOf(0x3e, at);
-            if (gt === -1) break;
-            const m = /\sr\s*=\s*["'](\d+)["']/.exec(buf.subarray(at, gt).toString('latin1'));
-            r = m ? Number(m[1]) : 0;
-            next = gt;
-          }
-          if (r === 0 || r >= skip.top) return pass(buf, at);
-          lastRow = r;
-          keep = at;
-          scan = next;
-        }
-        if (buf.length - keep > 1024 * 1024) return pass(buf, keep);
-        pending = buf.subarray(keep);
-      };
-      const flush = () => {
-        if (mode === 'head' && pending.length > 0) write(pending);
-        pending = EMPTY;
-      };
-      return { push, flush };
+  joinPending(chunk: Buffer): Buffer {
+    const pending = this.pending;
+    if (pending.length === 0) return chunk;
+    const need = pending.length + chunk.length;
+    if (this.scratch.length < need) {
+      const bigger = Buffer.allocUnsafeSlow(Math.max(need, 2 * this.scratch.length, 256 * 1024));
+      pending.copy(bigger, 0);
+      this.scratch = bigger;
+    } else pending.copy(this.scratch, 0);
+    chunk.copy(this.scratch, pending.length);
+    return this.scratch.subarray(0, need);
+  }
+
+  /**
+   * Up to the start tag of <sheetData>: writes it through and returns the offset after it, or -1 when it
+   * is not complete yet (kept pending) or cannot be trusted (then everything passes).
+   */
+  passHead(buf: Buffer): number {
+    const at = buf.indexOf('sheetData');
+    if (at === -1) {
+      if (buf.length > 1024 * 1024) this.pass(buf, 0);
+      else this.pending = Buffer.from(buf);
+      return -1;
+    }
+    const lt = buf.lastIndexOf(0x3c, at);
+    const prefix = lt === -1 ? '' : buf.subarray(lt + 1, at).toString('latin1');
+    const gt = buf.indexOf(0x3e, at);
+    // Only the XML declaration may come before it as markup other than elements.
+    let head = buf.subarray(0, Math.max(lt, 0));
+    const declaration = head.indexOf('<?xml');
+    if (declaration !== -1 && declaration <= 3 && head.indexOf('?>', declaration) !== -1) head = head.subarray(head.indexOf('?>', declaration) + 2);
+    const markup = head.indexOf('<!') !== -1 || head.indexOf('<?') !== -1;
+    if (lt === -1 || !/^([A-Za-z_][\w.-]*:)?$/.test(prefix) || !XlsxRowSkipper.isDelimiter(buf[at + 9]) || markup) {
+      this.pass(buf, 0);
+      return -1;
+    }
+    if (gt === -1) {
+      this.pending = Buffer.from(buf);
+      return -1;
+    }
+    if (buf[gt - 1] === 0x2f) {
+      this.pass(buf, 0);
+      return -1;
+    }
+    this.write(buf.subarray(0, gt + 1));
+    this.rowTag = Buffer.from(`<${prefix}row`, 'latin1');
+    this.endTag = Buffer.from(`</${prefix}sheetData`, 'latin1');
+    this.mode = 'skip';
+    return gt + 1;
+  }
+
+  /** Drops the rows before `top` from `keep` on, keeping an unfinished one for the next chunk. */
+  skipRows(buf: Buffer, keep: number): void {
+    const rowTag = this.rowTag;
+    // The first comment, CDATA, processing instruction or </sheetData> from here: no row past it is skipped.
+    const marks = [buf.indexOf(this.ltBang, keep), buf.indexOf(this.ltQuestion, keep), buf.indexOf(this.endTag, keep)].filter((i) => i !== -1);
+    const markAt = marks.length > 0 ? Math.min(...marks) : -1;
+    let scan = keep;
+    for (;;) {
+      const at = buf.indexOf(rowTag, scan);
+      if (markAt !== -1 && (at === -1 || markAt < at)) return this.pass(buf, keep);
+      if (at === -1 || at + rowTag.length >= buf.length) break;
+      if (!XlsxRowSkipper.isDelimiter(buf[at + rowTag.length])) {
+        scan = at + 1;
+        continue;
+      }
+      const found = this.rowNumberAt(buf, at);
+      if (!found) break;
+      if (found.r === 0 || found.r >= this.skip.top) return this.pass(buf, at);
+      this.lastRow = found.r;
+      keep = at;
+      scan = found.next;
+    }
+    if (buf.length - keep > 1024 * 1024) return this.pass(buf, keep);
+    this.pending = buf.subarray(keep);
+  }
+
+  /**
+   * The `r` of the row tag at `at` (0 when it has none) and where to scan on; null when the tag is not
+   * complete in `buf`.
+   */
+  rowNumberAt(buf: Buffer, at: number): { r: number; next: number } | null {
+    // What Excel writes, `<row r="123" …`, read byte by byte; any other form by a pattern.
+    let next = at + this.rowTag.length;
+    if (buf[next] === 0x20 && buf[next + 1] === 0x72 && buf[next + 2] === 0x3d && buf[next + 3] === 0x22) {
+      let n = 0;
+      let i = next + 4;
+      for (; i < buf.length && (buf[i] as number) >= 0x30 && (buf[i] as number) <= 0x39 && i < next + 12; i++) n = n * 10 + (buf[i] as number) - 0x30;
+      if (buf[i] === 0x22 && i > next + 4) return { r: n, next: i };
+    }
+    const gt = buf.indexOf(0x3e, at);
+    if (gt === -1) return null;
+    const m = /\sr\s*=\s*["'](\d+)["']/.exec(buf.subarray(at, gt).toString('latin1'));
+    next = gt;
+    return { r: m ? Number(m[1]) : 0, next };
   }
 }

@@ -10,13 +10,14 @@
 // imports and nothing from outside its body; libraries and helpers come as arguments.
 import type { ConvertedWorkbook, SheetSummary, XlsxOptions, XlsxText } from './xlsx.js';
 import { E } from '../errors.js';
-import type { Area, CellValue, PartHandlers, RawCell, Relationship, RowSkip, XlsxParts, XlsxStreamInput, XlsxStreamLibraries } from './xlsx-parts.js';
+import type { Area, CellValue, PartHandlers, RawCell, Relationship, RowSkip, XlsxParts, XlsxRowSkipper, XlsxStreamInput, XlsxStreamLibraries } from './xlsx-parts.js';
 
 export type { DeferredPart, XlsxStreamInput, XlsxStreamLibraries } from './xlsx-parts.js';
 
 export interface XlsxRangeLibraries extends XlsxStreamLibraries {
   XlsxParts: typeof XlsxParts;
   XlsxText: typeof XlsxText;
+  XlsxRowSkipper: typeof XlsxRowSkipper;
 }
 
 export interface XlsxRangeOptions extends XlsxOptions {
@@ -90,11 +91,11 @@ export class XlsxRange {
 
   /** The selected sheet's rows within the range; returns its dimensions. */
   async readSelected(sheetPart: string): Promise<string | null> {
-    const P = this.libs.XlsxParts;
+    const { XlsxRowSkipper: Skipper } = this.libs;
     // Shown formulas may be shared from a master cell above the range: then every row is parsed.
     const skipRows: RowSkip | undefined = this.opts.formulas ? undefined : { top: this.opts.bounds.top, resume: (last) => (this.rowNumber = last) };
     const handlers: PartHandlers = { open: (tag, a) => this.open(tag, a), text: (text) => this.text(text), close: (tag) => this.close(tag) };
-    await this.parts.readAll(sheetPart, handlers, skipRows ? (write) => P.skipRowsBefore(skipRows, write) : undefined);
+    await this.parts.readAll(sheetPart, handlers, skipRows ? (write) => new Skipper(skipRows, write) : undefined);
     return this.declared ? this.areaText(this.declared) : this.areaText(await this.parts.declaredDimension(sheetPart));
   }
 
