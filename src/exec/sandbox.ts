@@ -6,7 +6,7 @@
 // on cancel and at shutdown.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import type { Writable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 import { existsSync, lstatSync, mkdirSync, readlinkSync, realpathSync, rmdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -225,13 +225,7 @@ export async function runSandboxed(exec: ExecSettings, spec: SandboxSpec, opts: 
   if (exec.network && !exec.netTools) throw E.execNetworkMissing();
   const args = bwrapArgs(exec, spec);
   const cgroups = exec.cgroups ? makeRunCgroups(exec.cgroups, exec.limits) : null;
-  // A small shell becomes bwrap after it made the run the out-of-memory killer's first choice (under
-  // memory pressure a command dies before the service) and joined the run's cgroups, so that every process
-  // of the run is born inside them. With the network on it becomes the launcher of src/exec/network.ts
-  // first, which becomes bwrap once wired.
-  const join = (cgroups?.procs ?? []).map((f) => `echo $$ > '${f.replace(/'/g, `'\\''`)}' && `).join('');
-  const launch = exec.network && exec.netTools ? networkLauncher(exec.netTools, ['bwrap', ...args]) : ['bwrap', ...args];
-  const argv = ['-c', `echo 1000 > /proc/self/oom_score_adj && ${join}exec "$@"`, 'sh', ...launch];
+  const argv = launchArgv(exec, args, cgroups?.procs ?? []);
   const started = performance.now();
   const child = spawn('/bin/sh', argv, { stdio: ['pipe', 'pipe', 'pipe', ...(exec.network ? LAUNCHER_STDIO : [])], env: { PATH: SANDBOX_PATH } });
   exec.running.add(child);
@@ -239,15 +233,49 @@ export async function runSandboxed(exec: ExecSettings, spec: SandboxSpec, opts: 
     child.on('error', () => resolve({ code: null, sig: null }));
     child.on('close', (c, s) => resolve({ code: c, sig: s }));
   });
-  const out = new HeadTail(exec.limits.outputMaxBytes);
-  const err = new HeadTail(exec.limits.outputMaxBytes);
+  const { out, err } = captureOutput(child, exec.limits.outputMaxBytes, opts.onOutput);
+  child.stdin.on('error', () => undefined);
+  child.stdin.end(opts.stdin ?? '');
+
+  const watch = new RunWatch(child, opts);
+  const network = exec.network && exec.netTools ? await wireNetwork(exec.netTools, child, closed, () => err.result().text) : { slirp: null, error: null };
+  const { code, sig } = await closed;
+  network.slirp?.kill('SIGKILL');
+  watch.end();
+  exec.running.delete(child);
+  if (!watch.stoppedBy && exec.closing) watch.stoppedBy = 'shutdown';
+  if (cgroups) removeCgroups(cgroups.dirs);
+  // The sandbox itself could not be made (not the command's failure, and never run without it).
+  if (network.error && !watch.stoppedBy) throw E.execSandboxFailed(network.error);
+  const durationMs = performance.now() - started;
+  // bwrap answers 128+N when the command died of signal N, as a shell does.
+  const signal = sig ?? (code !== null && code > 128 && code < 128 + 65 ? signalName(code - 128) : null);
+  return { exitCode: sig ? null : code, signal, stdout: out.result(), stderr: err.result(), durationMs, stoppedBy: watch.stoppedBy };
+}
+
+/**
+ * The argv of /bin/sh for one run (`args` are bwrap's). A small shell becomes bwrap after it made the run
+ * the out-of-memory killer's first choice (under memory pressure a command dies before the service) and
+ * joined the run's cgroups, so that every process of the run is born inside them. With the network on it
+ * becomes the launcher of src/exec/network.ts first, which becomes bwrap once wired.
+ */
+function launchArgv(exec: ExecSettings, args: string[], cgroupProcs: readonly string[]): string[] {
+  const join = cgroupProcs.map((f) => `echo $$ > '${f.replace(/'/g, `'\\''`)}' && `).join('');
+  const launch = exec.network && exec.netTools ? networkLauncher(exec.netTools, ['bwrap', ...args]) : ['bwrap', ...args];
+  return ['-c', `echo 1000 > /proc/self/oom_score_adj && ${join}exec "$@"`, 'sh', ...launch];
+}
+
+/** The run's output kept as head and tail, and streamed to `onOutput` up to STREAM_BUDGET_BYTES. */
+function captureOutput(child: ChildProcess & { stdout: Readable; stderr: Readable }, maxBytes: number, onOutput: RunOptions['onOutput']): { out: HeadTail; err: HeadTail } {
+  const out = new HeadTail(maxBytes);
+  const err = new HeadTail(maxBytes);
   let streamed = 0;
   const forward = (stream: 'stdout' | 'stderr', c: Buffer) => {
-    if (!opts.onOutput || streamed >= STREAM_BUDGET_BYTES) return;
+    if (!onOutput || streamed >= STREAM_BUDGET_BYTES) return;
     const piece = c.subarray(0, STREAM_BUDGET_BYTES - streamed);
     streamed += piece.length;
     try {
-      opts.onOutput(stream, piece.toString('utf8'));
+      onOutput(stream, piece.toString('utf8'));
     } catch {
       // A door that cannot send any more must not stop the run.
     }
@@ -260,57 +288,66 @@ export async function runSandboxed(exec: ExecSettings, spec: SandboxSpec, opts: 
     err.push(c);
     forward('stderr', c);
   });
-  child.stdin.on('error', () => undefined);
-  child.stdin.end(opts.stdin ?? '');
+  return { out, err };
+}
 
-  let stoppedBy: StopReason | null = null;
-  const stop = (why: StopReason) => {
-    if (stoppedBy) return;
-    stoppedBy = why;
-    child.kill('SIGKILL');
-  };
-  const timer = setTimeout(() => stop('timeout'), opts.timeoutMs);
-  const onAbort = () => stop(opts.signal.reason instanceof Error && /ran longer/.test(opts.signal.reason.message) ? 'timeout' : 'cancelled');
-  if (opts.signal.aborted) onAbort();
-  opts.signal.addEventListener('abort', onAbort, { once: true });
-  let checking = false;
-  const poll = opts.check
-    ? setInterval(() => {
-        if (checking) return;
-        checking = true;
-        void opts
-          .check?.()
-          .then((why) => why && stop(why))
-          .catch(() => undefined)
-          .finally(() => (checking = false));
-      }, 1000)
-    : null;
+/** What stops a run before its end: its time limit, the call's abort, or the caller's periodic check. */
+class RunWatch {
+  stoppedBy: StopReason | null = null;
+  readonly #child: ChildProcess;
+  readonly #signal: AbortSignal;
+  readonly #timer: NodeJS.Timeout;
+  readonly #poll: NodeJS.Timeout | null;
+  readonly #onAbort = () => this.stop(this.#signal.reason instanceof Error && /ran longer/.test(this.#signal.reason.message) ? 'timeout' : 'cancelled');
 
-  let slirp: ChildProcess | null = null;
-  let networkError: string | null = null;
-  if (exec.network && exec.netTools) {
-    try {
-      slirp = await connectNetwork(exec.netTools, child, closed, () => err.result().text);
-    } catch (e) {
-      networkError = (e as Error).message;
-      child.kill('SIGKILL');
-      (child.stdio[4] as Writable | null)?.destroy();
-    }
+  constructor(child: ChildProcess, opts: RunOptions) {
+    this.#child = child;
+    this.#signal = opts.signal;
+    this.#timer = setTimeout(() => this.stop('timeout'), opts.timeoutMs);
+    if (opts.signal.aborted) this.#onAbort();
+    opts.signal.addEventListener('abort', this.#onAbort, { once: true });
+    let checking = false;
+    this.#poll = opts.check
+      ? setInterval(() => {
+          if (checking) return;
+          checking = true;
+          void opts
+            .check?.()
+            .then((why) => why && this.stop(why))
+            .catch(() => undefined)
+            .finally(() => (checking = false));
+        }, 1000)
+      : null;
   }
-  const { code, sig } = await closed;
-  slirp?.kill('SIGKILL');
-  clearTimeout(timer);
-  if (poll) clearInterval(poll);
-  opts.signal.removeEventListener('abort', onAbort);
-  exec.running.delete(child);
-  if (!stoppedBy && exec.closing) stoppedBy = 'shutdown';
-  if (cgroups) removeCgroups(cgroups.dirs);
-  // The sandbox itself could not be made (not the command's failure, and never run without it).
-  if (networkError && !stoppedBy) throw E.execSandboxFailed(networkError);
-  const durationMs = performance.now() - started;
-  // bwrap answers 128+N when the command died of signal N, as a shell does.
-  const signal = sig ?? (code !== null && code > 128 && code < 128 + 65 ? signalName(code - 128) : null);
-  return { exitCode: sig ? null : code, signal, stdout: out.result(), stderr: err.result(), durationMs, stoppedBy };
+
+  stop(why: StopReason): void {
+    if (this.stoppedBy) return;
+    this.stoppedBy = why;
+    this.#child.kill('SIGKILL');
+  }
+
+  /** The run has ended: no more stops. */
+  end(): void {
+    clearTimeout(this.#timer);
+    if (this.#poll) clearInterval(this.#poll);
+    this.#signal.removeEventListener('abort', this.#onAbort);
+  }
+}
+
+/** The run's network (src/exec/network.ts); when it cannot be wired the run is killed and the error kept. */
+async function wireNetwork(
+  tools: NonNullable<ExecSettings['netTools']>,
+  child: ChildProcess,
+  closed: Promise<unknown>,
+  stderrText: () => string,
+): Promise<{ slirp: ChildProcess | null; error: string | null }> {
+  try {
+    return { slirp: await connectNetwork(tools, child, closed, stderrText), error: null };
+  } catch (e) {
+    child.kill('SIGKILL');
+    (child.stdio[4] as Writable | null)?.destroy();
+    return { slirp: null, error: (e as Error).message };
+  }
 }
 
 function signalName(n: number): string | null {

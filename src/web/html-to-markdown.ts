@@ -35,75 +35,104 @@ interface ConvertJob {
   maxElements: number;
 }
 
+// The DOM is linkedom's; the project compiles without the DOM lib, so its nodes are typed loosely.
+interface LooseElement {
+  getAttribute(name: string): string | null;
+  setAttribute(name: string, value: string): void;
+  removeAttribute(name: string): void;
+  remove(): void;
+  replaceWith(...nodes: unknown[]): void;
+  querySelectorAll(selectors: string): Iterable<LooseElement>;
+  querySelector(selectors: string): LooseElement | null;
+  closest(selectors: string): LooseElement | null;
+  parentElement: LooseElement | null;
+  innerHTML: string;
+  outerHTML: string;
+  textContent: string | null;
+}
+interface LooseDocument extends LooseElement {
+  title: string;
+  body: LooseElement | null;
+  documentElement: LooseElement;
+  createTextNode(text: string): unknown;
+}
+
 /*
- * Runs in the worker, shipped as source text: self-contained, packages loaded by the absolute paths the job
- * names. The DOM is linkedom's; the project compiles without the DOM lib, so its nodes are typed loosely.
+ * Runs in the worker, shipped as source text (handlerSource) with PageConverter as its argument: both
+ * self-contained, packages loaded by the absolute paths the job names.
  */
-function convertInWorker(job: ConvertJob): { result: PageMarkdown } {
-  interface LooseElement {
-    getAttribute(name: string): string | null;
-    setAttribute(name: string, value: string): void;
-    removeAttribute(name: string): void;
-    remove(): void;
-    replaceWith(...nodes: unknown[]): void;
-    querySelectorAll(selectors: string): Iterable<LooseElement>;
-    querySelector(selectors: string): LooseElement | null;
-    closest(selectors: string): LooseElement | null;
-    parentElement: LooseElement | null;
-    innerHTML: string;
-    outerHTML: string;
-    textContent: string | null;
-  }
-  interface LooseDocument extends LooseElement {
-    title: string;
-    body: LooseElement | null;
-    documentElement: LooseElement;
-    createTextNode(text: string): unknown;
-  }
-  type TurndownCtor = typeof import('turndown');
-  type ReadabilityCtor = typeof import('@mozilla/readability').Readability;
-  // Not the free `require`: the bundler rewrites that name in this source (scripts/bundle.mjs).
-  const { createRequire } = process.getBuiltinModule('node:module');
-  const load = (path: string) => createRequire(path)(path);
-  const { parseHTML } = load(job.modules.linkedom) as { parseHTML(html: string): { document: LooseDocument } };
-  const { Readability } = load(job.modules.readability) as { Readability: ReadabilityCtor };
-  const TurndownService = load(job.modules.turndown) as TurndownCtor;
+function convertInWorker(job: ConvertJob, Converter: typeof PageConverter): { result: PageMarkdown } {
+  return { result: new Converter(job).convert() };
+}
 
+/**
+ * One page's conversion, in the worker, phase by phase: the raw-text prescan, the parse and its shape check,
+ * the page cleaned of chrome and its links made absolute, the main content, Markdown. Shipped as source text
+ * like convertInWorker, so it must be self-contained too: nothing from outside its body.
+ */
+class PageConverter {
   // Elements that carry no readable content, or content a model should not mistake for the page's own.
-  const DROPPED = 'script, style, noscript, template, iframe, object, embed, canvas, svg, link, meta';
+  readonly dropped = 'script, style, noscript, template, iframe, object, embed, canvas, svg, link, meta';
   // Page chrome, dropped before Readability too: on short pages it keeps menus and footers as content.
-  const CHROME = 'nav, footer, aside, [role=navigation], [role=banner], [role=contentinfo], [aria-hidden=true], [hidden]';
+  readonly chrome = 'nav, footer, aside, [role=navigation], [role=banner], [role=contentinfo], [aria-hidden=true], [hidden]';
   // A <header> is chrome at page level but holds the title inside an article.
-  const PAGE_HEADER = 'header';
+  readonly pageHeader = 'header';
   // Readability gives up (throws) past this many elements; the fallback then handles the page.
-  const READABILITY_ELEMENTS = 20_000;
-  const refuse = (message: string, details: Record<string, unknown>) => Object.assign(new Error(message), { code: 'FILE_TOO_LARGE', details });
+  readonly readabilityElements = 20_000;
 
-  /** Depth and count, walked without recursion (document order: a parent comes before its children). */
-  const checkShape = (doc: LooseDocument) => {
-    const depth = new Map<unknown, number>();
-    let elements = 0;
-    let deepest = 0;
-    for (const el of doc.querySelectorAll('*')) {
-      elements++;
-      if (elements > job.maxElements) {
-        throw refuse(`The page has more than ${job.maxElements} HTML elements, more than web_fetch converts to Markdown; fetch a smaller page or a plain-text version.`, { max_elements: job.maxElements });
-      }
-      const d = (depth.get(el.parentElement) ?? 0) + 1;
-      depth.set(el, d);
-      if (d > deepest) deepest = d;
-      if (d > job.maxDepth) {
-        throw refuse(`The page nests HTML elements more than ${job.maxDepth} deep, more than web_fetch converts to Markdown; fetch a plain-text version.`, { max_depth: job.maxDepth });
-      }
-    }
-  };
+  readonly job: ConvertJob;
+  readonly parseHTML: (html: string) => { document: LooseDocument };
+  readonly Readability: typeof import('@mozilla/readability').Readability;
+  readonly TurndownService: typeof import('turndown');
+
+  constructor(job: ConvertJob) {
+    this.job = job;
+    // Not the free `require`: the bundler rewrites that name in this source (scripts/bundle.mjs).
+    const { createRequire } = process.getBuiltinModule('node:module');
+    const load = (path: string) => createRequire(path)(path);
+    this.parseHTML = (load(job.modules.linkedom) as { parseHTML(html: string): { document: LooseDocument } }).parseHTML;
+    this.Readability = (load(job.modules.readability) as { Readability: typeof import('@mozilla/readability').Readability }).Readability;
+    this.TurndownService = load(job.modules.turndown) as typeof import('turndown');
+  }
+
+  convert(): PageMarkdown {
+    this.prescan(this.job.html);
+    const { document } = this.parseHTML(this.job.html);
+    this.checkShape(document);
+    this.dropChrome(document);
+    this.absolutizeLinks(document, this.baseOf(document, this.job.pageUrl));
+    const cleaned = document.documentElement.outerHTML;
+    const title = document.title?.trim() || null;
+
+    const article = this.readableContent(cleaned);
+    const content = article?.content ?? this.fallbackContent(document);
+    const markdown = this.turndown()
+      .turndown(content)
+      .replace(/\n{3,}/g, '\n\n')
+      .trim();
+    return { title: article?.title?.trim() || title, markdown };
+  }
+
+  tooManyElements(): Error {
+    const max = this.job.maxElements;
+    return this.refuse(`The page has more than ${max} HTML elements, more than web_fetch converts to Markdown; fetch a smaller page or a plain-text version.`, { max_elements: max });
+  }
+
+  tooDeep(): Error {
+    const max = this.job.maxDepth;
+    return this.refuse(`The page nests HTML elements more than ${max} deep, more than web_fetch converts to Markdown; fetch a plain-text version.`, { max_depth: max });
+  }
+
+  refuse(message: string, details: Record<string, unknown>): Error {
+    return Object.assign(new Error(message), { code: 'FILE_TOO_LARGE', details });
+  }
 
   /**
    * Before parsing (linkedom needs minutes for 200,000 levels): tags counted in the raw text. Loose on
    * purpose, so that no real page is refused here: end tags a page may leave out (<p>, <li>, <td>…) and void
    * elements do not nest, and the bounds are several times the ones checkShape applies to the parsed tree.
    */
-  const prescan = (html: string) => {
+  prescan(html: string): void {
     const OPTIONAL_END = /^(p|li|dt|dd|option|optgroup|tr|td|th|thead|tbody|tfoot|colgroup|caption|rp|rt|html|head|body|area|base|br|col|embed|hr|img|input|link|meta|source|track|wbr)$/i;
     // [^<>] keeps the scan linear: a '<' without its '>' ends the attempt at the next '<'.
     const TAG = /<(\/?)([a-zA-Z][a-zA-Z0-9-]*)[^<>]*?(\/?)>/g;
@@ -111,35 +140,50 @@ function convertInWorker(job: ConvertJob): { result: PageMarkdown } {
     let tags = 0;
     for (const m of html.matchAll(TAG)) {
       tags++;
-      if (tags > job.maxElements * 4) {
-        throw refuse(`The page has more than ${job.maxElements} HTML elements, more than web_fetch converts to Markdown; fetch a smaller page or a plain-text version.`, { max_elements: job.maxElements });
-      }
+      if (tags > this.job.maxElements * 4) throw this.tooManyElements();
       if (OPTIONAL_END.test(m[2] as string) || m[3] === '/') continue;
       depth = m[1] === '/' ? Math.max(0, depth - 1) : depth + 1;
-      if (depth > job.maxDepth * 4) {
-        throw refuse(`The page nests HTML elements more than ${job.maxDepth} deep, more than web_fetch converts to Markdown; fetch a plain-text version.`, { max_depth: job.maxDepth });
-      }
+      if (depth > this.job.maxDepth * 4) throw this.tooDeep();
     }
-  };
+  }
+
+  /** Depth and count, walked without recursion (document order: a parent comes before its children). */
+  checkShape(doc: LooseDocument): void {
+    const depth = new Map<unknown, number>();
+    let elements = 0;
+    for (const el of doc.querySelectorAll('*')) {
+      elements++;
+      if (elements > this.job.maxElements) throw this.tooManyElements();
+      const d = (depth.get(el.parentElement) ?? 0) + 1;
+      depth.set(el, d);
+      if (d > this.job.maxDepth) throw this.tooDeep();
+    }
+  }
+
+  dropChrome(doc: LooseDocument): void {
+    for (const el of [...doc.querySelectorAll(this.dropped)]) el.remove();
+    for (const el of [...doc.querySelectorAll(this.chrome)]) el.remove();
+    for (const el of [...doc.querySelectorAll(this.pageHeader)]) if (!el.closest('main, article, [role=main]')) el.remove();
+  }
 
   /** `href` resolved against `base`; null for schemes a reader cannot follow (javascript:, data:, …). */
-  const absolute = (href: string, base: string, schemes: readonly string[]): string | null => {
+  absolute(href: string, base: string, schemes: readonly string[]): string | null {
     try {
       const url = new URL(href.trim(), base);
       return schemes.includes(url.protocol) ? url.href : null;
     } catch {
       return null;
     }
-  };
+  }
 
-  const absolutizeLinks = (doc: LooseDocument, base: string) => {
+  absolutizeLinks(doc: LooseDocument, base: string): void {
     for (const a of doc.querySelectorAll('a[href]')) {
-      const href = absolute(a.getAttribute('href') ?? '', base, ['http:', 'https:', 'mailto:']);
+      const href = this.absolute(a.getAttribute('href') ?? '', base, ['http:', 'https:', 'mailto:']);
       if (href === null) a.removeAttribute('href');
       else a.setAttribute('href', href);
     }
     for (const img of doc.querySelectorAll('img')) {
-      const src = absolute(img.getAttribute('src') ?? '', base, ['http:', 'https:']);
+      const src = this.absolute(img.getAttribute('src') ?? '', base, ['http:', 'https:']);
       // An image without a fetchable source (data: URIs can be megabytes) is kept as its alt text only.
       if (src === null) img.replaceWith(doc.createTextNode(img.getAttribute('alt') ?? ''));
       else {
@@ -147,33 +191,33 @@ function convertInWorker(job: ConvertJob): { result: PageMarkdown } {
         img.removeAttribute('srcset');
       }
     }
-  };
+  }
 
-  const baseOf = (doc: LooseDocument, pageUrl: string) => {
+  baseOf(doc: LooseDocument, pageUrl: string): string {
     const declared = doc.querySelector('base[href]')?.getAttribute('href');
     if (!declared) return pageUrl;
-    return absolute(declared, pageUrl, ['http:', 'https:']) ?? pageUrl;
-  };
+    return this.absolute(declared, pageUrl, ['http:', 'https:']) ?? pageUrl;
+  }
 
-  const fallbackContent = (doc: LooseDocument) => {
+  fallbackContent(doc: LooseDocument): string {
     const root = doc.querySelector('main, article, [role=main]') ?? doc.body ?? doc.documentElement;
     return root.innerHTML;
-  };
+  }
 
-  const readableContent = (html: string): { title: string | null; content: string } | null => {
+  readableContent(html: string): { title: string | null; content: string } | null {
     // Readability rewrites the document it reads, so it gets its own parse.
-    const { document } = parseHTML(html);
+    const { document } = this.parseHTML(html);
     try {
-      const article = new Readability(document as never, { maxElemsToParse: READABILITY_ELEMENTS, keepClasses: false }).parse();
+      const article = new this.Readability(document as never, { maxElemsToParse: this.readabilityElements, keepClasses: false }).parse();
       if (!article?.content || (article.textContent ?? '').trim() === '') return null;
       return { title: article.title || null, content: article.content };
     } catch {
       return null;
     }
-  };
+  }
 
-  const turndown = () => {
-    const service = new TurndownService({ headingStyle: 'atx', codeBlockStyle: 'fenced', bulletListMarker: '-', emDelimiter: '_' });
+  turndown(): InstanceType<typeof import('turndown')> {
+    const service = new this.TurndownService({ headingStyle: 'atx', codeBlockStyle: 'fenced', bulletListMarker: '-', emDelimiter: '_' });
     service.remove(['script', 'style', 'noscript', 'template']);
     // Turndown pads list markers to four columns ('-   item'); one space is what people write and read.
     service.addRule('listItem', {
@@ -191,25 +235,7 @@ function convertInWorker(job: ConvertJob): { result: PageMarkdown } {
       },
     });
     return service;
-  };
-
-  prescan(job.html);
-  const { document } = parseHTML(job.html);
-  checkShape(document);
-  for (const el of [...document.querySelectorAll(DROPPED)]) el.remove();
-  for (const el of [...document.querySelectorAll(CHROME)]) el.remove();
-  for (const el of [...document.querySelectorAll(PAGE_HEADER)]) if (!el.closest('main, article, [role=main]')) el.remove();
-  absolutizeLinks(document, baseOf(document, job.pageUrl));
-  const cleaned = document.documentElement.outerHTML;
-  const title = document.title?.trim() || null;
-
-  const article = readableContent(cleaned);
-  const content = article?.content ?? fallbackContent(document);
-  const markdown = turndown()
-    .turndown(content)
-    .replace(/\n{3,}/g, '\n\n')
-    .trim();
-  return { result: { title: article?.title?.trim() || title, markdown } };
+  }
 }
 
 let modules: Modules | undefined;
@@ -228,7 +254,7 @@ function converterModules(): Modules {
 // anew costs a tenth of a second or two, small next to a fetch.
 const pool = new BoundedPool({
   name: 'html',
-  handler: handlerSource(convertInWorker),
+  handler: handlerSource(convertInWorker, PageConverter),
   size: 2,
   reuse: false,
   resourceLimits: { maxOldGenerationSizeMb: HTML_WORKER_HEAP_MB, maxYoungGenerationSizeMb: 16, stackSizeMb: 4 },
