@@ -31,7 +31,6 @@ import type { Resolver } from './web/fetch.js';
 import type { Workspace } from './workspace/workspace.js';
 
 export { VERSION };
-export { limitsOf } from './pipeline/service.js';
 
 
 export interface Toolgate {

@@ -131,17 +131,6 @@ export function errorEnvelope(context: EnvelopeContext, err: ToolError): Envelop
   };
 }
 
-/** The catalogue's path errors (src/errors.ts) under the names sandbox.ts still uses; new code calls `E` directly. */
-export const errors = {
-  notFound: E.fileNotFound,
-  isDirectory: E.isDirectory,
-  notRegular: E.notRegularFile,
-  parentNotADirectory: E.parentNotADirectory,
-  parentNotFound: E.parentNotFound,
-  permissionDenied: E.permissionDenied,
-  outside: E.outsideRoot,
-};
-
 const MAX_PARAM_STRING = 200;
 /** Objects and arrays nested deeper than this are echoed as a note: the echo of JSON nested thousands deep overflowed the stack. */
 const MAX_PARAM_DEPTH = 8;

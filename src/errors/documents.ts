@@ -1,5 +1,5 @@
 // The catalogue's errors of the office documents (src/errors.ts says how to add one).
-import { ToolError, type ErrorCode } from './tool-error.js';
+import { CodedError, ToolError, type ErrorCode } from './tool-error.js';
 
 /**
  * The office readers' finer codes (OfficeError, src/office/errors.ts) and the envelope code each answers with;
@@ -26,14 +26,9 @@ export const OFFICE_ERROR_ENVELOPE = {
 export type OfficeErrorCode = keyof typeof OFFICE_ERROR_ENVELOPE;
 
 /** An error of the office readers (zip guard, parsers, worker); the tool layer answers with documentUnreadable. */
-export class OfficeError extends Error {
-  readonly code: OfficeErrorCode;
-  readonly details: Record<string, unknown> | undefined;
+export class OfficeError extends CodedError<OfficeErrorCode> {
   constructor(code: OfficeErrorCode, message: string, details?: Record<string, unknown>) {
-    super(message);
-    this.name = 'OfficeError';
-    this.code = code;
-    this.details = details;
+    super('OfficeError', code, message, details);
   }
 
   /** The envelope code (docs/api.md, "Error codes") for this error, from the catalogue's table. */

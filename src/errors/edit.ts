@@ -1,5 +1,5 @@
 // The catalogue's errors of the edit engine, apply_patch and the text editor (src/errors.ts says how to add one).
-import { ToolError, type ErrorCode } from './tool-error.js';
+import { CodedError, ToolError, type ErrorCode } from './tool-error.js';
 
 /**
  * The apply_patch engine's finer codes (src/edit/patch-error.ts) and the envelope code each answers with;
@@ -20,14 +20,10 @@ export type PatchErrorCode = keyof typeof PATCH_ERROR_ENVELOPE;
  * An error of the apply_patch engine (src/edit/patch-*.ts), which also runs in the edit worker: its finer code and
  * a message a model can act on. The tool layer answers with toToolError().
  */
-export class PatchError extends Error {
-  readonly code: PatchErrorCode;
-  readonly details: Record<string, unknown>;
+export class PatchError extends CodedError<PatchErrorCode> {
+  declare readonly details: Record<string, unknown>;
   constructor(code: PatchErrorCode, message: string, details: Record<string, unknown> = {}) {
-    super(message);
-    this.name = 'PatchError';
-    this.code = code;
-    this.details = details;
+    super('PatchError', code, message, details);
   }
 
   /** The same error as the envelope's ToolError; `patch_code` keeps the finer code for clients that want it. */

@@ -36,15 +36,25 @@ export const ERROR_STATUS = {
 export type ErrorCode = keyof typeof ERROR_STATUS;
 export const ERROR_CODES = Object.keys(ERROR_STATUS) as ErrorCode[];
 
-/** An error with a code from the table; thrown where it is known, turned into the envelope in one place. */
-export class ToolError extends Error {
-  readonly code: ErrorCode;
+/**
+ * An error with a code of its own table and details a caller can act on. ToolError (the envelope's codes) and
+ * the engines' errors (OfficeError, PatchError: finer codes mapped to the envelope's) are its kinds.
+ */
+export class CodedError<C extends string> extends Error {
+  readonly code: C;
   readonly details: Record<string, unknown> | undefined;
-  constructor(code: ErrorCode, message: string, details?: Record<string, unknown>) {
+  constructor(name: string, code: C, message: string, details?: Record<string, unknown>) {
     super(message);
-    this.name = 'ToolError';
+    this.name = name;
     this.code = code;
     this.details = details;
+  }
+}
+
+/** An error with a code from the table; thrown where it is known, turned into the envelope in one place. */
+export class ToolError extends CodedError<ErrorCode> {
+  constructor(code: ErrorCode, message: string, details?: Record<string, unknown>) {
+    super('ToolError', code, message, details);
   }
   get httpStatus(): number {
     return ERROR_STATUS[this.code];

@@ -131,31 +131,13 @@ export class XlsxFirstRows {
   /** The shared strings up to `index`, inflated and parsed as far as that. */
   async stringsUpTo(index: number): Promise<void> {
     if (this.strings.length > index) return;
-    if (!this.sharedStrings) {
-      let text = '';
-      let depth: 'none' | 'si' | 'phonetic' = 'none';
-      let inT = false;
-      this.sharedStrings = this.parts.open(this.parts.sharedStringsPart, {
-        open: (tag) => {
-          if (tag === 'si') {
-            text = '';
-            depth = 'si';
-          } else if (tag === 'rPh') depth = 'phonetic';
-          else if (tag === 't' && depth === 'si') inT = true;
-        },
-        text: (t) => {
-          if (inT) text += t;
-        },
-        close: (tag) => {
-          if (tag === 't') inT = false;
-          else if (tag === 'rPh') depth = 'si';
-          else if (tag === 'si') {
-            this.strings.push(text);
-            depth = 'none';
-          }
-        },
-      });
-    }
+    // Every string in order: the strings before `index` are what the rows read so far name.
+    this.sharedStrings ??= this.parts.open(
+      this.parts.sharedStringsPart,
+      this.parts.sharedStringHandlers((_i, text) => {
+        this.strings.push(text);
+      }),
+    );
     const stream = this.sharedStrings;
     while (this.strings.length <= index) {
       if (await stream.pump()) continue;

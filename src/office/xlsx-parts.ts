@@ -331,6 +331,38 @@ export class XlsxParts {
     while (await stream.pump());
   }
 
+  /**
+   * Handlers for the shared strings part: each string (`<si>`, its `<t>` texts joined, the phonetic reading
+   * `<rPh>` left out as exceljs leaves it) goes to `onString` with its index; true from it stops the read.
+   */
+  sharedStringHandlers(onString: (index: number, text: string) => boolean | void): PartHandlers {
+    let index = -1;
+    let text = '';
+    let depth: 'none' | 'si' | 'phonetic' = 'none';
+    let inT = false;
+    return {
+      open: (tag) => {
+        if (tag === 'si') {
+          index++;
+          text = '';
+          depth = 'si';
+        } else if (tag === 'rPh') depth = 'phonetic';
+        else if (tag === 't' && depth === 'si') inT = true;
+      },
+      text: (t) => {
+        if (inT) text += t;
+      },
+      close: (tag) => {
+        if (tag === 't') inT = false;
+        else if (tag === 'rPh') depth = 'si';
+        else if (tag === 'si') {
+          depth = 'none';
+          return onString(index, text);
+        }
+      },
+    };
+  }
+
   /** The workbook: sheets in order, the 1904 date system, where each sheet's part is; returns the styles part. */
   readWorkbook(): string {
     const rels = new Map(this.relationships('xl/workbook.xml').map((r) => [r.id, r]));

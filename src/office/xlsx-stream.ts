@@ -196,32 +196,13 @@ export class XlsxRange {
     const { sharedNeeded, strings } = this;
     if (sharedNeeded.size === 0) return;
     const last = Math.max(...sharedNeeded);
-    let index = -1;
-    let text = '';
-    let depth: 'none' | 'si' | 'phonetic' = 'none';
-    let inT = false;
-    await this.parts.readAll(this.parts.sharedStringsPart, {
-      open: (tag) => {
-        if (tag === 'si') {
-          index++;
-          text = '';
-          depth = 'si';
-        } else if (tag === 'rPh') depth = 'phonetic';
-        else if (tag === 't' && depth === 'si') inT = true;
-      },
-      text: (t) => {
-        if (inT) text += t;
-      },
-      close: (tag) => {
-        if (tag === 't') inT = false;
-        else if (tag === 'rPh') depth = 'si';
-        else if (tag === 'si') {
-          if (sharedNeeded.has(index)) strings.set(index, text);
-          depth = 'none';
-          return index >= last;
-        }
-      },
-    });
+    await this.parts.readAll(
+      this.parts.sharedStringsPart,
+      this.parts.sharedStringHandlers((index, text) => {
+        if (sharedNeeded.has(index)) strings.set(index, text);
+        return index >= last;
+      }),
+    );
   }
 
   async summaries(selectedIndex: number, selectedDims: string | null): Promise<SheetSummary[]> {

@@ -81,38 +81,41 @@ export function registerHttpGate(app: FastifyInstance, opts: GateOptions): HttpG
   const browserGuard = createBrowserGuard({ allowedHosts: opts.config.allowedHosts ?? [], allowedOrigins: opts.config.allowedOrigins ?? [], listenHost: opts.config.host });
   app.decorateRequest('principal', null);
 
-  const admitted = (req: FastifyRequest, result: AuthResult & { ok: true }) => {
-    admissionOf.set(req, result.admission);
-    req.principal = result.principal;
-  };
-  // Synchronous when the token is admitted: the hooks below answer without a promise per request.
-  const authenticate = (req: FastifyRequest, refuse: (error: ToolError, headers: Record<string, string>) => void, done: () => void) => {
-    const result = pipeline.authenticate(credentialsOf(req.headers), req.ip);
-    const settle = (r: AuthResult) => {
-      if (!r.ok) return refuse(r.error, r.headers);
-      admitted(req, r);
-      done();
-    };
-    if (!(result instanceof Promise)) return settle(result);
-    result.then(settle, (err: unknown) => refuse(err as ToolError, {}));
-  };
-
-  // Then the token, before the body is read: one hook with Fastify's `done` callback, not async ones.
+  // Then the token, before the body is read: one hook with Fastify's `done` callback, not async ones, and
+  // nothing allocated per request while the token is admitted synchronously.
   app.addHook('onRequest', (req, reply, done) => {
     if (!isProbe(req)) {
       const refused = browserGuard.check(req.headers.host, req.headers.origin);
       if (refused) return void refuseAtGate(req, reply, refused);
     }
     if (!authEnabled || req.routeOptions.config.gateAfterBody || !isV1(req)) return done();
-    authenticate(req, (error, headers) => void refuseAtGate(req, reply, error, headers), done);
+    authenticate(pipeline, req, reply, refuseAtGate, done);
   });
+
   return {
     // A door gated after its body (MCP) is authenticated by the same function once its body is parsed.
     afterBody: (refuse) => (req, reply, done) => {
       if (!authEnabled) return done();
-      authenticate(req, (error, headers) => void refuse(req, reply, error, headers), done);
+      authenticate(pipeline, req, reply, refuse, done);
     },
   };
+}
+
+/** The pipeline's authentication of a request: its admission kept for the door, or `refuse` answers. */
+function authenticate(pipeline: Pipeline, req: FastifyRequest, reply: FastifyReply, refuse: GateRefusal, done: (err?: Error) => void): void {
+  const result = pipeline.authenticate(credentialsOf(req.headers), req.ip);
+  if (!(result instanceof Promise)) return settle(req, reply, result, refuse, done);
+  result.then(
+    (r) => settle(req, reply, r, refuse, done),
+    (err: unknown) => done(err as Error),
+  );
+}
+
+function settle(req: FastifyRequest, reply: FastifyReply, result: AuthResult, refuse: GateRefusal, done: () => void): void {
+  if (!result.ok) return void refuse(req, reply, result.error, result.headers);
+  admissionOf.set(req, result.admission);
+  req.principal = result.principal;
+  done();
 }
 
 /**
