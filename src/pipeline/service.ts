@@ -11,7 +11,7 @@ import { closeOperations, prepareOperations, type Operations, type OpsLog } from
 import type { AfterHook, BeforeHook } from '../tools/call.js';
 import type { Resolver } from '../web/fetch.js';
 import { webSettingsOf } from '../web/settings.js';
-import { probeFdDir, useFdDir } from '../workspace/sandbox.js';
+import { ownFdDir, probeFdDir, useFdDir } from '../workspace/sandbox.js';
 import type { WorkspaceLimits } from '../workspace/workspace.js';
 import { createPipeline, type Pipeline } from './execute-tool.js';
 import { createExecutor, type Executor } from './executor.js';
@@ -28,7 +28,7 @@ export interface ServiceOptions {
   auditStream?: NodeJS.WritableStream | null | undefined;
   /** Bearer tokens given directly (tests); TOOLGATE_TOKENS_FILE wins. */
   tokens?: readonly TokenEntry[] | undefined;
-  /** Where open descriptors are named (tests of a machine without /proc); default /proc/self/fd. */
+  /** Where open descriptors are named (tests of a machine without /proc); default /proc/<own pid>/fd (ownFdDir). */
   fdDir?: string | undefined;
   /** Where run_command looks for cgroups (tests of another host's layout); default /sys/fs/cgroup. */
   cgroupFs?: CgroupFs | undefined;
@@ -91,7 +91,7 @@ function chooseSandbox(config: Config, fdDir: string): boolean {
 
 /** Opens everything a call needs; a ConfigError or PolicyError stops the start. */
 export async function openService(config: Config, opts: ServiceOptions): Promise<Service> {
-  const weakSandbox = chooseSandbox(config, opts.fdDir ?? '/proc/self/fd');
+  const weakSandbox = chooseSandbox(config, opts.fdDir ?? ownFdDir());
   const limits = limitsOf(config);
   if (opts.resolver && limits.web) limits.web = { ...limits.web, lookup: opts.resolver };
   const exec = limits.exec;

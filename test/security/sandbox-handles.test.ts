@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
-import { useFdDir } from '../../src/workspace/sandbox.js';
+import { fdDirOrNull, useFdDir } from '../../src/workspace/sandbox.js';
 import { makeApp, makeTempDir, type TestApp } from '../helpers.js';
 
 describe('a machine without /proc/self/fd', () => {
@@ -46,6 +46,22 @@ describe('a machine without /proc/self/fd', () => {
     } finally {
       await fs.rm(base, { recursive: true, force: true });
     }
+  });
+});
+
+describe('a machine with /proc', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await makeApp();
+  });
+  afterAll(async () => t?.close());
+
+  it('names descriptors through its own pid, not the /proc/self link, and acts through them', async () => {
+    expect(fdDirOrNull()).toBe(`/proc/${process.pid}/fd`);
+    expect((await t.call('write_file', { path: 'a/b/c.txt', content: 'deep\n' })).body.status).toBe('success');
+    expect((await t.call('read_file', { path: 'a/b/c.txt' })).body.data).toMatchObject({ content: 'deep\n' });
+    const listed = (await t.call('list_directory', { path: 'a/b' })).body.data as { entries: { name: string }[] };
+    expect(listed.entries.map((e) => e.name)).toEqual(['c.txt']);
   });
 });
 
