@@ -24,7 +24,7 @@ const LAZY_MODULES = [
   'node_modules/@fastify/swagger/index.js',
 ];
 /** Packages the bundle leaves in node_modules that a default start must not load: absent for the first start. */
-const LAZY_PACKAGES = ['iconv-lite', 'yaml', 'ioredis', '@fastify/swagger-ui', '@fastify/static', '@fastify/ajv-compiler', '@fastify/fast-json-stringify-compiler'];
+const LAZY_PACKAGES = ['iconv-lite', 'yaml', 'ioredis', '@fastify/swagger-ui', '@fastify/static', '@fastify/ajv-compiler', '@fastify/fast-json-stringify-compiler', 'ip-address'];
 
 interface Envelope {
   status: string;

@@ -2,8 +2,10 @@
 // checked before the tool runs; RATE_LIMITED (429) with Retry-After and x-ratelimit-* headers. With
 // TOOLGATE_REDIS_URL replicas share one budget, and the service keeps answering when Redis goes away.
 import fs from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { normalizeClientIp } from '../../src/ops/rate-limit.js';
 import { makeApp, type TestApp } from '../helpers.js';
 import { makeToken, request } from './ops-helpers.js';
 import { startRedis, type RedisServer } from './redis-server.js';
@@ -71,6 +73,26 @@ describe('rate limit (memory store)', () => {
     expect((await from('10.0.0.1')).statusCode).toBe(200);
     expect((await from('10.0.0.1')).statusCode).toBe(429);
     expect((await from('10.0.0.2')).statusCode).toBe(200);
+  });
+
+  it('without auth an IPv6 client counts by its /64, an IPv4-mapped one as its IPv4 address', async () => {
+    const t = await app({ TOOLGATE_RATE_LIMIT: '1' });
+    let n = 0;
+    const from = (ip: string) => t.app.inject({ method: 'POST', url: '/v1/tools/write_file', payload: { path: `f${n++}.txt`, content: 'x' }, remoteAddress: ip });
+    expect((await from('2001:db8:1:2::1')).statusCode).toBe(200);
+    expect((await from('2001:DB8:1:2:ffff::9')).statusCode).toBe(429);
+    expect((await from('2001:db8:1:3::1')).statusCode).toBe(200);
+    expect((await from('10.9.8.7')).statusCode).toBe(200);
+    expect((await from('::ffff:10.9.8.7')).statusCode).toBe(429);
+  });
+
+  it('keys a client address as @fastify/rate-limit does (its stores hold the counts)', async () => {
+    const { normalizeIP } = createRequire(import.meta.url)('@fastify/rate-limit') as { normalizeIP: (ip: string) => string };
+    const samples = ['127.0.0.1', 'unknown', 'ABC', '::1', '::', '::ffff:10.1.2.3', '::FFFF:a01:203', '2001:DB8::1', '2001:db8:0:0:1:0:0:1', 'fe80::1%eth0', '1::', '::2:3:4:5:6:7:8', '64:ff9b::192.0.2.33', 'ff02::1'];
+    for (let i = 0; i < 500; i++) samples.push(Array.from({ length: 8 }, (_, j) => ((i * 7919 + j * 104729) % (j % 3 === 0 ? 1 : 65536)).toString(16)).join(':'));
+    for (const ip of samples) expect(normalizeClientIp(ip), ip).toBe(normalizeIP(ip));
+    // The one known difference: ipaddr.js reads the deprecated IPv4-compatible form as IPv4-mapped.
+    expect([normalizeClientIp('::192.0.2.33'), normalizeIP('::192.0.2.33')]).toEqual(['192.0.2.33', '::']);
   });
 
   it('only tool calls spend the budget: the tool list and the probes do not', async () => {
