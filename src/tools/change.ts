@@ -3,11 +3,13 @@
 // dry run or applied — so that tools cannot drift apart.
 import type { RiskLevel, VersionStamp } from '../envelope.js';
 import type { DiffPreview } from '../edit/diff.js';
+import { discardTempFile, writeTempFile } from '../workspace/atomic.js';
 import { createBackup, type BackupInput } from '../workspace/backups.js';
+import { syncInFlight } from '../workspace/sync-first-io.js';
 import type { ResolvedPath } from '../workspace/sandbox.js';
 import { sha256Hex, versionOf } from '../workspace/versions.js';
 import type { ToolContext, ToolResult } from './define.js';
-import { writeUnlessStopped, type CurrentFile } from './file-access.js';
+import { commitUnlessStopped, writeUnlessStopped, type CurrentFile } from './file-access.js';
 import { announce, type PlannedChange } from './plan.js';
 
 /** Permission bits of a file, as kept by its backup and its replacement. */
@@ -58,9 +60,36 @@ export async function commitUnlessDryRun(ctx: ToolContext, p: ResolvedPath, chan
 /** Backs up the old content and replaces the file durably; the caller has checked versions under the lock. */
 export async function commitChange(ctx: ToolContext, p: ResolvedPath, change: NewContent): Promise<Committed> {
   const { current } = change;
-  const backupId = current && change.backup !== false ? await createBackup(p.ws, backupRecord(ctx, p, change.operation, current), current.content) : null;
-  const st = await writeUnlessStopped(ctx, p.ws, p.at, change.next, { mode: change.mode ?? (current ? modeOf(current) : undefined) });
-  return { backupId, version: versionOf(st, sha256Hex(change.next)) };
+  const opts = { mode: change.mode ?? (current ? modeOf(current) : undefined) };
+  if (!current || change.backup === false) {
+    const st = await writeUnlessStopped(ctx, p.ws, p.at, change.next, opts);
+    return { backupId: null, version: versionOf(st, sha256Hex(change.next)) };
+  }
+  if (syncInFlight()) {
+    // Other writes' fsyncs hold the thread pool: a backup written beside this one's fsync would only queue them
+    // longer (write_file at 32 callers: 0.89×). One after the other, as the pool frees.
+    const backupId = await createBackup(p.ws, backupRecord(ctx, p, change.operation, current), current.content);
+    const st = await writeUnlessStopped(ctx, p.ws, p.at, change.next, opts);
+    return { backupId, version: versionOf(st, sha256Hex(change.next)) };
+  }
+  // An idle disk: the backup is written while the temp file's fsync runs, and the new hash computed meanwhile
+  // (edit_file does the same; write_file at one caller: 1.12×). The rename waits for both, so the old content
+  // is kept before it is replaced.
+  const temp = writeTempFile(p.ws, change.next, opts);
+  temp.catch(() => undefined); // awaited below; a failure meanwhile is not an unhandled rejection
+  let backupId: string | null;
+  let sha: string;
+  try {
+    const backup = createBackup(p.ws, backupRecord(ctx, p, change.operation, current), current.content);
+    sha = sha256Hex(change.next);
+    backupId = await backup;
+  } catch (err) {
+    // No backup, no change: the temp file goes (once written, as it may be still).
+    await temp.then(discardTempFile, () => undefined);
+    throw err;
+  }
+  const st = await commitUnlessStopped(ctx, await temp, p.at);
+  return { backupId, version: versionOf(st, sha) };
 }
 
 export interface ChangeAnswer<E, B extends VersionStamp | null> {

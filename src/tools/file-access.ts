@@ -4,7 +4,7 @@ import { closeSync, readSync, type Stats } from 'node:fs';
 import path from 'node:path';
 import { ToolError, type VersionStamp } from '../envelope.js';
 import { E } from '../errors.js';
-import { commitTempFile, discardTempFile, writeTempFile, type AtomicWriteOptions, type FileContent } from '../workspace/atomic.js';
+import { commitTempFile, discardTempFile, writeTempFile, type AtomicWriteOptions, type FileContent, type TempFile } from '../workspace/atomic.js';
 import { createMissingParents, openRegular, type ResolvedPath } from '../workspace/sandbox.js';
 import { readAll } from '../workspace/sync-first-io.js';
 import { checkExpectations, hasVersion, sha256Hex, versionOf, type Expectations } from '../workspace/versions.js';
@@ -125,7 +125,11 @@ function withDiffSinceYourVersion(err: unknown, p: ResolvedPath, current: Curren
  * (time limit, client gone) while the temp file was written, so a call answered TIMEOUT changed nothing.
  */
 export async function writeUnlessStopped(ctx: ToolContext, ws: Workspace, target: string, data: FileContent, opts: AtomicWriteOptions = {}): Promise<Stats> {
-  const temp = await writeTempFile(ws, data, opts);
+  return commitUnlessStopped(ctx, await writeTempFile(ws, data, opts), target);
+}
+
+/** The second half of writeUnlessStopped: renames a written temp file over `target` unless the call was stopped meanwhile. */
+export async function commitUnlessStopped(ctx: ToolContext, temp: TempFile, target: string): Promise<Stats> {
   if (ctx.signal.aborted) {
     discardTempFile(temp);
     ctx.signal.throwIfAborted();

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import iconv from 'iconv-lite';
@@ -26,6 +27,8 @@ const write = async (body: Record<string, unknown>, headers?: Record<string, str
   const r = await t.call('write_file', body, headers);
   return { ...r, data: r.body.data as WriteData };
 };
+/** Temp files left in the state directory's temp folders (one per instance). */
+const tempFiles = async (tmp: string) => (await fs.readdir(tmp, { recursive: true }).catch(() => [] as string[])).filter((n) => n.includes('.toolgate-tmp-')).sort();
 const sha = async (rel: string) => ((await t.call('read_file', { path: rel })).body.data as { version: { sha256: string } }).version.sha256;
 
 describe('write_file', () => {
@@ -114,6 +117,22 @@ describe('write_file', () => {
     const r = await write({ path: 'nb.txt', content: 'b\n', backup: false, expected_sha256: await sha('nb.txt') });
     expect(r.data.backup_id).toBeNull();
     expect((await t.call('list_backups', { path: 'nb.txt' })).body.data).toMatchObject({ backups: [] });
+  });
+
+  it('a backup that cannot be written stops the change: the file and the temp directory stay as they were', async () => {
+    await fs.writeFile(t.file('kept.txt'), 'old\n');
+    // The file's backup directory (src/workspace/backups.ts: sha256 of the path) taken by a plain file.
+    const key = createHash('sha256').update('kept.txt').digest('hex').slice(0, 16);
+    await fs.mkdir(path.join(t.root, '.toolgate/backups'), { recursive: true });
+    await fs.writeFile(path.join(t.root, '.toolgate/backups', key), 'in the way');
+    const tmp = path.join(t.root, '.toolgate/tmp');
+    const tempsBefore = await tempFiles(tmp);
+    const r = await write({ path: 'kept.txt', content: 'new\n', expected_sha256: await sha('kept.txt') });
+    expect(r.body.status).toBe('error');
+    expect(await fs.readFile(t.file('kept.txt'), 'utf8')).toBe('old\n');
+    expect(await tempFiles(tmp)).toEqual(tempsBefore);
+    await fs.rm(path.join(t.root, '.toolgate/backups', key));
+    expect((await write({ path: 'kept.txt', content: 'new\n', expected_sha256: await sha('kept.txt') })).data.backup_id).toMatch(new RegExp(`^${key}-`));
   });
 
   it('writes other encodings and base64', async () => {
