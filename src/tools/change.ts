@@ -3,7 +3,7 @@
 // dry run or applied — so that tools cannot drift apart.
 import type { RiskLevel, VersionStamp } from '../envelope.js';
 import type { DiffPreview } from '../edit/diff.js';
-import { discardTempFile, writeTempFile } from '../workspace/atomic.js';
+import { discardTempFile, writeTempFile, type TempFile } from '../workspace/atomic.js';
 import { createBackup, type BackupInput } from '../workspace/backups.js';
 import { syncInFlight } from '../workspace/sync-first-io.js';
 import type { ResolvedPath } from '../workspace/sandbox.js';
@@ -67,11 +67,12 @@ export async function commitChange(ctx: ToolContext, p: ResolvedPath, change: Ne
   // The only write on an idle disk writes its backup while its temp file is fsynced (write_file at one caller:
   // 1.12–1.31×). Beside other writes the thread pool is the limit, and a backup written at once would only
   // queue their fsyncs longer (at 32 callers: 0.89–0.90×): the backup goes first there, as the pool frees.
+  const kept = change.backup !== false ? current : null;
   const alone = commitsInFlight === 0 && !syncInFlight();
   commitsInFlight++;
   try {
-    if (current && change.backup !== false && alone) return await commitBesideBackup(ctx, p, change, current, opts);
-    const backupId = current && change.backup !== false ? await createBackup(p.ws, backupRecord(ctx, p, change.operation, current), current.content) : null;
+    if (kept && alone) return await commitBesideBackup(ctx, p, change, kept, opts);
+    const backupId = kept ? await createBackup(p.ws, backupRecord(ctx, p, change.operation, kept), kept.content) : null;
     const st = await writeUnlessStopped(ctx, p.ws, p.at, change.next, opts);
     return { backupId, version: versionOf(st, sha256Hex(change.next)) };
   } finally {
@@ -86,19 +87,31 @@ export async function commitChange(ctx: ToolContext, p: ResolvedPath, change: Ne
 async function commitBesideBackup(ctx: ToolContext, p: ResolvedPath, change: NewContent, current: CurrentFile, opts: { mode: number | undefined }): Promise<Committed> {
   const temp = writeTempFile(p.ws, change.next, opts);
   temp.catch(() => undefined); // awaited below; a failure meanwhile is not an unhandled rejection
-  let backupId: string | null;
-  let sha: string;
+  return settled(temp, async (track) => {
+    const backup = track(createBackup(p.ws, backupRecord(ctx, p, change.operation, current), current.content));
+    const sha = sha256Hex(change.next);
+    const backupId = await backup;
+    const st = await commitUnlessStopped(ctx, await temp, p.at);
+    return { backupId, version: versionOf(st, sha) };
+  });
+}
+
+/**
+ * Runs fn while a temp file (and what fn tracks: the backup) is being written. When fn fails, it waits for
+ * them to settle (they read the old content's buffer) and removes the temp file: the change is refused.
+ */
+export async function settled<T>(temp: Promise<TempFile> | null, fn: (track: <W>(write: Promise<W>) => Promise<W>) => Promise<T>): Promise<T> {
+  const writes: Promise<unknown>[] = [];
   try {
-    const backup = createBackup(p.ws, backupRecord(ctx, p, change.operation, current), current.content);
-    sha = sha256Hex(change.next);
-    backupId = await backup;
+    return await fn((write) => {
+      writes.push(write);
+      return write;
+    });
   } catch (err) {
-    // No backup, no change: the temp file goes (once written, as it may be still).
-    await temp.then(discardTempFile, () => undefined);
+    await Promise.allSettled(writes);
+    await temp?.then(discardTempFile, () => undefined);
     throw err;
   }
-  const st = await commitUnlessStopped(ctx, await temp, p.at);
-  return { backupId, version: versionOf(st, sha) };
 }
 
 export interface ChangeAnswer<E, B extends VersionStamp | null> {

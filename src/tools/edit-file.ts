@@ -2,7 +2,7 @@ import type { Stats } from 'node:fs';
 import { z } from 'zod';
 import type { VersionStamp } from '../envelope.js';
 import { E } from '../errors.js';
-import { commitTempFile, discardTempFile, writeTempFile, type TempFile } from '../workspace/atomic.js';
+import { commitTempFile, writeTempFile, type TempFile } from '../workspace/atomic.js';
 import { createBackup } from '../workspace/backups.js';
 import { diffSpans, type DiffPreview } from '../edit/diff.js';
 import { describeUtf8Edit, planUtf8Edit, type Utf8EditPlan } from '../edit/bytes.js';
@@ -16,7 +16,7 @@ import type { ResolvedPath } from '../workspace/sandbox.js';
 import { checkEncoding, countLines, decodeText, encodeText, looksBinary } from '../workspace/encoding.js';
 import { Sha256Snapshots, sha256Hex, versionOf } from '../workspace/versions.js';
 import { defineTool, type ToolContext, type ToolResult } from './define.js';
-import { backupRecord, changeAnswer, commitUnlessDryRun, contentChange, modeOf, type Committed } from './change.js';
+import { backupRecord, changeAnswer, commitUnlessDryRun, contentChange, modeOf, settled, type Committed } from './change.js';
 import { announce } from './plan.js';
 import { insertAfterLine, lineCount } from '../edit/insert-lines.js';
 import { DiffFields, DryRunArg, PathArg, VersionArgs, VersionSchema } from './args.js';
@@ -214,24 +214,6 @@ function startBackup(ctx: ToolContext, p: ResolvedPath, file: { content: Buffer;
   const backup = createBackup(p.ws, backupRecord(ctx, p, 'edit_file', file), file.content);
   backup.catch(() => undefined); // awaited later; a failure meanwhile is not an unhandled rejection
   return backup;
-}
-
-/**
- * Runs fn while a temp file (and what fn tracks: the backup) is being written. When fn fails, it waits for
- * them to settle (they read the old content's buffer) and removes the temp file: the change is refused.
- */
-async function settled<T>(temp: Promise<TempFile> | null, fn: (track: <W>(write: Promise<W>) => Promise<W>) => Promise<T>): Promise<T> {
-  const writes: Promise<unknown>[] = [];
-  try {
-    return await fn((write) => {
-      writes.push(write);
-      return write;
-    });
-  } catch (err) {
-    await Promise.allSettled(writes);
-    await temp?.then(discardTempFile, () => undefined);
-    throw err;
-  }
 }
 
 interface Change {
