@@ -190,7 +190,8 @@ export async function sweepTempFiles(ws: Workspace): Promise<number> {
   for (const owner of owners) {
     const dir = path.join(base, owner);
     const record = readOwnerRecord(path.join(dir, OWNER));
-    const state = record === null ? null : ownerState(record);
+    // An empty record: its process was killed between creating the record and its one write of a few bytes.
+    const state = record === null ? null : record === '' ? 'dead' : ownerState(record);
     if (state === 'alive') continue;
     const all = state === 'dead' || (state === null && owner === ws.instanceId);
     const entries = await fs.readdir(dir).catch(() => [] as string[]);
