@@ -1,5 +1,7 @@
 // CPU time of the server per call (user + system, all its threads, from /proc/<pid>/stat), two builds
-// interleaved: less sensitive to other load on the machine than calls per second.
+// interleaved: less sensitive to other load on the machine than calls per second. The main thread's user
+// and system time are shown apart (its /proc/<pid>/task/<pid>/stat): system time is what the file-system
+// calls cost, and it moves far less between rounds than user time does.
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -19,9 +21,20 @@ await fs.writeFile(tokensFile, JSON.stringify([{ id: 'bench', sha256: createHash
 const auth = { authorization: `Bearer ${token}` };
 const pool = makePool(8 * MiB, 4242);
 const ticks = 100;
-async function cpuMs(pid: number): Promise<number> {
-  const f = (await fs.readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1]?.split(' ') ?? [];
-  return ((Number(f[11]) + Number(f[12])) * 1000) / ticks;
+interface Cpu {
+  /** Every thread, user + system, ms. */
+  all: number;
+  mainUser: number;
+  mainSystem: number;
+}
+async function ticksOf(file: string): Promise<[number, number]> {
+  const f = (await fs.readFile(file, 'utf8')).split(') ')[1]?.split(' ') ?? [];
+  return [(Number(f[11]) * 1000) / ticks, (Number(f[12]) * 1000) / ticks];
+}
+async function cpuMs(pid: number): Promise<Cpu> {
+  const [u, s] = await ticksOf(`/proc/${pid}/stat`);
+  const [mu, ms] = await ticksOf(`/proc/${pid}/task/${pid}/stat`);
+  return { all: u + s, mainUser: mu, mainSystem: ms };
 }
 const servers: Server[] = [];
 const sides: { name: string; t: Targets }[] = [];
@@ -41,7 +54,7 @@ try {
     const subj = [];
     for (const s of sides) subj.push(w === 'read' ? readWorkload(s.t)[0] : (await writeWorkload(s.t, pool, 2 * C))[0]);
     for (const c of [1, C]) {
-      const per: number[][] = sides.map(() => []);
+      const per: Cpu[][] = sides.map(() => []);
       for (const i of sides.keys()) await subj[i]!.run(c, 1, 0); // JIT warm-up, not measured
       for (let r = 0; r < rounds; r++) {
         const order = r % 2 === 0 ? sides.map((_, i) => i) : sides.map((_, i) => sides.length - 1 - i);
@@ -50,12 +63,16 @@ try {
           const before = await cpuMs(s.t.toolgate.pid);
           const res = await subj[i]!.run(c, options.durationS, 0);
           const after = await cpuMs(s.t.toolgate.pid);
-          per[i]!.push(((after - before) * 1000) / Math.max(1, res.ok + res.failed));
+          const calls = Math.max(1, res.ok + res.failed);
+          const us = (k: keyof Cpu) => ((after[k] - before[k]) * 1000) / calls;
+          per[i]!.push({ all: us('all'), mainUser: us('mainUser'), mainSystem: us('mainSystem') });
         }
       }
       // The least CPU a round took: other load on the machine only ever adds to it.
-      const med = (a: number[]) => Math.min(...a);
-      console.log(`${w} c=${c}: ${sides.map((s, i) => `${s.name} ${med(per[i]!).toFixed(0)} µs/call min [${per[i]!.map((v) => v.toFixed(0)).join(' ')}]`).join(' | ')}`);
+      const least = (a: Cpu[], k: keyof Cpu) => Math.min(...a.map((v) => v[k])).toFixed(0);
+      const each = (a: Cpu[], k: keyof Cpu) => a.map((v) => v[k].toFixed(0)).join(' ');
+      const side = (a: Cpu[]) => `${least(a, 'all')} µs/call min [${each(a, 'all')}], main thread user [${each(a, 'mainUser')}] system [${each(a, 'mainSystem')}]`;
+      console.log(`${w} c=${c}: ${sides.map((s, i) => `${s.name} ${side(per[i]!)}`).join(' | ')}`);
     }
   }
 } finally {
