@@ -8,6 +8,7 @@ import path from 'node:path';
 import { buildToolgate } from './lib/build.js';
 import { makePool } from './lib/fixtures.js';
 import { options } from './lib/options.js';
+import { procCpuMs } from './lib/proc-cpu.js';
 import { startToolgate, useToolgateMain, type Server } from './lib/servers.js';
 import { MiB } from './lib/stats.js';
 import { readWorkload, writeReadFile, writeWorkload, type Targets } from './lib/workloads.js';
@@ -20,21 +21,16 @@ const tokensFile = path.join(options.cacheDir, 'tokens-cpu.json');
 await fs.writeFile(tokensFile, JSON.stringify([{ id: 'bench', sha256: createHash('sha256').update(token).digest('hex'), projects: ['*'], risks: ['read', 'write', 'destructive'] }]));
 const auth = { authorization: `Bearer ${token}` };
 const pool = makePool(8 * MiB, 4242);
-const ticks = 100;
 interface Cpu {
   /** Every thread, user + system, ms. */
   all: number;
   mainUser: number;
   mainSystem: number;
 }
-async function ticksOf(file: string): Promise<[number, number]> {
-  const f = (await fs.readFile(file, 'utf8')).split(') ')[1]?.split(' ') ?? [];
-  return [(Number(f[11]) * 1000) / ticks, (Number(f[12]) * 1000) / ticks];
-}
 async function cpuMs(pid: number): Promise<Cpu> {
-  const [u, s] = await ticksOf(`/proc/${pid}/stat`);
-  const [mu, ms] = await ticksOf(`/proc/${pid}/task/${pid}/stat`);
-  return { all: u + s, mainUser: mu, mainSystem: ms };
+  const all = await procCpuMs(`/proc/${pid}/stat`);
+  const main = await procCpuMs(`/proc/${pid}/task/${pid}/stat`);
+  return { all: all.user + all.system, mainUser: main.user, mainSystem: main.system };
 }
 const servers: Server[] = [];
 const sides: { name: string; t: Targets }[] = [];

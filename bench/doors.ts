@@ -14,6 +14,7 @@ import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import WebSocket from 'ws';
+import { procCpuMs } from './lib/proc-cpu.js';
 
 const N = Number(process.env.N ?? 2000);
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
@@ -74,9 +75,8 @@ const SLICES = Number(process.env.DOORS_SLICES ?? 10);
 
 /** CPU time (user + system, ms) the server process has used so far, from /proc (Linux), or NaN. */
 async function serverCpuMs(): Promise<number> {
-  const stat = await fs.readFile(`/proc/${server.pid}/stat`, 'utf8').catch(() => '');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  const cpu = await procCpuMs(`/proc/${server.pid}/stat`);
+  return cpu.user + cpu.system;
 }
 
 interface Sample {
