@@ -7,6 +7,10 @@
 // tarball is unpacked, its production dependencies come from npm's cache by the lockfile's integrity
 // (`npm ci --omit=dev --offline`), and `npm install --global` of that folder makes the prefix's bin
 // links: the same files, the same bin linking, no network.
+//
+// One test does install the tarball alone, as a consumer does (issue 36): no lockfile, so npm resolves the
+// dependency ranges afresh, with none of our `overrides`. That one needs the registry's metadata, or npm's
+// cache of it (--prefer-offline).
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -23,6 +27,7 @@ const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 let base = '';
 let prefix = '';
 let bin = '';
+let tarball = '';
 let tarballFiles: string[] = [];
 
 /** The environment of a person's shell: no settings of the test run, npm's nor toolgate's. */
@@ -46,11 +51,12 @@ async function run(file: string, args: string[], cwd: string, stdin?: string): P
   return { code, stdout, stderr };
 }
 
+/** npm's output, standard output then standard error (where it writes its warnings). */
 async function npmIn(cwd: string, args: string[]): Promise<string> {
-  const { stdout } = await promisify(execFile)(npm, [...args, '--no-audit', '--no-fund'], { cwd, env: shellEnv(), maxBuffer: 32 * 1024 * 1024 }).catch((err: Error & { stdout?: string; stderr?: string }) => {
+  const { stdout, stderr } = await promisify(execFile)(npm, [...args, '--no-audit', '--no-fund'], { cwd, env: shellEnv(), maxBuffer: 32 * 1024 * 1024 }).catch((err: Error & { stdout?: string; stderr?: string }) => {
     throw new Error(`npm ${args.join(' ')} failed:\n${err.stdout ?? ''}\n${err.stderr ?? ''}`);
   });
-  return stdout;
+  return `${stdout}${stderr}`;
 }
 
 beforeAll(async () => {
@@ -67,11 +73,12 @@ beforeAll(async () => {
   await fs.cp(path.join(REPO, 'dist'), path.join(checkout, 'dist'), { recursive: true });
 
   await npmIn(checkout, ['pack', '--pack-destination', base]);
-  const tarball = (await fs.readdir(base)).find((f) => f.endsWith('.tgz'));
-  if (!tarball) throw new Error('npm pack made no tarball');
+  const packed = (await fs.readdir(base)).find((f) => f.endsWith('.tgz'));
+  if (!packed) throw new Error('npm pack made no tarball');
+  tarball = path.join(base, packed);
   const unpacked = path.join(base, 'unpacked');
   await fs.mkdir(unpacked);
-  await promisify(execFile)('tar', ['xzf', path.join(base, tarball), '-C', unpacked]);
+  await promisify(execFile)('tar', ['xzf', tarball, '-C', unpacked]);
   const pkg = path.join(unpacked, 'package');
   tarballFiles = (await fs.readdir(pkg, { recursive: true })).map((f) => f.split(path.sep).join('/'));
 
@@ -90,6 +97,16 @@ describe('toolgate installed into a global prefix', () => {
     expect(tarballFiles).toEqual(expect.arrayContaining(['package.json', 'openapi.yaml', 'dist/cli.js', 'dist/cli-client.js', 'dist/main.js', 'dist/serve.js', 'dist/console/index.html']));
     expect(tarballFiles.filter((f) => f.startsWith('src/') || f.startsWith('test/'))).toEqual([]);
   });
+
+  it('the tarball alone, without the lockfile, installs into a clean prefix with no engine warning and runs', async () => {
+    expect(tarballFiles).not.toContain('package-lock.json');
+    const clean = path.join(base, 'clean-prefix');
+    await fs.mkdir(clean);
+    const output = await npmIn(base, ['install', '--global', '--prefix', clean, tarball, '--prefer-offline']);
+    expect(output).not.toContain('EBADENGINE');
+    const { version } = JSON.parse(await fs.readFile(path.join(REPO, 'package.json'), 'utf8')) as { version: string };
+    expect(await run(path.join(clean, 'bin', 'toolgate'), ['--version'], base)).toMatchObject({ code: 0, stdout: `${version}\n`, stderr: '' });
+  }, 300_000);
 
   it('<prefix>/bin/toolgate answers --version and tools from any directory', async () => {
     const { version } = JSON.parse(await fs.readFile(path.join(REPO, 'package.json'), 'utf8')) as { version: string };
