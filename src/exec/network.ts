@@ -16,9 +16,15 @@ export const SANDBOX_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/
 /** slirp4netns's fixed addresses: the host as seen from the run (refused), and its DNS forwarder. */
 const SLIRP_HOST = '10.0.2.2';
 const SLIRP_DNS = '10.0.2.3';
-/** Cloud metadata services: link-local IPv4 (AWS, GCP, Azure, OpenStack…) and AWS's IPv6 address. */
-const METADATA_V4 = '169.254.0.0/16';
-const METADATA_V6 = ['fd00:ec2::254', 'fe80::/10'];
+/**
+ * Cloud metadata and platform addresses, refused whatever else the network allows (docs/run-command.md,
+ * "Network", lists them with their sources): link-local IPv4 (AWS, GCP, Azure, Oracle, OpenStack, DigitalOcean,
+ * Hetzner, Tencent's 169.254.0.23, AWS's time and DNS at .123 and .253), Alibaba Cloud's 100.100.100.200,
+ * Azure's WireServer 168.63.129.16, Oracle Cloud Classic's 192.0.0.192; AWS's IPv6 endpoints (fd00:ec2::/32),
+ * GCP's IPv6 metadata server, and link-local IPv6.
+ */
+export const METADATA_V4 = ['169.254.0.0/16', '100.100.100.200', '168.63.129.16', '192.0.0.192'];
+export const METADATA_V6 = ['fd00:ec2::/32', 'fd20:ce::254', 'fe80::/10'];
 
 /** Files of /etc the run sees with the network on (written once by the probe, bound read-only). */
 export const NET_FILES = ['resolv.conf', 'hosts'] as const;
@@ -27,6 +33,12 @@ export const NET_FILES = ['resolv.conf', 'hosts'] as const;
 export const NETWORK_TOOLS = ['unshare', 'nft', 'slirp4netns'] as const;
 
 export type NetworkTools = Record<(typeof NETWORK_TOOLS)[number], string>;
+
+/** The absolute path of a program on a PATH, or null. */
+export function findOnPath(name: string, searchPath: string): string | null {
+  const dir = searchPath.split(':').find((d) => d.startsWith('/') && existsSync(path.join(d, name)));
+  return dir ? path.join(dir, name) : null;
+}
 
 /** Finds the network programs on the service's PATH: their absolute paths, or the names missing. */
 export function findNetworkTools(searchPath: string): NetworkTools | string[] {
@@ -66,7 +78,7 @@ export function egressRules(): string {
     'table inet toolgate {',
     '  chain output {',
     '    type filter hook output priority 0; policy accept;',
-    `    ip daddr ${METADATA_V4} reject`,
+    `    ip daddr { ${METADATA_V4.join(', ')} } reject`,
     `    ip6 daddr { ${METADATA_V6.join(', ')} } reject`,
     `    ip daddr { ${[...new Set(v4)].join(', ')} } reject`,
     ...(v6.length > 0 ? [`    ip6 daddr { ${[...new Set(v6)].join(', ')} } reject`] : []),
@@ -74,23 +86,6 @@ export function egressRules(): string {
     '}',
   ];
   return `${lines.join('\n')}\n`;
-}
-
-/**
- * Runs inside `unshare --user --map-root-user --net` (root of the run's outer namespace, with capabilities
- * over its network namespace only): installs the rules, says so on fd 3, waits on fd 4 until slirp4netns
- * has wired the namespace, then becomes bwrap. $0 is the ruleset, $1 nft, the rest the bwrap command.
- */
-const HOLDER = `printf '%s' "$0" | "$1" -f - || exit 125
-shift
-echo ready >&3 && exec 3>&- || exit 125
-read go <&4 || exit 125
-exec 4<&-
-exec "$@"`;
-
-/** The command that starts bwrap in its own filtered network namespace. */
-export function networkLauncher(tools: NetworkTools, bwrap: readonly string[]): string[] {
-  return [tools.unshare, '--user', '--map-root-user', '--net', '--', '/bin/sh', '-c', HOLDER, egressRules(), tools.nft, ...bwrap];
 }
 
 /** The extra pipes the launcher speaks on: fd 3 (ready, from the holder) and fd 4 (go, to it). */

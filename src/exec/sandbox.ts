@@ -4,16 +4,17 @@
 // system directories read-only, and rlimits set by prlimit inside before the command starts. The whole tree
 // dies with the bwrap process (--die-with-parent, PID 1 of the namespace), which is killed at the time limit,
 // on cancel and at shutdown.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import type { Readable, Writable } from 'node:stream';
-import { existsSync, lstatSync, mkdirSync, readlinkSync, realpathSync, rmdirSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readlinkSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { E } from '../errors.js';
 import { isInside } from '../workspace/workspace.js';
 import { hasPidsCgroup, makeRunCgroups, planCgroups, removeCgroups } from './cgroup.js';
-import { connectNetwork, LAUNCHER_STDIO, findNetworkTools, NET_FILES, networkLauncher, SANDBOX_PATH, writeNetFiles } from './network.js';
+import { connectNetwork, egressRules, LAUNCHER_STDIO, findNetworkTools, findOnPath, NET_FILES, SANDBOX_PATH, writeNetFiles, type NetworkTools } from './network.js';
+import { removeRunDir, type RunDir } from './overlay.js';
 import type { ExecSettings } from './settings.js';
 
 /** Where the project is seen inside the sandbox. */
@@ -29,24 +30,28 @@ const SYSTEM_DIRS = ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
 const ETC_FILES = ['/etc/ld.so.cache', '/etc/ld.so.conf', '/etc/ld.so.conf.d', '/etc/alternatives', '/etc/ssl', '/etc/ca-certificates', '/etc/localtime', '/etc/nsswitch.conf', '/etc/os-release', '/etc/debian_version'];
 
 export interface SandboxSpec {
-  /** Real path of the project root, bound at /workspace. */
-  root: string;
-  /** Directories inside the root hidden by an empty tmpfs (the state directory). */
-  maskDirs: readonly string[];
-  /** Files inside the root hidden by /dev/null (the tokens file, the policy). */
-  maskFiles: readonly string[];
+  /** The run's directory: the overlay's layers over the project, and bwrap's arguments. */
+  run: RunDir;
+  /** Directories below the root hidden by an empty read-only tmpfs (the state directory, what the policy hides). */
+  maskDirs: readonly Buffer[];
+  /** Files below the root hidden by /dev/null (the tokens file, the policy, what the policy hides). */
+  maskFiles: readonly Buffer[];
   /** Working directory inside the sandbox (/workspace or below). */
   cwd: string;
   env: Readonly<Record<string, string>>;
   argv: readonly string[];
 }
 
-/** The bwrap arguments for one run; the command itself runs under prlimit. */
-export function bwrapArgs(exec: ExecSettings, spec: SandboxSpec): string[] {
+/**
+ * bwrap's options for one run, NUL-separated (read with --args, so that a masked name of any bytes can be
+ * named and the sandbox's /proc/1/cmdline shows none of them). The project is the overlay mounted at
+ * `merged` by the launcher; the command line itself (prlimit, the command) follows on bwrap's argv.
+ */
+export function bwrapOptions(exec: ExecSettings, spec: SandboxSpec): Buffer {
   const l = exec.limits;
-  const a = ['--unshare-user', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try'];
+  const a: (string | Buffer)[] = ['--unshare-user', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try'];
   // With the network on, bwrap starts inside the run's own network namespace, already wired and filtered
-  // (networkLauncher below); never the service's.
+  // (the launcher below); never the service's.
   if (!(exec.network && exec.netTools)) a.push('--unshare-net');
   a.push('--uid', SANDBOX_UID, '--gid', SANDBOX_UID, '--hostname', 'sandbox');
   a.push('--die-with-parent', '--new-session', '--disable-userns', '--cap-drop', 'ALL');
@@ -63,11 +68,18 @@ export function bwrapArgs(exec: ExecSettings, spec: SandboxSpec): string[] {
   if (exec.network && exec.netFilesDir) for (const f of NET_FILES) a.push('--ro-bind', path.join(exec.netFilesDir, f), `/etc/${f}`);
   a.push('--proc', '/proc', '--dev', '/dev');
   a.push('--size', String(l.tmpBytes), '--tmpfs', '/tmp');
-  a.push('--bind', spec.root, WORKSPACE_MOUNT);
-  for (const d of spec.maskDirs) a.push('--tmpfs', inside(spec.root, d));
-  for (const f of spec.maskFiles) a.push('--ro-bind', '/dev/null', inside(spec.root, f));
+  a.push('--bind', spec.run.merged, WORKSPACE_MOUNT);
+  // A hidden directory is an empty tmpfs made read-only: it takes no memory and names no host path.
+  for (const d of spec.maskDirs) a.push('--tmpfs', inside(d), '--remount-ro', inside(d));
+  for (const f of spec.maskFiles) a.push('--ro-bind', '/dev/null', inside(f));
   a.push('--chdir', spec.cwd);
-  a.push('--', '/usr/bin/prlimit', `--cpu=${l.cpuS}`, `--data=${l.memoryBytes}`, `--fsize=${l.maxFileBytes}`, `--nofile=${l.maxOpenFiles}`, '--core=0');
+  return Buffer.concat(a.flatMap((x) => [typeof x === 'string' ? Buffer.from(x) : x, Buffer.from([0])]));
+}
+
+/** bwrap's argv after its options: the command under prlimit. */
+export function bwrapCommand(exec: ExecSettings, spec: SandboxSpec): string[] {
+  const l = exec.limits;
+  const a = ['--', '/usr/bin/prlimit', `--cpu=${l.cpuS}`, `--data=${l.memoryBytes}`, `--fsize=${l.maxFileBytes}`, `--nofile=${l.maxOpenFiles}`, '--core=0'];
   // A pids cgroup bounds the run where there is one (as root there must be: the kernel does not apply
   // RLIMIT_NPROC to root's user namespaces); otherwise RLIMIT_NPROC counts the sandbox's own processes.
   if (!hasPidsCgroup(exec.cgroups)) a.push(`--nproc=${l.maxProcesses}`);
@@ -75,9 +87,8 @@ export function bwrapArgs(exec: ExecSettings, spec: SandboxSpec): string[] {
   return a;
 }
 
-function inside(root: string, p: string): string {
-  const rel = path.relative(root, p).split(path.sep).join('/');
-  return `${WORKSPACE_MOUNT}/${rel}`;
+function inside(rel: Buffer): Buffer {
+  return Buffer.concat([Buffer.from(`${WORKSPACE_MOUNT}/`), rel]);
 }
 
 function statOrNull(p: string) {
@@ -88,9 +99,9 @@ function statOrNull(p: string) {
   }
 }
 
-/** The real paths of `candidates` that lie inside the root (and so must be masked there), symlinks resolved. */
-export function inRoot(root: string, candidates: readonly string[]): string[] {
-  const out: string[] = [];
+/** The paths of `candidates` that lie inside the root (and so must be masked there), relative, symlinks resolved. */
+export function inRoot(root: string, candidates: readonly string[]): Buffer[] {
+  const out: Buffer[] = [];
   for (const c of candidates) {
     let real: string;
     try {
@@ -98,7 +109,7 @@ export function inRoot(root: string, candidates: readonly string[]): string[] {
     } catch {
       continue;
     }
-    if (real !== root && isInside(root, real)) out.push(real);
+    if (real !== root && isInside(root, real)) out.push(Buffer.from(path.relative(root, real).split(path.sep).join('/')));
   }
   return out;
 }
@@ -109,40 +120,58 @@ export function inRoot(root: string, candidates: readonly string[]): string[] {
  */
 export async function probeSandbox(exec: ExecSettings): Promise<string | null> {
   if (process.platform !== 'linux') return `bubblewrap needs Linux (this is ${process.platform})`;
-  if (!existsSync('/usr/bin/prlimit')) return '/usr/bin/prlimit (util-linux) is missing; the limits are set with it';
+  for (const [file, what] of [['/usr/bin/prlimit', 'prlimit (util-linux) sets the limits'], [LAUNCHER_SHELL, 'bash runs the launcher that mounts the overlay'], ['/usr/bin/unshare', 'unshare (util-linux) makes the namespace the overlay is mounted in']]) {
+    if (!existsSync(file as string)) return `${file as string} is missing; ${what as string}`;
+  }
   if (exec.network) {
     const tools = findNetworkTools(process.env.PATH ?? '');
     if (!Array.isArray(tools)) exec.netTools = tools;
     const missing = Array.isArray(tools) ? tools : [];
     if (missing.length > 0) return `TOOLGATE_EXEC_NETWORK=true needs ${missing.join(', ')} (Debian packages: util-linux, nftables, slirp4netns) to give commands a network whose egress is filtered, and ${missing.length === 1 ? 'it is' : 'they are'} missing; install ${missing.length === 1 ? 'it' : 'them'} or set TOOLGATE_EXEC_NETWORK=false`;
   }
+  const bwrap = findOnPath('bwrap', process.env.PATH ?? '');
+  if (!bwrap) return 'bwrap (bubblewrap) is not installed';
+  exec.bwrap = bwrap;
   const probeDir = path.join(os.tmpdir(), `toolgate-probe-${process.pid}-${randomBytes(4).toString('hex')}`);
-  mkdirSync(probeDir, { recursive: true });
+  mkdirSync(path.join(probeDir, 'project'), { recursive: true });
   try {
     const { plan, why } = planCgroups(exec.cgroupFs);
     exec.cgroups = plan;
     if (process.getuid?.() === 0 && !hasPidsCgroup(plan)) {
       return `the service runs as root, where the kernel does not apply RLIMIT_NPROC, and no pids cgroup can be created to bound the processes of a command (${why || 'no pids controller'}); give the service a delegated cgroup or run it as a non-root user`;
     }
-    const args = bwrapArgs({ ...exec, network: false }, { root: probeDir, maskDirs: [], maskFiles: [], cwd: WORKSPACE_MOUNT, env: {}, argv: ['/bin/sh', '-c', 'exit 0'] });
-    const r = spawnSync('bwrap', args, { encoding: 'utf8', timeout: 10_000, stdio: ['ignore', 'ignore', 'pipe'] });
-    if (r.error) return (r.error as NodeJS.ErrnoException).code === 'ENOENT' ? 'bwrap (bubblewrap) is not installed' : `bwrap could not run: ${r.error.message}`;
-    if (r.status !== 0) return `bwrap could not create the sandbox (exit ${String(r.status)}): ${r.stderr.trim().slice(0, 300) || 'no message'} (user namespaces may be disabled, or a seccomp profile refuses them; docs/run-command.md)`;
-    if (exec.network) return await probeNetwork(exec, probeDir);
+    const run = await makeProbeRun(probeDir);
+    const probe = async (network: boolean, argv: string[]): Promise<RunOutcome> =>
+      runSandboxed({ ...exec, network }, { run, maskDirs: [], maskFiles: [], cwd: WORKSPACE_MOUNT, env: {}, argv }, { timeoutMs: 10_000, stdin: undefined, signal: new AbortController().signal });
+    let r: RunOutcome;
+    try {
+      r = await probe(false, ['/bin/sh', '-c', 'exit 0']);
+    } catch (e) {
+      return `bwrap could not create the sandbox: ${(e as Error).message}`;
+    }
+    if (r.exitCode !== 0) return `bwrap could not create the sandbox (exit ${String(r.exitCode)}): ${r.stderr.text.trim().slice(0, 300) || 'no message'} (bubblewrap missing, user namespaces disabled or refused by a seccomp profile, or no overlay mount in a user namespace (Linux 5.11+); docs/run-command.md)`;
+    if (exec.network) return await probeNetwork(exec, probe);
     return null;
   } finally {
-    rmdirSync(probeDir);
+    await removeRunDir(probeDir);
   }
 }
 
+/** A run directory beside an empty probe project (the layers need a file system with user xattrs, as the state directory). */
+async function makeProbeRun(probeDir: string): Promise<RunDir> {
+  const dir = path.join(probeDir, 'run');
+  for (const d of ['upper', 'work', 'merged', 'trash']) mkdirSync(path.join(dir, d), { recursive: true, mode: 0o700 });
+  symlinkSync(path.join(probeDir, 'project'), path.join(dir, 'lower'));
+  return { dir, upper: path.join(dir, 'upper'), merged: path.join(dir, 'merged'), args: path.join(dir, 'args'), trash: path.join(dir, 'trash') };
+}
+
 /** One networked run of a command that checks its interface is up: the whole path a command's network takes. */
-async function probeNetwork(exec: ExecSettings, probeDir: string): Promise<string | null> {
+async function probeNetwork(exec: ExecSettings, probe: (network: boolean, argv: string[]) => Promise<RunOutcome>): Promise<string | null> {
   const dir = path.join(os.tmpdir(), `toolgate-net-${process.pid}-${randomBytes(4).toString('hex')}`);
   writeNetFiles(dir);
   exec.netFilesDir = dir;
-  const spec = { root: probeDir, maskDirs: [], maskFiles: [], cwd: WORKSPACE_MOUNT, env: {}, argv: ['/bin/sh', '-c', 'grep -q "tap0:" /proc/net/dev'] };
   try {
-    const r = await runSandboxed(exec, spec, { timeoutMs: 10_000, stdin: undefined, signal: new AbortController().signal });
+    const r = await probe(true, ['/bin/sh', '-c', 'grep -q "tap0:" /proc/net/dev']);
     if (r.exitCode === 0) return null;
     return `TOOLGATE_EXEC_NETWORK=true: a probe run did not get its network (${r.stoppedBy ?? `exit ${String(r.exitCode)}`}): ${r.stderr.text.trim().slice(0, 300) || 'no message'}`;
   } catch (e) {
@@ -206,6 +235,11 @@ export interface RunOptions {
   onOutput?: ((stream: 'stdout' | 'stderr', text: string) => void) | undefined;
   /** Polled about every second while the command runs: a reason to stop it, or null. */
   check?: () => Promise<StopReason | null>;
+  /**
+   * Called once the command has ended by itself, before its overlay is unmounted: `mergedView` is the
+   * command's final view of the project (src/exec/overlay.ts reads it to find removals).
+   */
+  afterExit?: (mergedView: string) => Promise<void>;
 }
 
 export interface RunOutcome {
@@ -220,49 +254,110 @@ export interface RunOutcome {
 /** Output one run streams to its caller; past it only the answer's head and tail tell the rest. */
 export const STREAM_BUDGET_BYTES = 1024 * 1024;
 
+/** The launcher's shell (Debian's bash is essential): dash cannot close descriptors above 9. */
+export const LAUNCHER_SHELL = '/bin/bash';
+
+/**
+ * The launcher, root of the run's own user and mount namespace (and network namespace with the network on):
+ * closes every descriptor the service inherited (only 0–2 and its own pipes 3–6 stay, and bwrap gets 0–2 and
+ * its arguments), installs the egress rules and waits for the network (fds 3 and 4, src/exec/network.ts),
+ * mounts the overlay from inside the run's directory, runs bwrap, reports its status on fd 5 and keeps the
+ * overlay mounted until the service has read the command's changes (a line or EOF on fd 6).
+ * $1 the run's directory, $2 the egress rules or '', $3 nft, then bwrap and its argv.
+ */
+const LAUNCHER = `for f in /proc/$$/fd/*; do n=\${f##*/}; case $n in [0-6]) ;; *) eval "exec $n>&-" ;; esac; done
+dir=$1 rules=$2 nft=$3
+shift 3
+if [ -n "$rules" ]; then
+  printf '%s' "$rules" | "$nft" -f - || exit 125
+  echo ready >&3 || exit 125
+  read -r go <&4 || exit 125
+fi
+exec 3>&- 4<&-
+cd "$dir" || exit 125
+mount -n -t overlay overlay -o lowerdir=lower,upperdir=upper,workdir=work,userxattr merged || exit 125
+cd / || exit 125
+unset PWD OLDPWD
+bwrap=$1
+shift
+"$bwrap" --args 7 "$@" 7<"$dir/args" 5>&- 6<&-
+st=$?
+echo "$st" >&5
+exec 5>&-
+read -r go <&6
+exit "$st"`;
+
 /** Runs one command in the sandbox to its end (or until it is stopped); never throws for the command's own failure. */
 export async function runSandboxed(exec: ExecSettings, spec: SandboxSpec, opts: RunOptions): Promise<RunOutcome> {
   if (exec.network && !exec.netTools) throw E.execNetworkMissing();
-  const args = bwrapArgs(exec, spec);
+  writeFileSync(spec.run.args, bwrapOptions(exec, spec), { mode: 0o600 });
   const cgroups = exec.cgroups ? makeRunCgroups(exec.cgroups, exec.limits) : null;
-  const argv = launchArgv(exec, args, cgroups?.procs ?? []);
+  const argv = launchArgv(exec, spec, cgroups?.procs ?? []);
   const started = performance.now();
-  const child = spawn('/bin/sh', argv, { stdio: ['pipe', 'pipe', 'pipe', ...(exec.network ? LAUNCHER_STDIO : [])], env: { PATH: SANDBOX_PATH } });
+  const net = exec.network && exec.netTools ? LAUNCHER_STDIO : (['ignore', 'ignore'] as const);
+  const stdio: StdioOptions = ['pipe', 'pipe', 'pipe', ...net, 'pipe', 'pipe'];
+  const child = spawn('/bin/sh', argv, { stdio, env: { PATH: SANDBOX_PATH }, cwd: '/' }) as ChildProcess & { stdin: Writable; stdout: Readable; stderr: Readable };
   exec.running.add(child);
   const closed = new Promise<{ code: number | null; sig: NodeJS.Signals | null }>((resolve) => {
     child.on('error', () => resolve({ code: null, sig: null }));
     child.on('close', (c, s) => resolve({ code: c, sig: s }));
   });
+  const status = readStatus((child.stdio as unknown as Readable[])[5] as Readable);
+  const done = (child.stdio as unknown as Writable[])[6] as Writable;
+  done.on('error', () => undefined);
   const { out, err } = captureOutput(child, exec.limits.outputMaxBytes, opts.onOutput);
   child.stdin.on('error', () => undefined);
   child.stdin.end(opts.stdin ?? '');
 
   const watch = new RunWatch(child, opts);
   const network = exec.network && exec.netTools ? await wireNetwork(exec.netTools, child, closed, () => err.result().text) : { slirp: null, error: null };
-  const { code, sig } = await closed;
-  network.slirp?.kill('SIGKILL');
+  const ended = await status;
+  const durationMs = performance.now() - started;
   watch.end();
-  exec.running.delete(child);
+  network.slirp?.kill('SIGKILL');
   if (!watch.stoppedBy && exec.closing) watch.stoppedBy = 'shutdown';
+  let afterError: unknown = null;
+  try {
+    if (ended !== null && !watch.stoppedBy && opts.afterExit && child.pid) await opts.afterExit(`/proc/${child.pid}/root${spec.run.merged}`);
+  } catch (e) {
+    afterError = e;
+  }
+  done.end();
+  const { code, sig } = await closed;
+  exec.running.delete(child);
   if (cgroups) removeCgroups(cgroups.dirs);
+  if (afterError) throw afterError;
   // The sandbox itself could not be made (not the command's failure, and never run without it).
   if (network.error && !watch.stoppedBy) throw E.execSandboxFailed(network.error);
-  const durationMs = performance.now() - started;
+  if (ended === null && !watch.stoppedBy) throw E.execSandboxFailed(`the launcher ended without a status (${sig ?? `exit ${String(code)}`}): ${err.result().text.trim().slice(-300) || 'no message'}`);
+  const exitCode = ended ?? (sig ? null : code);
   // bwrap answers 128+N when the command died of signal N, as a shell does.
-  const signal = sig ?? (code !== null && code > 128 && code < 128 + 65 ? signalName(code - 128) : null);
-  return { exitCode: sig ? null : code, signal, stdout: out.result(), stderr: err.result(), durationMs, stoppedBy: watch.stoppedBy };
+  const signal = ended === null ? (sig ?? null) : ended > 128 && ended < 128 + 65 ? signalName(ended - 128) : null;
+  return { exitCode: ended === null && sig ? null : exitCode, signal, stdout: out.result(), stderr: err.result(), durationMs, stoppedBy: watch.stoppedBy };
+}
+
+/** The launcher's report on fd 5: bwrap's exit status, or null when the launcher died first (killed, or failed to mount). */
+function readStatus(stream: Readable): Promise<number | null> {
+  return new Promise((resolve) => {
+    let text = '';
+    stream.on('data', (c: Buffer) => (text += c.toString()));
+    stream.on('error', () => resolve(null));
+    stream.on('end', () => resolve(/^\d+\n?$/.test(text) ? Number(text.trim()) : null));
+  });
 }
 
 /**
- * The argv of /bin/sh for one run (`args` are bwrap's). A small shell becomes bwrap after it made the run
- * the out-of-memory killer's first choice (under memory pressure a command dies before the service) and
- * joined the run's cgroups, so that every process of the run is born inside them. With the network on it
- * becomes the launcher of src/exec/network.ts first, which becomes bwrap once wired.
+ * The argv of /bin/sh for one run. A small shell becomes the launcher (above) in a new user and mount
+ * namespace after it made the run the out-of-memory killer's first choice (under memory pressure a command
+ * dies before the service) and joined the run's cgroups, so that every process of the run is born inside them.
  */
-function launchArgv(exec: ExecSettings, args: string[], cgroupProcs: readonly string[]): string[] {
+function launchArgv(exec: ExecSettings, spec: SandboxSpec, cgroupProcs: readonly string[]): string[] {
   const join = cgroupProcs.map((f) => `echo $$ > '${f.replace(/'/g, `'\\''`)}' && `).join('');
-  const launch = exec.network && exec.netTools ? networkLauncher(exec.netTools, ['bwrap', ...args]) : ['bwrap', ...args];
-  return ['-c', `echo 1000 > /proc/self/oom_score_adj && ${join}exec "$@"`, 'sh', ...launch];
+  const networked = exec.network && exec.netTools;
+  const unshare = networked ? (exec.netTools as NetworkTools).unshare : '/usr/bin/unshare';
+  const ns = ['--user', '--map-root-user', '--mount', ...(networked ? ['--net'] : [])];
+  const launcher = [unshare, ...ns, '--', LAUNCHER_SHELL, '--norc', '--noprofile', '-c', LAUNCHER, 'launcher', spec.run.dir, networked ? egressRules() : '', networked ? (exec.netTools as NetworkTools).nft : '', exec.bwrap ?? 'bwrap', ...bwrapCommand(exec, spec)];
+  return ['-c', `echo 1000 > /proc/self/oom_score_adj && ${join}exec "$@"`, 'sh', ...launcher];
 }
 
 /** The run's output kept as head and tail, and streamed to `onOutput` up to STREAM_BUDGET_BYTES. */

@@ -27,6 +27,8 @@ export interface ExecSettings {
   network: boolean;
   /** Set by the start-up probe with the network on: a directory holding the sandbox's resolv.conf and hosts. */
   netFilesDir: string | null;
+  /** Set by the start-up probe: where bwrap is on the service's PATH. */
+  bwrap: string | null;
   /** Set by the start-up probe with the network on: where unshare, nft and slirp4netns are. */
   netTools: NetworkTools | null;
   /** Files the sandbox must never show although they may lie inside a project (tokens, policy). */
@@ -57,6 +59,7 @@ export function execSettingsOf(config: Config): ExecSettings {
     network: config.execNetwork,
     netFilesDir: null,
     netTools: null,
+    bwrap: null,
     limits: {
       concurrency: config.execConcurrency,
       timeoutS: config.execTimeoutS,

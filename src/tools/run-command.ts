@@ -1,12 +1,11 @@
 // run_command: one command (tests, a linter, a build) in the bubblewrap sandbox of src/exec/, with the
 // project at /workspace. Off unless the operator sets TOOLGATE_EXEC=sandboxed; the contract is
 // docs/run-command.md.
-import { lstatSync } from 'node:fs';
 import fs from 'node:fs/promises';
-import path from 'node:path';
 import { z } from 'zod';
 import { E } from '../errors.js';
-import { clearSetIdBits, compare, MAX_CHANGES_LISTED, projectBytes, snapshot, type FileChange, type Snapshot } from '../exec/changes.js';
+import { TreeTooLarge } from '../exec/fd-walk.js';
+import { countLayer, findHidden, LandingConflict, landSteps, layerBytes, makeRunDir, MAX_CHANGES_LISTED, MAX_LAYER_ENTRIES, MAX_TREE_DEPTH, removeRunDir, scanLayer, type Hidden, type LandResult } from '../exec/overlay.js';
 import { inRoot, runSandboxed, WORKSPACE_MOUNT, type RunOutcome, type StopReason } from '../exec/sandbox.js';
 import type { ExecSettings } from '../exec/settings.js';
 import { entryOf, type ResolvedPath } from '../workspace/sandbox.js';
@@ -59,8 +58,10 @@ const Output = z.object({
   stdout_omitted_bytes: z.number().int().describe('Bytes left out between the head and the tail kept (0: stdout is whole).'),
   stderr_omitted_bytes: z.number().int(),
   duration_ms: z.number().int(),
-  files_changed: z.array(Change).describe('Project entries the command created, changed or removed (a walk before and after; .git and node_modules included).'),
-  files_changed_truncated: z.boolean().describe('The walk stopped at its entry or time limit, or more changes than listed: files_changed is incomplete.'),
+  files_changed: z.array(Change).describe("Project entries the command created, changed or removed, as they landed (read from the run's overlay layer; .git and node_modules included)."),
+  files_changed_truncated: z.boolean().describe('More changes landed than files_changed lists (the first 1000).'),
+  changes_discarded: z.number().int().describe('Entries of the command\'s changes thrown away, none landing (it was stopped, or its changes could not all be read); -1 when they could not be counted; 0 when its changes landed.'),
+  not_landed: z.array(z.object({ path: z.string(), why: z.string() })).describe('Entries the command made that never land: FIFOs, sockets and devices, names that are not UTF-8, reserved paths.'),
 });
 
 type Out = z.output<typeof Output>;
@@ -101,15 +102,6 @@ export function commandWords(input: { command?: string | undefined; argv?: reado
   return PLAIN_WORDS.test(line) ? line.split(/\s+/) : null;
 }
 
-/** A hidden symbolic link stays: its target is decided by its own path, and /dev/null cannot be bound over a link. */
-function notSymlink(p: string): boolean {
-  try {
-    return !lstatSync(p).isSymbolicLink();
-  } catch {
-    return false;
-  }
-}
-
 function execOf(limits: { exec?: ExecSettings }): ExecSettings {
   const exec = limits.exec;
   if (!exec || exec.mode === 'off') throw E.execOff();
@@ -133,12 +125,12 @@ export const runCommand = defineTool({
   viewing: () => true,
   commandWords: (input) => commandWords(input),
   approvalPreview: (input) => ({
-    summary: `Run '${commandText(input).slice(0, 200)}' in '${input.cwd}'.`,
+    summary: `Run '${escapeControl(commandText(input).slice(0, 200))}' in '${escapeControl(input.cwd)}'.`,
     preview: [
-      `$ cd ${input.cwd === '.' ? WORKSPACE_MOUNT : `${WORKSPACE_MOUNT}/${input.cwd}`}`,
-      `$ ${commandText(input)}`,
-      ...(input.env ?? []).map((e) => `env ${e}`),
-      ...(input.stdin !== undefined ? [`stdin: ${Buffer.byteLength(input.stdin)} bytes`, input.stdin.slice(0, 2000)] : []),
+      `$ cd ${escapeControl(input.cwd === '.' ? WORKSPACE_MOUNT : `${WORKSPACE_MOUNT}/${input.cwd}`)}`,
+      `$ ${escapeControl(commandText(input))}`,
+      ...(input.env ?? []).map((e) => `env ${escapeControl(e)}`),
+      ...(input.stdin !== undefined ? [`stdin: ${Buffer.byteLength(input.stdin)} bytes`, ...input.stdin.slice(0, 2000).split('\n').map((l) => `| ${escapeControl(l)}`)] : []),
       ...(input.timeout_s !== undefined ? [`timeout: ${input.timeout_s} s`] : []),
     ].join('\n'),
   }),
@@ -161,30 +153,77 @@ async function runOne(ctx: ToolContext, input: z.output<typeof Input>, exec: Exe
   const ws = ctx.ws;
   const limits = exec.limits;
   const timeoutMs = Math.min(input.timeout_s ?? limits.timeoutS, limits.timeoutS) * 1000;
-  // The walks must finish even when the call's own signal has fired (the answer says what the command did).
-  const walkSignal = new AbortController().signal;
-  const { before, hidden } = await snapshotVisible(ws, root, walkSignal);
+  const hidden = await hiddenOf(ws, root);
+  const masked = { dirs: [...inRoot(ws.root, [ws.stateDir]), ...hidden.dirs], files: [...inRoot(ws.root, exec.hiddenFiles), ...hidden.files] };
   const cwd = dir.realRel === '.' ? WORKSPACE_MOUNT : `${WORKSPACE_MOUNT}/${dir.realRel}`;
   const argv = input.command !== undefined ? ['/bin/sh', '-c', input.command] : (input.argv as string[]);
   const quota = limits.quotaBytes;
-  const outcome = await runSandboxed(
-    exec,
-    { root: ws.root, maskDirs: [...inRoot(ws.root, [ws.stateDir]), ...hidden.dirs], maskFiles: [...inRoot(ws.root, exec.hiddenFiles), ...hidden.files.filter(notSymlink)], cwd, env, argv },
-    {
-      timeoutMs,
-      stdin: input.stdin,
-      signal: ctx.signal,
-      onOutput: ctx.progress,
-      ...(quota > 0 && { check: async (): Promise<StopReason | null> => ((await projectBytes(ws, root, walkSignal)) - before.bytes > quota ? 'quota_exceeded' : null) }),
-    },
-  );
-  // The command ran: its answer stands even when the project cannot be walked again (the service is
-  // closing its workspace at shutdown); files_changed is then empty and marked incomplete.
-  const after = await snapshot(ws, root, walkSignal).catch(() => null);
-  const changes = after ? compare(before, after) : [];
-  const setIdCleared = after ? await clearSetIdBits(before, after) : [];
-  const truncated = before.truncated || !after || after.truncated || changes.length > MAX_CHANGES_LISTED;
-  return commandAnswer(input, dir.realRel, outcome, changes, truncated, setIdCleared);
+  const run = await makeRunDir(ws);
+  const landing: Landing = { result: null, discarded: null, why: null };
+  try {
+    // Date.now() is cut to the millisecond and file times are not: a change made in this millisecond is older
+    // than the command, which starts tens of milliseconds later (docs/run-command.md, "What a command changes").
+    const startedMs = Date.now() + 1;
+    const outcome = await runSandboxed(
+      exec,
+      { run, maskDirs: masked.dirs, maskFiles: masked.files, cwd, env, argv },
+      {
+        timeoutMs,
+        stdin: input.stdin,
+        signal: ctx.signal,
+        onOutput: ctx.progress,
+        check: async (): Promise<StopReason | null> => {
+          const bytes = await layerBytes(run.upper).catch((e: unknown) => (e instanceof TreeTooLarge ? Infinity : 0));
+          return (quota > 0 && bytes > quota) || bytes === Infinity ? 'quota_exceeded' : null;
+        },
+        afterExit: async (mergedView) => {
+          if (ctx.signal.aborted) return;
+          const scan = await scanLayer(ws, run, mergedView, startedMs, reservedOf(masked)).catch((e: unknown) => {
+            if (e instanceof TreeTooLarge) return e;
+            throw e;
+          });
+          if (scan instanceof TreeTooLarge) {
+            landing.why = `the command's changes could not all be read (${scan.reason} at ${scan.where}; at most ${MAX_LAYER_ENTRIES} entries, ${MAX_TREE_DEPTH} levels deep)`;
+            return;
+          }
+          await landSteps(ws, run, scan.steps);
+          landing.result = scan.result;
+        },
+      },
+    ).catch((e: unknown) => {
+      if (e instanceof LandingConflict) throw E.execChangedMeanwhile(e.paths);
+      throw e;
+    });
+    if (!landing.result) landing.discarded = await layerEntries(run.upper);
+    if (!landing.result && !landing.why && outcome.stoppedBy) landing.why = `the command was stopped (${outcome.stoppedBy})`;
+    return commandAnswer(input, dir.realRel, outcome, landing);
+  } finally {
+    await removeRunDir(run.dir);
+  }
+}
+
+interface Landing {
+  /** What landed; null when nothing did. */
+  result: LandResult | null;
+  /** Entries of the layer thrown away (null: the changes landed). */
+  discarded: number | null;
+  why: string | null;
+}
+
+/** Paths the landing never touches: the state directory and every masked path (the command saw none of them). */
+function reservedOf(masked: { dirs: Buffer[]; files: Buffer[] }): (rel: string) => boolean {
+  const dirs = masked.dirs.map((d) => d.toString('utf8'));
+  const files = new Set(masked.files.map((f) => f.toString('utf8')));
+  return (rel) => files.has(rel) || dirs.some((d) => rel === d || rel.startsWith(`${d}/`));
+}
+
+/** Entries in a run's layer (for the answer when they are discarded); -1 when it could not be counted. */
+async function layerEntries(upper: string): Promise<number> {
+  try {
+    return await countLayer(upper);
+  } catch {
+    return -1;
+  }
 }
 
 /** The checks before anything runs: the input's limits, cwd a directory of this project, free space on its volume. */
@@ -204,36 +243,30 @@ async function checkBeforeRun(ctx: ToolContext, input: z.output<typeof Input>, e
 }
 
 /**
- * The project before the command, and what the policy keeps from this caller: the entries the walk leaves
- * out, recorded while it walks, then hidden in the sandbox (a directory under an empty tmpfs, a file under
- * /dev/null). Refused when they are too many to hide or cannot all be found.
+ * What the policy keeps from this caller, hidden in the sandbox: every entry a read may not see, found at any
+ * depth and for any name. Refused when they are too many to hide or the project is too large to walk whole.
  */
-async function snapshotVisible(ws: Workspace, root: ResolvedPath, walkSignal: AbortSignal): Promise<{ before: Snapshot; hidden: { dirs: string[]; files: string[] } }> {
-  const hidden = { dirs: [] as string[], files: [] as string[] };
-  const allows = root.allowsEntry;
-  const walkRoot = allows
-    ? {
-        ...root,
-        allowsEntry: (realRel: string, isDir: boolean) => {
-          const ok = allows(realRel, isDir);
-          if (!ok) (isDir ? hidden.dirs : hidden.files).push(path.join(ws.root, realRel));
-          return ok;
-        },
-      }
-    : root;
-  const before = await snapshot(ws, walkRoot, walkSignal);
-  if (hidden.dirs.length + hidden.files.length > MAX_HIDDEN) {
-    throw E.tooManyHiddenPaths(hidden.dirs.length + hidden.files.length, MAX_HIDDEN);
+async function hiddenOf(ws: Workspace, root: ResolvedPath): Promise<Hidden> {
+  if (!root.allowsEntry) return { dirs: [], files: [] };
+  let hidden: Hidden;
+  try {
+    hidden = await findHidden(ws, root.allowsEntry, { maxEntries: ws.limits.searchMaxFiles, deadline: Date.now() + ws.limits.searchTimeoutMs });
+  } catch (e) {
+    if (e instanceof TreeTooLarge) throw E.hiddenPathsUnknown();
+    throw e;
   }
-  if (allows && before.truncated) {
-    throw E.hiddenPathsUnknown();
-  }
-  return { before, hidden };
+  const count = hidden.dirs.length + hidden.files.length;
+  if (count > MAX_HIDDEN) throw E.tooManyHiddenPaths(count, MAX_HIDDEN);
+  return hidden;
 }
 
-/** What the command did, for the caller (output, exit, changed files) and for the audit log. */
-function commandAnswer(input: z.output<typeof Input>, cwdRel: string, outcome: RunOutcome, changes: FileChange[], truncated: boolean, setIdCleared: string[]): ToolResult<Out> {
-  const listed: FileChange[] = changes.slice(0, MAX_CHANGES_LISTED);
+/** What the command did, for the caller (output, exit, what landed) and for the audit log. */
+function commandAnswer(input: z.output<typeof Input>, cwdRel: string, outcome: RunOutcome, landing: Landing): ToolResult<Out> {
+  const changes = landing.result?.changes ?? [];
+  const notLanded = landing.result?.notLanded ?? [];
+  const setIdCleared = landing.result?.setIdCleared ?? [];
+  const listed = changes.slice(0, MAX_CHANGES_LISTED);
+  const truncated = changes.length > MAX_CHANGES_LISTED;
   const text = commandText(input);
   const data: Out = {
     command: text,
@@ -251,17 +284,22 @@ function commandAnswer(input: z.output<typeof Input>, cwdRel: string, outcome: R
     duration_ms: Math.round(outcome.durationMs),
     files_changed: listed,
     files_changed_truncated: truncated,
+    changes_discarded: landing.discarded ?? 0,
+    not_landed: notLanded.slice(0, MAX_CHANGES_LISTED),
   };
   const how = outcome.stoppedBy ? `was stopped (${outcome.stoppedBy})` : outcome.signal ? `died of ${outcome.signal}` : `exited ${String(outcome.exitCode)}`;
   const cut = outcome.stdout.omitted + outcome.stderr.omitted > 0 ? ` Output cut: ${outcome.stdout.omitted + outcome.stderr.omitted} bytes left out between head and tail.` : '';
-  const walkNote =
-    (truncated ? ' files_changed is incomplete (the walk reached its limit).' : '') +
+  const notes =
+    (landing.discarded !== null ? ` Nothing of it landed: ${landing.why ?? 'its changes were discarded'}; ${landing.discarded < 0 ? 'its' : landing.discarded} change${landing.discarded === 1 ? '' : 's'} discarded.` : '') +
+    (truncated ? ` files_changed lists the first ${MAX_CHANGES_LISTED}.` : '') +
+    (notLanded.length > 0 ? ` Not landed: ${notLanded.slice(0, 10).map((n) => `${escapeControl(n.path)} (${n.why})`).join(', ')}.` : '') +
     (setIdCleared.length > 0 ? ` Set-user/group-ID bits cleared on: ${setIdCleared.slice(0, 10).join(', ')}.` : '');
+  const changed = landing.discarded !== null ? '' : `; ${changes.length} project entr${changes.length === 1 ? 'y' : 'ies'} changed`;
   return {
     data,
-    text: `'${text.slice(0, 200)}' ${how} after ${data.duration_ms} ms; ${changes.length} project entr${changes.length === 1 ? 'y' : 'ies'} changed.${cut}${walkNote}`,
+    text: `'${escapeControl(text.slice(0, 200))}' ${how} after ${data.duration_ms} ms${changed}.${cut}${notes}`,
     stats: { duration_ms: data.duration_ms, files_changed: changes.length },
-    partial: outcome.stoppedBy !== null || cut !== '' || truncated,
+    partial: outcome.stoppedBy !== null || cut !== '' || truncated || landing.discarded !== null || notLanded.length > 0,
     pathResolved: cwdRel,
     audit: {
       exec: {
@@ -273,8 +311,23 @@ function commandAnswer(input: z.output<typeof Input>, cwdRel: string, outcome: R
         duration_ms: data.duration_ms,
         files_changed: listed.slice(0, 100).map((c) => `${c.change[0]} ${c.path}`),
         files_changed_count: changes.length,
+        ...(landing.discarded !== null && { changes_discarded: landing.discarded }),
         ...(setIdCleared.length > 0 && { set_id_cleared: setIdCleared.slice(0, 100) }),
       },
     },
   };
+}
+
+/**
+ * A line as it is, every control character escaped (\n, \t, \xNN): what a person approves can hold no line
+ * that looks like the preview's own (an `env` line, a second `$` line), and no terminal escape.
+ */
+export function escapeControl(text: string): string {
+  return text.replace(/[\p{Cc}\u2028\u2029]/gu, (c) => {
+    if (c === '\n') return '\\n';
+    if (c === '\t') return '\\t';
+    if (c === '\r') return '\\r';
+    const code = c.charCodeAt(0);
+    return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
+  });
 }

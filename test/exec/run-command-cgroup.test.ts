@@ -6,6 +6,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { planCgroups, SYSTEM_CGROUP_FS } from '../../src/exec/cgroup.js';
 import { makeApp, makeTempDir, type TestApp } from '../helpers.js';
+import { signalSandbox, until } from './host-processes.js';
 
 interface RunData {
   exit_code: number | null;
@@ -64,7 +65,8 @@ describe('run_command as root on a host with only cgroup v2', () => {
   it('starts (it used to refuse, finding no v1 pids hierarchy) and gives each run a cgroup with pids.max and memory.max', async () => {
     expect(process.getuid?.()).toBe(0);
     expect((await fs.readFile(path.join(tree, 'cgroup.subtree_control'), 'utf8')).trim()).toBe('+pids +memory');
-    const call = t.call('run_command', { command: 'while [ ! -e go ]; do sleep 0.05; done; echo went', timeout_s: 30 });
+    const marker = `cgroupwait${process.pid}`;
+    const call = t.call('run_command', { command: `while [ ! -e /tmp/go ]; do sleep 0.05; done; echo went # ${marker}`, timeout_s: 30 });
     const baseName = (await fs.readdir(tree)).find((e) => e.startsWith(`toolgate-${process.pid}-`));
     expect(baseName).toBeDefined();
     const base = path.join(tree, baseName as string);
@@ -80,7 +82,7 @@ describe('run_command as root on a host with only cgroup v2', () => {
     // The run's first process joined it before it became bwrap.
     for (let i = 0; i < 100 && !(await fs.readFile(path.join(dir, 'cgroup.procs'), 'utf8').catch(() => '')); i++) await new Promise((r) => setTimeout(r, 50));
     expect((await fs.readFile(path.join(dir, 'cgroup.procs'), 'utf8')).trim()).toMatch(/^\d+$/);
-    await fs.writeFile(t.file('go'), '');
+    expect(await until(() => signalSandbox(marker, 'go'), 200)).toBe(true);
     const r = await call;
     expect((r.body.data as RunData).stdout).toBe('went\n');
   });

@@ -11,6 +11,7 @@ import { ConfigError, loadConfig } from '../../src/config.js';
 import { makeApp, makeTempDir, type TestApp } from '../helpers.js';
 import { makeToken } from '../ops/ops-helpers.js';
 import { makePolicyApp, type PolicyApp } from '../approvals/approval-helpers.js';
+import { hostProcesses, signalSandbox, until } from '../exec/host-processes.js';
 
 interface RunData {
   command: string;
@@ -137,12 +138,12 @@ describe('run_command concurrency', () => {
   it('one command more than TOOLGATE_EXEC_CONCURRENCY is refused with RATE_LIMITED', async () => {
     const t = await makeApp({ TOOLGATE_EXEC: 'sandboxed', TOOLGATE_EXEC_CONCURRENCY: '1' });
     try {
-      await fs.writeFile(t.file('wait.sh'), 'echo started > started.txt\nwhile [ ! -e go.txt ]; do sleep 0.05; done\n');
-      const first = t.call('run_command', { command: 'sh wait.sh' });
-      for (let i = 0; i < 200 && !(await fs.stat(t.file('started.txt')).catch(() => null)); i++) await new Promise((r) => setTimeout(r, 50));
+      const marker = `wait${Date.now()}`;
+      const first = t.call('run_command', { command: `while [ ! -e /tmp/go ]; do sleep 0.05; done # ${marker}` });
+      await until(() => hostProcesses(marker) > 1, 200);
       const second = await t.call('run_command', { command: 'true' });
       expect(second.body.error?.code).toBe('RATE_LIMITED');
-      await fs.writeFile(t.file('go.txt'), '');
+      expect(await until(() => signalSandbox(marker, 'go'), 200)).toBe(true);
       expect((await first).body.status).toBe('success');
       expect((await t.call('run_command', { command: 'true' })).body.status).toBe('success');
     } finally {
@@ -155,9 +156,9 @@ describe('run_command at shutdown', () => {
   it('the service kills a running command when it closes; the call says shutdown', async () => {
     const t = await makeApp({ TOOLGATE_EXEC: 'sandboxed' });
     const marker = `shutdown${Date.now()}`;
-    await fs.writeFile(t.file(`${marker}.sh`), 'echo started > started.txt\nsleep 600\n');
+    await fs.writeFile(t.file(`${marker}.sh`), 'sleep 600\n');
     const call = t.call('run_command', { command: `sh ${marker}.sh` });
-    for (let i = 0; i < 200 && !(await fs.stat(t.file('started.txt')).catch(() => null)); i++) await new Promise((r) => setTimeout(r, 50));
+    await until(() => hostProcesses(`sh ${marker}.sh`) > 1, 200);
     await t.app.close();
     const r = await call;
     expect((r.body.data as RunData).stopped_by).toBe('shutdown');

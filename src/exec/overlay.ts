@@ -1,0 +1,411 @@
+// A command's view of the project is an overlay (docs/run-command.md, "What a command changes"): the project is
+// the lower layer, read-only to it, and everything it writes lands in an upper layer in the state directory.
+// After it exits, the upper layer is read through descriptors (any depth, any name, any count up to a bound,
+// or nothing lands) and its changes are moved into the project: set-ID bits never survive, special files never
+// land, and a path changed by someone else while the command ran is a CONFLICT that lands nothing.
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import type { Stats } from 'node:fs';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import type { Workspace } from '../workspace/workspace.js';
+import { TEMP_MARKER } from '../workspace/sandbox.js';
+import { isInside } from '../workspace/workspace.js';
+import { childPath, kindOfStat, listDir, lstatChild, nameText, openChildDir, openDir, shownName, TreeTooLarge, walkTree, type TreeKind } from './fd-walk.js';
+import { SANDBOX_PATH } from './network.js';
+
+/** Entries one run may leave in its upper layer; past it nothing lands (the quota poll stops the run early). */
+export const MAX_LAYER_ENTRIES = 200_000;
+/** Directory depth walked below a root (each level holds one descriptor); deeper is not trusted. */
+export const MAX_TREE_DEPTH = 1024;
+/** Paths listed in an answer's files_changed. */
+export const MAX_CHANGES_LISTED = 1000;
+
+/** A run's directory in the state directory: the layers, the overlay's mount point and bwrap's arguments. */
+export interface RunDir {
+  dir: string;
+  upper: string;
+  merged: string;
+  /** bwrap's arguments, NUL-separated bytes (names of any bytes can be masked). */
+  args: string;
+  /** Where what the landing replaces or removes is moved (same volume), removed with the run. */
+  trash: string;
+}
+
+export async function makeRunDir(ws: Workspace): Promise<RunDir> {
+  const dir = path.join(ws.stateDir, 'exec', ws.instanceId, `${Date.now().toString(36)}-${randomBytes(6).toString('hex')}`);
+  for (const d of ['upper', 'work', 'merged', 'trash']) await fs.mkdir(path.join(dir, d), { recursive: true, mode: 0o700 });
+  // The overlay is mounted from inside the run's directory by relative names, so its options (shown in the
+  // sandbox's /proc/self/mountinfo) name no host path, and no comma or colon of a path can break them.
+  await fs.symlink(ws.root, path.join(dir, 'lower'));
+  return { dir, upper: path.join(dir, 'upper'), merged: path.join(dir, 'merged'), args: path.join(dir, 'args'), trash: path.join(dir, 'trash') };
+}
+
+/**
+ * Removes a run's directory whatever the command left in its layer (any depth, modes that deny reading):
+ * chmod and rm walk by descriptor and never follow a symlink.
+ */
+export function removeRunDir(dir: string): Promise<void> {
+  return new Promise((resolve) => {
+    const child = spawn('/bin/sh', ['-c', 'chmod -R u+rwx -- "$1" 2>/dev/null; rm -rf --one-file-system -- "$1"', 'sh', dir], { stdio: 'ignore', env: { PATH: SANDBOX_PATH } });
+    child.on('error', () => resolve());
+    child.on('close', () => resolve());
+  });
+}
+
+/** Removes the run directories of earlier starts of this instance (a crash left them). */
+export async function sweepRunDirs(ws: Workspace): Promise<void> {
+  const base = path.join(ws.stateDir, 'exec', ws.instanceId);
+  const names = await fs.readdir(base).catch(() => [] as string[]);
+  await Promise.all(names.map((n) => removeRunDir(path.join(base, n))));
+}
+
+export interface Hidden {
+  /** Paths below the root (bytes) to hide: directories under an empty read-only tmpfs, files under /dev/null. */
+  dirs: Buffer[];
+  files: Buffer[];
+}
+
+/**
+ * The entries of the project the policy keeps from this caller, found by a walk that sees every depth and every
+ * name: a name that is not UTF-8 (no rule can be decided on it, no tool can reach it) is hidden too. Throws
+ * TreeTooLarge when the project cannot be walked whole within the bounds: the caller then runs nothing.
+ */
+export async function findHidden(ws: Workspace, allows: (realRel: string, isDir: boolean) => boolean, bounds: { maxEntries: number; deadline: number }): Promise<Hidden> {
+  const hidden: Hidden = { dirs: [], files: [] };
+  const stateRel = isInside(ws.root, ws.stateDir) ? path.relative(ws.root, ws.stateDir).split(path.sep).join('/') : null;
+  const root = await openDir(ws.root);
+  try {
+    await walkTree(root.fd, { ...bounds, maxDepth: MAX_TREE_DEPTH }, (v) => {
+      const rel = nameText(v.rel);
+      if (rel !== null && rel === stateRel) return false; // masked as a whole
+      if (v.kind === 'symlink') return; // decided by its own path when followed
+      const isDir = v.kind === 'directory';
+      if (rel !== null && allows(rel, isDir)) return;
+      (isDir ? hidden.dirs : hidden.files).push(v.rel);
+      return false;
+    });
+  } finally {
+    await root.close();
+  }
+  return hidden;
+}
+
+/** Bytes of the regular files in a run's upper layer (the quota poll); throws TreeTooLarge past the bounds. */
+export async function layerBytes(upper: string): Promise<number> {
+  let bytes = 0;
+  const fd = await openDir(upper);
+  try {
+    await walkTree(fd.fd, { maxEntries: MAX_LAYER_ENTRIES, maxDepth: MAX_TREE_DEPTH }, (v) => {
+      if (v.kind === 'file') bytes += v.stat.size;
+    });
+  } finally {
+    await fd.close();
+  }
+  return bytes;
+}
+
+export type ChangeKind = 'file' | 'directory' | 'symlink' | 'other';
+
+export interface LayerChange {
+  path: string;
+  change: 'created' | 'changed' | 'removed';
+  kind: ChangeKind;
+  size: number | null;
+}
+
+export interface NotLanded {
+  path: string;
+  why: string;
+}
+
+export interface LandResult {
+  changes: LayerChange[];
+  notLanded: NotLanded[];
+  /** Set-ID bits cleared on the way in. */
+  setIdCleared: string[];
+}
+
+const SET_ID = 0o7000;
+const SAFE_MODE = 0o777;
+
+/** A planned step of the landing, in the order it is made (parents before children, removals first in a directory). */
+type Step =
+  | { op: 'remove'; rel: string; dirRel: string; name: Buffer; kind: ChangeKind; ctimeMs: number }
+  | { op: 'move'; rel: string; dirRel: string; name: Buffer; upperDirRel: string; kind: ChangeKind; replaces: boolean; ctimeMs: number | null }
+  | { op: 'mkdir'; rel: string; dirRel: string; name: Buffer; mode: number; replaces: boolean; ctimeMs: number | null }
+  | { op: 'chmod'; rel: string; mode: number };
+
+class Conflict extends Error {
+  constructor(readonly paths: string[]) {
+    super(`changed while the command ran: ${paths.join(', ')}`);
+  }
+}
+
+export { Conflict as LandingConflict };
+
+interface ScanState {
+  steps: Step[];
+  changes: LayerChange[];
+  notLanded: NotLanded[];
+  conflicts: string[];
+  setIdCleared: string[];
+  seen: number;
+  startedMs: number;
+  reserved: (rel: string) => boolean;
+}
+
+function changeKind(k: TreeKind): ChangeKind {
+  return k === 'whiteout' ? 'other' : k;
+}
+
+function join(dirRel: string, name: string): string {
+  return dirRel === '' ? name : `${dirRel}/${name}`;
+}
+
+/**
+ * Reads what the command changed: its upper layer, paired with the project (lower) and the command's final view
+ * (merged, reached through the launcher's mount namespace), all by descriptor. Returns the plan and the changes;
+ * throws TreeTooLarge past the bounds and LandingConflict when a path it changes was changed by someone else
+ * since the run started (its ctime is newer than the start).
+ */
+export async function scanLayer(ws: Workspace, run: RunDir, mergedView: string, startedMs: number, reserved: (rel: string) => boolean): Promise<{ steps: Step[]; result: LandResult }> {
+  const s: ScanState = { steps: [], changes: [], notLanded: [], conflicts: [], setIdCleared: [], seen: 0, startedMs, reserved };
+  const upper = await openDir(run.upper);
+  const lower = await openDir(ws.root);
+  const merged = await openDir(mergedView);
+  try {
+    await scanDir(s, upper.fd, lower.fd, merged.fd, '', 1);
+  } finally {
+    await Promise.all([upper.close(), lower.close(), merged.close()]);
+  }
+  if (s.conflicts.length > 0) throw new Conflict(s.conflicts);
+  s.changes.sort((x, y) => (x.path < y.path ? -1 : x.path > y.path ? 1 : 0));
+  return { steps: s.steps, result: { changes: s.changes, notLanded: s.notLanded, setIdCleared: s.setIdCleared } };
+}
+
+function changedSince(s: ScanState, st: Stats, rel: string): void {
+  // The command saw the project as it was at the start; anything newer was written by someone else meanwhile.
+  if (st.ctimeMs >= s.startedMs) s.conflicts.push(rel);
+}
+
+async function scanDir(s: ScanState, upperFd: number, lowerFd: number | null, mergedFd: number | null, dirRel: string, depth: number): Promise<void> {
+  if (depth > MAX_TREE_DEPTH) throw new TreeTooLarge('depth', dirRel);
+  const names = await listDir(upperFd);
+  if (names === null) throw new TreeTooLarge('unreadable', dirRel || '.');
+  const inUpper = new Set(names.map((n) => n.toString('latin1')));
+  // Entries of the project's directory the command's final view no longer has: removed (whiteouts and
+  // opaque directories alike, without reading the overlay's own attributes).
+  if (lowerFd !== null && mergedFd !== null) {
+    const lowerNames = (await listDir(lowerFd)) ?? [];
+    const mergedNames = new Set(((await listDir(mergedFd)) ?? []).map((n) => n.toString('latin1')));
+    for (const name of lowerNames) {
+      const key = name.toString('latin1');
+      if (mergedNames.has(key) || (inUpper.has(key) && !(await isWhiteout(upperFd, name)))) continue;
+      const text = nameText(name);
+      const st = await lstatChild(lowerFd, name);
+      if (!st || text === null) continue; // a name no rule can decide is hidden from the command; never removed
+      const rel = join(dirRel, text);
+      if (s.reserved(rel)) continue;
+      changedSince(s, st, rel);
+      const kind = changeKind(kindOfStat(st));
+      s.steps.push({ op: 'remove', rel, dirRel, name, kind, ctimeMs: st.ctimeMs });
+      s.changes.push({ path: rel, change: 'removed', kind, size: null });
+    }
+  }
+  for (const name of names) {
+    if (++s.seen > MAX_LAYER_ENTRIES) throw new TreeTooLarge('entries', dirRel || '.');
+    const st = await lstatChild(upperFd, name);
+    if (!st) continue;
+    const kind = kindOfStat(st);
+    if (kind === 'whiteout') continue; // counted above as a removal
+    const text = nameText(name);
+    const shown = join(dirRel, shownName(name));
+    if (text === null) {
+      s.notLanded.push({ path: shown, why: 'name is not UTF-8' });
+      continue;
+    }
+    const rel = join(dirRel, text);
+    if (s.reserved(rel) || text.includes(TEMP_MARKER)) {
+      s.notLanded.push({ path: rel, why: 'reserved path' });
+      continue;
+    }
+    if (kind === 'other') {
+      s.notLanded.push({ path: rel, why: 'not a file, directory or symbolic link' });
+      continue;
+    }
+    const low = lowerFd !== null ? await lstatChild(lowerFd, name) : null;
+    const lowKind = low ? kindOfStat(low) : null;
+    if (kind === 'directory') {
+      const mode = st.mode & SAFE_MODE;
+      if (lowKind === 'directory' && low) {
+        if ((low.mode & 0o7777) !== mode) {
+          s.steps.push({ op: 'chmod', rel, mode });
+          s.changes.push({ path: rel, change: 'changed', kind: 'directory', size: null });
+        }
+        await descend(s, upperFd, lowerFd, mergedFd, name, rel, depth);
+      } else {
+        if (low) changedSince(s, low, rel);
+        const mark = { steps: s.steps.length, notLanded: s.notLanded.length };
+        s.steps.push({ op: 'mkdir', rel, dirRel, name, mode, replaces: low !== null, ctimeMs: low?.ctimeMs ?? null });
+        s.changes.push({ path: rel, change: low ? 'changed' : 'created', kind: 'directory', size: null });
+        await descend(s, upperFd, null, null, name, rel, depth);
+        // A new tree whose every entry lands (a dependency folder, build output) moves in with one rename.
+        if (s.notLanded.length === mark.notLanded) {
+          if ((st.mode & 0o7777) !== mode) await chmodChild(upperFd, name, mode);
+          s.steps.length = mark.steps;
+          s.steps.push({ op: 'move', rel, dirRel, name, upperDirRel: dirRel, kind: 'directory', replaces: low !== null, ctimeMs: low?.ctimeMs ?? null });
+        }
+      }
+      continue;
+    }
+    if (low) changedSince(s, low, rel);
+    if (kind === 'file') await makeSafe(s, upperFd, name, st, rel);
+    s.steps.push({ op: 'move', rel, dirRel, name, upperDirRel: dirRel, kind, replaces: low !== null, ctimeMs: low?.ctimeMs ?? null });
+    s.changes.push({ path: rel, change: low ? 'changed' : 'created', kind, size: kind === 'file' ? st.size : null });
+  }
+}
+
+async function descend(s: ScanState, upperFd: number, lowerFd: number | null, mergedFd: number | null, name: Buffer, rel: string, depth: number): Promise<void> {
+  const up = await openChildDir(upperFd, name);
+  if (!up) throw new TreeTooLarge('unreadable', rel);
+  const low = lowerFd !== null ? await openChildDir(lowerFd, name) : null;
+  const mer = mergedFd !== null && low ? await openChildDir(mergedFd, name) : null;
+  if (low && !mer) {
+    await Promise.all([up.close(), low.close()]);
+    throw new TreeTooLarge('unreadable', rel);
+  }
+  try {
+    await scanDir(s, up.fd, low?.fd ?? null, mer?.fd ?? null, rel, depth + 1);
+  } finally {
+    await Promise.all([up.close(), low?.close(), mer?.close()]);
+  }
+}
+
+/** chmod of a directory of the layer through its descriptor. */
+async function chmodChild(dirFd: number, name: Buffer, mode: number): Promise<void> {
+  const fh = await openChildDir(dirFd, name);
+  if (!fh) return;
+  try {
+    await fh.chmod(mode);
+  } finally {
+    await fh.close();
+  }
+}
+
+async function isWhiteout(dirFd: number, name: Buffer): Promise<boolean> {
+  const st = await lstatChild(dirFd, name);
+  return st !== null && kindOfStat(st) === 'whiteout';
+}
+
+/**
+ * Clears set-user/group-ID and sticky bits of a file of the layer through a descriptor (never blocking: the
+ * layer is the run's own and quiet now, but a FIFO in its place must not hold the call).
+ */
+async function makeSafe(s: ScanState, dirFd: number, name: Buffer, st: Stats, rel: string): Promise<void> {
+  if ((st.mode & SET_ID) === 0) return;
+  const fh = await fs.open(childPath(dirFd, name), fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
+  try {
+    const now = await fh.stat();
+    if (!now.isFile()) throw new TreeTooLarge('unreadable', rel);
+    await fh.chmod(now.mode & SAFE_MODE);
+  } finally {
+    await fh.close();
+  }
+  s.setIdCleared.push(rel);
+}
+
+/**
+ * Makes the planned steps: renames out of the layer into the project (the same volume), what is replaced or
+ * removed moved into the run's trash first, each directory reached by descriptor from the root. The data is
+ * flushed once (syncfs of the layer's file system) before the first rename, each touched directory after.
+ */
+export async function landSteps(ws: Workspace, run: RunDir, steps: Step[]): Promise<void> {
+  if (steps.length === 0) return;
+  await syncFileSystem(run.upper);
+  const dirs = new DirCache();
+  let trashed = 0;
+  try {
+    for (const step of steps) {
+      if (step.op === 'chmod') {
+        const d = await dirs.open(ws.root, step.rel);
+        await d.chmod(step.mode);
+        continue;
+      }
+      const parent = await dirs.open(ws.root, step.dirRel);
+      const target = childPath(parent.fd, step.name);
+      const replaced = step.op === 'remove' || step.replaces;
+      if (replaced) {
+        const now = await lstatChild(parent.fd, step.name);
+        if (now && step.ctimeMs !== null && now.ctimeMs !== step.ctimeMs) throw new Conflict([step.rel]);
+        if (now) await fs.rename(target, path.join(run.trash, String(trashed++)));
+      }
+      if (step.op === 'mkdir') {
+        await fs.mkdir(target, { mode: step.mode });
+        await fs.chmod(target, step.mode);
+      } else if (step.op === 'move') {
+        const from = await dirs.open(run.upper, step.upperDirRel);
+        await fs.rename(childPath(from.fd, step.name), target);
+      }
+      dirs.touched(step.dirRel);
+    }
+    await dirs.syncTouched(ws.root);
+  } finally {
+    await dirs.close();
+  }
+}
+
+/** Directories of the project (or the layer) opened by descriptor from their root, kept for the landing. */
+class DirCache {
+  private readonly open_ = new Map<string, fs.FileHandle>();
+  private readonly touched_ = new Set<string>();
+
+  async open(root: string, rel: string): Promise<fs.FileHandle> {
+    const key = `${root}\0${rel}`;
+    const hit = this.open_.get(key);
+    if (hit) return hit;
+    let fh: fs.FileHandle;
+    if (rel === '') fh = await openDir(root);
+    else {
+      const slash = rel.lastIndexOf('/');
+      const parent = await this.open(root, slash < 0 ? '' : rel.slice(0, slash));
+      const child = await openChildDir(parent.fd, Buffer.from(slash < 0 ? rel : rel.slice(slash + 1)));
+      if (!child) throw new Conflict([rel]);
+      fh = child;
+    }
+    this.open_.set(key, fh);
+    return fh;
+  }
+
+  touched(rel: string): void {
+    this.touched_.add(rel);
+  }
+
+  async syncTouched(root: string): Promise<void> {
+    for (const rel of this.touched_) await (await this.open(root, rel)).sync();
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.open_.values()].map((fh) => fh.close().catch(() => undefined)));
+    this.open_.clear();
+  }
+}
+
+/** syncfs(2) of the file system holding `p` (coreutils' sync -f): one flush for every file of the layer. */
+function syncFileSystem(p: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('sync', ['-f', '--', p], { stdio: 'ignore', env: { PATH: SANDBOX_PATH } });
+    child.on('error', reject);
+    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`sync -f exited ${String(code)}`))));
+  });
+}
+
+/** Entries in a run's upper layer (an answer says how many were discarded); throws TreeTooLarge past the bounds. */
+export async function countLayer(upper: string): Promise<number> {
+  const fd = await openDir(upper);
+  try {
+    return await walkTree(fd.fd, { maxEntries: MAX_LAYER_ENTRIES, maxDepth: MAX_TREE_DEPTH }, () => undefined);
+  } finally {
+    await fd.close();
+  }
+}
