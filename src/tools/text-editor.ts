@@ -1,5 +1,6 @@
 // Anthropic's text editor tool (str_replace_based_edit_tool): its commands, parameters and answer texts, since
 // Claude is trained on them, over toolgate's sandbox, locks, backups, edit engine and durable writes.
+import fs from 'node:fs/promises';
 import { z } from 'zod';
 import { ToolError } from '../envelope.js';
 import { E } from '../errors.js';
@@ -15,16 +16,18 @@ import {
   viewText,
 } from '../edit/text-editor-view.js';
 import { joinRel, walkTree, type WalkEntry } from '../search/walk.js';
-import { listBackups, readBackup, type BackupMeta } from '../workspace/backups.js';
+import { dropBackup, listBackups, readBackup, returnRemovedFile, type BackupMeta } from '../workspace/backups.js';
+import { fsyncDirectory } from '../workspace/atomic.js';
+import { sha256Hex, versionOf } from '../workspace/versions.js';
 import { looksBinary } from '../workspace/encoding.js';
 import { withFileLock } from '../workspace/locks.js';
 import { checkWriteSize } from '../workspace/workspace.js';
-import type { ResolvedPath } from '../workspace/sandbox.js';
+import { entryOf, type ResolvedPath } from '../workspace/sandbox.js';
 import { defineTool, type ToolContext, type ToolResult } from './define.js';
 import { commitChange, commitUnlessDryRun, contentChange, modeOf, type Committed } from './change.js';
 import { announce } from './plan.js';
 import { PathArg, VersionArgs, VersionSchema } from './args.js';
-import { enforceVersion, ensureParent, readCurrent, type CurrentFile } from './file-access.js';
+import { enforceVersion, ensureParent, readCurrent, writeUnlessStopped, type CurrentFile } from './file-access.js';
 
 const NAME = 'str_replace_based_edit_tool';
 /** Backups taken by undo_edit carry this operation: each one has used up one earlier change. */
@@ -84,9 +87,11 @@ export const textEditor = defineTool({
     if (input.command === 'create') return create(ctx, p, input);
     return withFileLock(p.ws, p.real, p.rel, async () => {
       const current = await readCurrent(p, p.ws.limits.maxEditBytes);
-      if (!current) throw E.editorPathMissing(p.rel);
+      // An undo may find the file gone: the change it takes back deleted it.
+      if (!current && input.command !== 'undo_edit') throw E.editorPathMissing(p.rel);
       enforceEditorVersion(ctx, p, current, input.expected_sha256);
       if (input.command === 'undo_edit') return undo(ctx, p, current);
+      if (!current) throw E.editorPathMissing(p.rel);
       if (looksBinary(current.content)) throw E.editorBinaryFile(p.rel);
       const text = current.content.toString('utf8');
       return input.command === 'str_replace' ? strReplace(ctx, p, input, current, text) : insert(ctx, p, input, current, text);
@@ -98,7 +103,7 @@ export const textEditor = defineTool({
  * The version rules, with VERSION_REQUIRED in this tool's terms: the reference schema has no version, so the
  * message names the one this tool takes (expected_sha256, or If-Match) and where a caller finds it.
  */
-function enforceEditorVersion(ctx: ToolContext, p: ResolvedPath, current: CurrentFile, expectedSha256: string | undefined): void {
+function enforceEditorVersion(ctx: ToolContext, p: ResolvedPath, current: CurrentFile | null, expectedSha256: string | undefined): void {
   try {
     enforceVersion(ctx, p, current, { expected_sha256: expectedSha256 }, 'mutation');
   } catch (err) {
@@ -231,19 +236,51 @@ function lastChange(metas: BackupMeta[], actor: string | null): { meta: BackupMe
   return null;
 }
 
-async function undo(ctx: ToolContext, p: ResolvedPath, current: CurrentFile): Promise<ToolResult<Data>> {
+async function undo(ctx: ToolContext, p: ResolvedPath, current: CurrentFile | null): Promise<ToolResult<Data>> {
   const last = lastChange(await listBackups(p.ws, p.realRel), ctx.caller.actor);
-  if (!last) throw E.editorNoHistory(p.rel);
+  if (!last) throw current ? E.editorNoHistory(p.rel) : E.editorPathMissing(p.rel);
   const { meta } = last;
   if (last.changedSinceBy !== null) {
     throw E.editorUndoWouldUndoOthers(p.rel, last.changedSinceBy, meta.backup_id);
   }
+  if (meta.removed) return undoRemoval(ctx, p, current, meta);
+  // Gone without a change of the caller's that removed it (deleted outside toolgate): nothing to put content into.
+  if (!current) throw E.editorPathMissing(p.rel);
   const { content } = await readBackup(p.ws, meta.backup_id);
   const old = current.content.toString('utf8');
   const restored = content.toString('utf8');
   const diff = diffWhole(p.rel, old, restored);
   const committed = await commitUnlessDryRun(ctx, p, { current, next: content, operation: UNDO_OPERATION, mode: meta.mode ?? modeOf(current) }, diff, false);
   return result(p, 'undo_edit', undoneText(p.rel, shown(restored)), { diff, committed });
+}
+
+/**
+ * The caller's last change deleted the file: it comes back from the backup the delete moved it into, with its
+ * content, mode and version, and that backup goes (the change is taken back, so the next undo takes back the
+ * change before it). A file created there since is not overwritten.
+ */
+async function undoRemoval(ctx: ToolContext, p: ResolvedPath, current: CurrentFile | null, meta: BackupMeta): Promise<ToolResult<Data>> {
+  if (current) throw E.editorUndoDeleteRecreated(p.rel, meta.backup_id);
+  // The editor changes files up to this size; a larger one comes back with restore_backup.
+  const { maxEditBytes } = p.ws.limits;
+  if (meta.size_bytes > maxEditBytes) throw E.fileOverLimit(p.rel, meta.size_bytes, 'TOOLGATE_MAX_EDIT_BYTES', maxEditBytes);
+  const { content } = await readBackup(p.ws, meta.backup_id);
+  const text = content.toString('utf8');
+  const diff = diffWhole(p.rel, null, looksBinary(content) ? '[binary]\n' : text);
+  const sha256 = meta.sha256 ?? sha256Hex(content);
+  await announce(ctx, () => [{ op: 'create', kind: 'file', path: p.rel, sha256Before: null, sha256After: sha256, diff }]);
+  ctx.signal.throwIfAborted(); // stopped (time limit): refuse before the file returns, never after answering
+  ensureParent(ctx, p, true);
+  let st;
+  if (await returnRemovedFile(p.ws, meta, p.at)) {
+    await fsyncDirectory(entryOf(p.dir, '.'));
+    st = await fs.lstat(p.at);
+  } else {
+    st = await writeUnlessStopped(ctx, p.ws, p.at, content, { mode: meta.mode });
+    await dropBackup(p.ws, meta);
+  }
+  const committed: Committed = { backupId: null, version: versionOf(st, sha256) };
+  return { ...result(p, 'undo_edit', undoneText(p.rel, shown(text)), { diff, committed }), audit: { sha256_before: null, sha256_after: sha256, bytes_written: content.length } };
 }
 
 /** Offset where 1-based line `line` starts. */

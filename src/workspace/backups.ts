@@ -23,6 +23,8 @@ export interface BackupMeta {
   mode: number;
   /** Who made the change that took this backup (token id; null without auth); absent in old metas. Lets undo_edit find the caller's own last change. */
   actor?: string | null;
+  /** The change removed the file (a delete, a patch's delete or move away): undo_edit puts it back from here (returnRemovedFile). */
+  removed?: boolean;
 }
 
 const ID_RE = /^([0-9a-f]{16})-([0-9a-z]{8,})-([0-9a-f]{6})$/;
@@ -95,7 +97,7 @@ export async function moveToBackup(ws: Workspace, at: string, input: BackupInput
   const id = newId(input.rel);
   const loc = locate(ws, id);
   await fs.mkdir(loc.dir, { recursive: true, mode: 0o700 });
-  await writeMeta(loc.meta, id, ws.id, input, size);
+  await writeMeta(loc.meta, id, ws.id, input, size, true);
   try {
     await fs.rename(at, loc.data);
     const moved = await fs.lstat(loc.data);
@@ -126,7 +128,7 @@ export async function moveToBackup(ws: Workspace, at: string, input: BackupInput
   return id;
 }
 
-async function writeMeta(file: string, id: string, project: string | null, input: BackupInput, size: number): Promise<void> {
+async function writeMeta(file: string, id: string, project: string | null, input: BackupInput, size: number, removed = false): Promise<void> {
   const meta: BackupMeta = {
     backup_id: id,
     project,
@@ -137,6 +139,7 @@ async function writeMeta(file: string, id: string, project: string | null, input
     sha256: input.sha256,
     mode: input.mode,
     ...(input.actor !== undefined && { actor: input.actor }),
+    ...(removed && { removed }),
   };
   await writeNew(file, Buffer.from(JSON.stringify(meta)));
 }
@@ -305,6 +308,41 @@ export async function readBackup(ws: Workspace, id: string): Promise<{ meta: Bac
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw E.backupNotFound(id);
     throw err;
   }
+}
+
+/**
+ * Puts a file that moveToBackup took back at `at` (undo_edit after a delete; the caller holds the file's lock and
+ * found nothing there): the backup's data is renamed back, so the file returns with its content, mode and times,
+ * that is its version, and the backup goes, since the change it kept is taken back. False when the backups lie
+ * on another volume (the data was copied there): nothing was done, and the caller writes the content itself
+ * and then drops the backup (dropBackup).
+ */
+export async function returnRemovedFile(ws: Workspace, meta: BackupMeta, at: string): Promise<boolean> {
+  const loc = locate(ws, meta.backup_id);
+  try {
+    await fs.rename(loc.data, at);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EXDEV') return false;
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw E.backupNotFound(meta.backup_id);
+    throw err;
+  }
+  await forget(ws, loc, meta.size_bytes);
+  return true;
+}
+
+/** Removes a backup whose change was taken back (its content is the file again). */
+export async function dropBackup(ws: Workspace, meta: BackupMeta): Promise<void> {
+  const loc = locate(ws, meta.backup_id);
+  await unlinkIfPresent(loc.data);
+  await forget(ws, loc, meta.size_bytes);
+}
+
+/** The meta of a backup whose data is gone, and its bytes off the running total. */
+async function forget(ws: Workspace, loc: { data: string; meta: string }, size: number): Promise<void> {
+  knownSizes.delete(loc.data);
+  await unlinkIfPresent(loc.meta);
+  const total = totals.get(ws.stateDir);
+  if (total !== undefined) totals.set(ws.stateDir, Math.max(0, total - size));
 }
 
 /**

@@ -69,6 +69,41 @@ describe('one commit path: undo_edit takes back exactly the last change', () => 
     }
   });
 
+  it.each([
+    ['delete_file', () => call('delete_file', { path: F })],
+    ['shell_destructive rm', () => call('shell_destructive', { command: `rm ${F}` })],
+    ['apply_patch delete', () => call('apply_patch', { patch: `*** Begin Patch\n*** Delete File: ${F}\n*** End Patch\n` })],
+  ])('%s, then undo_edit: the file is back with its version; the next undo takes back the change before', async (_name, remove) => {
+    await atV2();
+    await fs.chmod((t as TestApp).file(F), 0o640);
+    const before = (await call('file_info', { path: F })).body.data as { version: { sha256: string; mtime_ms: number; size_bytes: number } };
+    const removed = await remove();
+    expect(removed.status, JSON.stringify(removed.body.error)).toBe(200);
+    await expect(fs.stat((t as TestApp).file(F))).rejects.toThrow(/ENOENT/);
+
+    const undo = await call('str_replace_based_edit_tool', { command: 'undo_edit', path: F });
+    expect(undo.status, JSON.stringify(undo.body.error)).toBe(200);
+    expect(undo.body.text).toMatch(/^Last edit to f\.txt undone successfully\./);
+    expect(await fs.readFile((t as TestApp).file(F), 'utf8')).toBe('v2\n');
+    expect((await fs.stat((t as TestApp).file(F))).mode & 0o777).toBe(0o640);
+    expect((undo.body.data as { version: unknown }).version).toEqual(before.version);
+    expect(((await call('file_info', { path: F })).body.data as { version: unknown }).version).toEqual(before.version);
+
+    // The delete was taken back: the next undo takes back the text editor's own change, then there is none.
+    expect((await call('str_replace_based_edit_tool', { command: 'undo_edit', path: F })).status).toBe(200);
+    expect(await fs.readFile((t as TestApp).file(F), 'utf8')).toBe('v1\n');
+    expect((await call('str_replace_based_edit_tool', { command: 'undo_edit', path: F })).body.error?.code).toBe('NOT_FOUND');
+  });
+
+  it('undo_edit of a delete never overwrites a file created there since: CONFLICT, the new file kept', async () => {
+    await atV2();
+    expect((await call('delete_file', { path: F })).status).toBe(200);
+    await fs.writeFile((t as TestApp).file(F), 'someone else\n');
+    const undo = await call('str_replace_based_edit_tool', { command: 'undo_edit', path: F });
+    expect(undo.body.error?.code).toBe('CONFLICT');
+    expect(await fs.readFile((t as TestApp).file(F), 'utf8')).toBe('someone else\n');
+  });
+
   it("undo_edit never undoes another caller's change made since: CONFLICT, the file unchanged", async () => {
     const dir = await makeTempDir('toolgate-tokens-');
     const tokens = `${dir}/tokens.json`;
