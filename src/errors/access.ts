@@ -98,6 +98,17 @@ export const accessErrors = {
       `This call would now change something other than what was approved under ${approvalId} (approved: ${approvedBrief}; now: ${nowBrief}, or a file's content differs); nothing was changed. Call again without approval_id to ask for this change.`,
       { approval_id: approvalId, mismatch: 'changes', approved, now },
     ),
+  /**
+   * The approved call cannot apply: files it changes are no longer as the person saw them. `moved` names them
+   * ("b.txt (gone)"); `files` holds each with its approved and current sha256 (null: absent). `kept`: the
+   * approval stands for a later repeat.
+   */
+  approvedFilesMovedOn: (approvalId: string, moved: string, files: unknown[], kept: boolean) =>
+    new ToolError(
+      'CONFLICT',
+      `Files of the call approved under ${approvalId} changed since the approval: ${moved}; nothing was changed. ${kept ? 'The approval stands until it expires: repeat the call with approval_id once the files are as they were, or call again without approval_id to ask for the change as they are now.' : 'Call again without approval_id to ask for the change as they are now.'}`,
+      { approval_id: approvalId, mismatch: 'files', files, approval_kept: kept },
+    ),
   approvalRequestGone: () => new ToolError('NOT_FOUND', 'No such approval request; it may have been swept after it expired.'),
   approvalDecideDenied: (tokenId: string) =>
     new ToolError('ACCESS_DENIED', `Token '${tokenId}' may not decide approval requests; ask the operator for a token with the 'approve' risk class.`),

@@ -8,7 +8,7 @@ import type { Stats } from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../config.js';
 import type { Risk } from '../envelope.js';
-import { E, ERROR_STATUS } from '../errors.js';
+import { E, ERROR_STATUS, ToolError } from '../errors.js';
 import { CallStopped, type ToolDefinition, type ToolResult } from '../tools/define.js';
 import type { CallGate, CallInfo, GatedResult, ResolveHook, RunTool } from '../tools/call.js';
 import { changeIdentity, describeChange, describeChangesBriefly, type ChangeEntry, type PlanHook, type PlannedChange } from '../tools/plan.js';
@@ -18,9 +18,10 @@ import { denialError, evaluate, resolveSwitches, strictest, toolPolicyView, type
 import type { Policy } from '../policy/policy-file.js';
 import { walkTree } from '../search/walk.js';
 import { fileState } from '../workspace/file-state.js';
-import type { ResolvedPath } from '../workspace/sandbox.js';
+import { HandleScope, type ResolvedPath } from '../workspace/sandbox.js';
 import type { VersionStamp } from '../envelope.js';
 import type { AuditLog } from '../ops/audit.js';
+import { resolveToolPath } from './executor.js';
 import { allowsProject, allowsRisk, type Principal } from '../ops/auth.js';
 import type { Metrics } from '../ops/metrics.js';
 import type { Projects } from '../ops/projects.js';
@@ -308,6 +309,9 @@ export class PolicyService {
     // Bound to the project of the path that asks, as the request was recorded (ApprovalNeeded.project).
     const bindingAt = (p: ResolvedPath): ApprovalBinding => ({ caller: call.actor ?? null, project: p.ws.id, tool: tool.name, args_hash: argsDigest });
     let cleared = false;
+    /** The approval this repeat used, and whether the tool then passed its plan (from there on it may have written). */
+    let spent: ApprovalRecord | null = null;
+    let planPassed = false;
     const view = this.viewOf(switches);
     const onResolve: ResolveHook = async (p, opts) => {
       if (opts?.arrived) return this.checkArrived(tool, p, switches, cleared);
@@ -327,7 +331,7 @@ export class PolicyService {
       const out = await store.consume(approvalId, bindingAt(p), version);
       if (out.kind === 'run') {
         cleared = true;
-        this.note('used', out.record, { request_id: call.requestId });
+        spent = out.record;
         return;
       }
       if (out.kind === 'pending') throw new StillPending(out.record);
@@ -336,10 +340,24 @@ export class PolicyService {
       throw out.error;
     };
     // The approved repeat must change exactly what the person saw: the tool tells its plan before its first write.
-    const onPlan = approvalId === undefined || dryRun ? undefined : this.checkPlan(call, approvalId, () => cleared);
+    const check = approvalId === undefined || dryRun ? undefined : this.checkPlan(approvalId, () => cleared);
+    const onPlan: PlanHook | undefined = check
+      ? async (planned) => {
+          await check(planned);
+          planPassed = true;
+        }
+      : undefined;
     try {
-      return { result: await runTool(approvalId === undefined ? input : await this.pinVersion(tool, input, approvalId), onResolve, onPlan), httpStatus: 200 };
+      const result = await runTool(approvalId === undefined ? input : await this.pinVersion(tool, input, approvalId), onResolve, onPlan);
+      if (spent) this.note('used', spent, { request_id: call.requestId });
+      return { result, httpStatus: 200 };
     } catch (err) {
+      if (spent) {
+        // Stopped before its first write (a tool that shows its call instead of a plan, run_command, may have run):
+        // nothing was applied, so the approval stays for a repeat that can apply (docs/approvals.md).
+        if (!planPassed && !tool.approvalPreview) throw await this.keepApproval(call, spent, err);
+        this.note('used', spent, { request_id: call.requestId });
+      }
       if (err instanceof ApprovalNeeded) return this.askFor(call, tool, input, runTool, switches, err, mayWait, view);
       if (err instanceof StillPending) {
         if (mayWait && (await this.waitFor(call, err.record.id))) return this.runGated(call, tool, input, err.record.id, runTool, switches, false);
@@ -413,16 +431,36 @@ export class PolicyService {
    * destination, other content are CONFLICT before anything is written. `used` says whether this call spent
    * the approval (a call that met no `ask` rule runs as it would without one).
    */
-  private checkPlan(call: CallInfo, approvalId: string, used: () => boolean): PlanHook {
+  private checkPlan(approvalId: string, used: () => boolean): PlanHook {
     return async (planned) => {
       if (!used() || !this.store) return;
       const record = await this.store.get(approvalId);
       if (!record || record.changes_hash === undefined || record.changes_hash === null) return;
       const now = planned.map(describeChange);
       if (changesHash(now) === record.changes_hash) return;
-      this.note('refused', record, { approval_id: approvalId, code: 'CONFLICT', mismatch: 'changes', request_id: call.requestId });
       throw E.approvedChangesDiffer(approvalId, describeChangesBriefly(record.changes ?? []), describeChangesBriefly(now), (record.changes ?? []).map(changeIdentity), now.map(changeIdentity));
     };
+  }
+
+  /**
+   * The approved repeat stopped before its first write: the approval goes back to `approved` (a person need not
+   * decide again), and a failure because files of the call moved on since the approval (a file of the patch
+   * removed, its lines edited) is CONFLICT naming them, as a changed file is. Returns what the call answers.
+   */
+  private async keepApproval(call: CallInfo, spent: ApprovalRecord, err: unknown): Promise<unknown> {
+    const kept = await (this.store as ApprovalStore).release(spent).catch(() => null);
+    let answer = err;
+    if (err instanceof ToolError && err.details?.mismatch !== 'changes') {
+      const moved = await movedOn(call, spent.changes ?? []);
+      if (moved.length > 0) {
+        const named = moved.map((f) => `${f.path} (${f.current === null ? 'gone' : f.approved === null ? 'created since' : 'changed'})`).join(', ');
+        answer = E.approvedFilesMovedOn(spent.id, named, moved, kept !== null);
+      }
+    }
+    const code = answer instanceof ToolError ? answer.code : null;
+    const mismatch = answer instanceof ToolError ? answer.details?.mismatch : undefined;
+    this.note('refused', kept ?? spent, { approval_id: spent.id, code, ...(mismatch !== undefined && { mismatch }), approval_kept: kept !== null, request_id: call.requestId });
+    return answer;
   }
 
   /**
@@ -636,6 +674,29 @@ function withheldIf(concealed: boolean, out: GatedResult): GatedResult {
       text: `${out.result.text} The preview is shown only to the person deciding: the policy does not let this caller read what the call touches.`,
     },
   };
+}
+
+/** The approved changes whose file is not as the person saw it now (sha256 before the change; null: absent), with the sha256 it has. */
+async function movedOn(call: CallInfo, changes: readonly ChangeEntry[]): Promise<{ path: string; approved: string | null; current: string | null }[]> {
+  const scope = new HandleScope();
+  const moved: { path: string; approved: string | null; current: string | null }[] = [];
+  try {
+    for (const c of changes) {
+      // A directory's `sha256_before` is a hash of its entries, not of content: the plan check compares those.
+      if (c.kind !== 'file') continue;
+      let current: string | null = null;
+      try {
+        const p = await resolveToolPath(call, c.path, { noFollowLeaf: true }, scope);
+        if (p.stat?.isFile()) current = (await fileState(p))?.version.sha256 ?? null;
+      } catch {
+        // No longer reachable (a parent replaced by a file or a link): not as the person saw it.
+      }
+      if (current !== c.sha256_before) moved.push({ path: c.path, approved: c.sha256_before, current });
+    }
+  } finally {
+    scope.close();
+  }
+  return moved;
 }
 
 /** The file's version (streamed hash) when the path names a regular file; null for a new file or a directory. */

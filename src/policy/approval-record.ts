@@ -88,7 +88,8 @@ export interface ApprovalBackend {
   read(id: string): Promise<ApprovalRecord | null | 'tampered'>;
   /**
    * Replaces `current` by `next` if and only if no other process moved the record on since `current` was
-   * read (for `pending` and `approved`, the only statuses that move). True when this process won.
+   * read (for `pending` and `approved`, the statuses that move on, and `used` back to `approved` by the
+   * process that used it: ApprovalStore.release). True when this process won.
    */
   transition(current: ApprovalRecord, next: ApprovalRecord): Promise<boolean>;
   remove(id: string): Promise<void>;

@@ -8,6 +8,8 @@
 // The .lock files are created with O_EXCL, which is what makes each step happen once across processes
 // (rename alone would let a second writer replace the first). A crash between a lock and its rename leaves
 // the request in its earlier state until it expires: nothing runs without a whole, signed approval.
+// A use whose call applied nothing is taken back by the process that made it (ApprovalStore.release): <id>.final
+// goes, then its lock, so the request reads approved again and the next repeat takes the lock anew.
 import { randomBytes } from 'node:crypto';
 import { closeSync, constants, fsyncSync, openSync, watch, writeSync, type FSWatcher } from 'node:fs';
 import fs from 'node:fs/promises';
@@ -73,14 +75,18 @@ export class FileApprovalBackend implements ApprovalBackend {
     await this.#writeSealed(this.#file(record.id, 'json'), record, null);
   }
 
-  async #readStage(id: string, stage: Stage): Promise<ApprovalRecord | null | 'tampered'> {
-    let text: string;
+  async #readText(id: string, stage: Stage): Promise<string | null> {
     try {
-      text = await fs.readFile(this.#file(id, stage), 'utf8');
+      return await fs.readFile(this.#file(id, stage), 'utf8');
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
       throw err;
     }
+  }
+
+  async #readStage(id: string, stage: Stage): Promise<ApprovalRecord | null | 'tampered'> {
+    const text = await this.#readText(id, stage);
+    if (text === null) return null;
     const record = this.#signer.open(text, id);
     if (!record) return 'tampered';
     // A step file must hold a status that step can produce; a pending record copied over a step is altered.
@@ -104,9 +110,23 @@ export class FileApprovalBackend implements ApprovalBackend {
   }
 
   async transition(current: ApprovalRecord, next: ApprovalRecord): Promise<boolean> {
+    if (current.status === 'used' && next.status === 'approved') return this.#reopen(current, next);
     const stage = current.status === 'pending' ? 'decided' : current.status === 'approved' ? 'final' : null;
     if (stage === null) return false;
     return this.#writeSealed(this.#file(current.id, stage), next, this.#file(current.id, `${stage}.lock`));
+  }
+
+  /**
+   * used -> approved: only when the use on disk is `used` and the approval under it is `approved` exactly. A repeat
+   * between the two removals meets the lock and is told the approval was used; it never runs twice.
+   */
+  async #reopen(used: ApprovalRecord, approved: ApprovalRecord): Promise<boolean> {
+    const [final, decided] = await Promise.all([this.#readText(used.id, 'final'), this.#readText(used.id, 'decided')]);
+    if (final !== this.#signer.seal(used) || decided !== this.#signer.seal(approved)) return false;
+    await fs.rm(this.#file(used.id, 'final'));
+    await fs.rm(this.#file(used.id, 'final.lock'), { force: true });
+    await fsyncDir(this.#dir);
+    return true;
   }
 
   async remove(id: string): Promise<void> {

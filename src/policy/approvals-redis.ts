@@ -77,7 +77,8 @@ export class RedisApprovalBackend implements ApprovalBackend {
   }
 
   async transition(current: ApprovalRecord, next: ApprovalRecord): Promise<boolean> {
-    if (current.status !== 'pending' && current.status !== 'approved') return false;
+    const reopens = current.status === 'used' && next.status === 'approved';
+    if (current.status !== 'pending' && current.status !== 'approved' && !reopens) return false;
     // Sealing is canonical, so resealing the record as it was read gives back the exact stored text: the
     // script swaps only if nobody changed the record since.
     const from = this.#signer.seal(current);

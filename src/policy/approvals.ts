@@ -1,7 +1,7 @@
 // Approval requests (docs/approvals.md): signed records, their life cycle and the rules of deciding and using one.
 // The storage (files on the shared volume, or Redis) is a backend with one atomic primitive, a
-// compare-and-set that lets exactly one process move a record out of `pending` and out of `approved`;
-// everything else (binding checks, expiry, waiting) lives here once, so both stores behave the same.
+// compare-and-set that lets exactly one process move a record out of `pending` and out of `approved` (and back
+// from `used`, for the call that used it and then applied nothing); everything else (binding checks, expiry, waiting) lives here once, so both stores behave the same.
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { closeSync, constants, fsyncSync, openSync, writeSync } from 'node:fs';
 import fs from 'node:fs/promises';
@@ -52,7 +52,7 @@ export interface ApprovalBinding {
 }
 
 export type ConsumeOutcome =
-  /** Run the call now; the approval is spent (status `used`). */
+  /** Run the call now; the approval is spent (status `used`) unless `release` gives it back. */
   | { kind: 'run'; record: ApprovalRecord }
   /** Nobody decided yet: answer 202 again. */
   | { kind: 'pending'; record: ApprovalRecord }
@@ -85,6 +85,11 @@ export interface ApprovalStore {
   decide(id: string, input: DecideInput): Promise<ApprovalRecord>;
   /** The repeated call: checks the binding and the file version, and approved -> used exactly once. */
   consume(id: string, binding: ApprovalBinding, currentVersion: VersionStamp | null): Promise<ConsumeOutcome>;
+  /**
+   * used -> approved again, for the process whose repeat used it and then applied nothing (its files moved on):
+   * the approval stays for a later repeat until it expires. The record as approved, or null when it moved on meanwhile.
+   */
+  release(used: ApprovalRecord): Promise<ApprovalRecord | null>;
   /** Resolves with the record once it is no longer pending (or at the timeout / abort with what it is then); null when unknown. */
   waitForDecision(id: string, timeoutMs: number, signal?: AbortSignal): Promise<ApprovalRecord | null>;
   /** Expires overdue requests and deletes settled ones past the retention. */
@@ -414,6 +419,12 @@ export class ApprovalStoreImpl implements ApprovalStore {
       return { kind: 'refused', error: E.approvalExpired(id, 'was already used'), record: await this.get(id) };
     }
     return { kind: 'run', record: next };
+  }
+
+  async release(used: ApprovalRecord): Promise<ApprovalRecord | null> {
+    if (used.status !== 'used') return null;
+    const approved: ApprovalRecord = { ...used, status: 'approved', used_at: null };
+    return (await this.#b.transition(used, approved)) ? approved : null;
   }
 
   async waitForDecision(id: string, timeoutMs: number, signal?: AbortSignal): Promise<ApprovalRecord | null> {
