@@ -5,7 +5,7 @@ import fs from 'node:fs/promises';
 import { z } from 'zod';
 import { E } from '../errors.js';
 import { TreeTooLarge } from '../exec/fd-walk.js';
-import { countLayer, findHidden, LandingConflict, landSteps, layerBytes, makeRunDir, MAX_CHANGES_LISTED, MAX_LAYER_ENTRIES, MAX_TREE_DEPTH, removeRunDir, scanLayer, type Hidden, type LandResult } from '../exec/overlay.js';
+import { countLayer, findHidden, LandingConflict, landSteps, layerBytes, makeRunDir, MAX_CHANGES_LISTED, MAX_LAYER_ENTRIES, MAX_TREE_DEPTH, removeRunDir, scanLayer, sweepRunDirs, type Hidden, type LandResult } from '../exec/overlay.js';
 import { inRoot, runSandboxed, WORKSPACE_MOUNT, type RunOutcome, type StopReason } from '../exec/sandbox.js';
 import type { ExecSettings } from '../exec/settings.js';
 import { entryOf, type ResolvedPath } from '../workspace/sandbox.js';
@@ -158,6 +158,7 @@ async function runOne(ctx: ToolContext, input: z.output<typeof Input>, exec: Exe
   const cwd = dir.realRel === '.' ? WORKSPACE_MOUNT : `${WORKSPACE_MOUNT}/${dir.realRel}`;
   const argv = input.command !== undefined ? ['/bin/sh', '-c', input.command] : (input.argv as string[]);
   const quota = limits.quotaBytes;
+  await sweptOnce(ws);
   const run = await makeRunDir(ws);
   const landing: Landing = { result: null, discarded: null, why: null };
   try {
@@ -208,6 +209,14 @@ interface Landing {
   /** Entries of the layer thrown away (null: the changes landed). */
   discarded: number | null;
   why: string | null;
+}
+
+/** The run directories a crashed process of this instance left, removed before this process makes its first. */
+const sweeps = new WeakMap<Workspace, Promise<void>>();
+function sweptOnce(ws: Workspace): Promise<void> {
+  let sweep = sweeps.get(ws);
+  if (!sweep) sweeps.set(ws, (sweep = sweepRunDirs(ws)));
+  return sweep;
 }
 
 /** Paths the landing never touches: the state directory and every masked path (the command saw none of them). */
