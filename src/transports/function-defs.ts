@@ -29,21 +29,42 @@ const STRICT_UNSUPPORTED = ['default', 'minLength', 'maxLength', 'minimum', 'max
  * validates the call against the tool's own schema.
  */
 export function strictJsonSchema(schema: unknown): unknown {
-  if (Array.isArray(schema)) return schema.map(strictJsonSchema);
+  return rewriteForStrict(schema, { requireAll: true, inBranch: false });
+}
+
+/**
+ * A JSON Schema that converts to strict mode on the client's side: strictJsonSchema's rewrites (no
+ * unsupported keyword, oneOf as anyOf) with the optional properties left optional, for a client that reads
+ * the schema as written. This is MCP's inputSchema: the OpenAI Agents SDK (convertSchemasToStrict) makes
+ * every property required and nullable itself, and strips the nulls it added before the call, but cannot
+ * tell which branch of an anyOf such a null belongs to; so inside a branch an optional property takes null
+ * already (the server takes it as "not given").
+ */
+export function strictConvertibleJsonSchema(schema: unknown): unknown {
+  return rewriteForStrict(schema, { requireAll: false, inBranch: false });
+}
+
+function rewriteForStrict(schema: unknown, opts: { requireAll: boolean; inBranch: boolean }): unknown {
+  if (Array.isArray(schema)) return schema.map((s) => rewriteForStrict(s, opts));
   if (!schema || typeof schema !== 'object') return schema;
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(schema as Record<string, unknown>)) {
     if (STRICT_UNSUPPORTED.includes(k)) continue;
-    const key = k === 'oneOf' ? 'anyOf' : k;
-    out[key] = k === 'properties' || k === '$defs' || k === 'definitions' ? Object.fromEntries(Object.entries(v as Record<string, unknown>).map(([p, s]) => [p, strictJsonSchema(s)])) : strictJsonSchema(v);
+    const branch = k === 'oneOf' || k === 'anyOf' ? { ...opts, inBranch: true } : opts;
+    out[k === 'oneOf' ? 'anyOf' : k] =
+      k === 'properties' || k === '$defs' || k === 'definitions'
+        ? Object.fromEntries(Object.entries(v as Record<string, unknown>).map(([p, s]) => [p, rewriteForStrict(s, opts)]))
+        : rewriteForStrict(v, branch);
   }
-  if (out.type === 'object' || out.properties) {
+  if ((out.type === 'object' || out.properties) && (opts.requireAll || opts.inBranch)) {
     const props = (out.properties ?? {}) as Record<string, Record<string, unknown>>;
     const required = new Set((out.required as string[] | undefined) ?? []);
     for (const [name, prop] of Object.entries(props)) if (!required.has(name)) props[name] = nullable(prop);
-    out.properties = props;
-    out.required = Object.keys(props);
-    out.additionalProperties = false;
+    if (opts.requireAll) {
+      out.properties = props;
+      out.required = Object.keys(props);
+      out.additionalProperties = false;
+    }
   }
   return out;
 }
@@ -132,7 +153,7 @@ export function exportTools(tools: readonly ToolDefinition[], format: ToolFormat
       return {
         tools: tools.map((t) => {
           const annotations = toolAnnotations(t);
-          return { name: t.name, title: annotations.title, description: t.description, inputSchema: objectSchema(inputJsonSchema(t)), annotations };
+          return { name: t.name, title: annotations.title, description: t.description, inputSchema: objectSchema(strictConvertibleJsonSchema(inputJsonSchema(t))), annotations };
         }),
       } satisfies McpToolList;
     default:

@@ -24,7 +24,7 @@ import type { ConfirmFn, ConfirmRequest } from '../tools/call.js';
 import type { ChangeEntry } from '../tools/plan.js';
 import { TOOLS } from '../tools/registry.js';
 import { loadAttachment, ownerOf } from '../workspace/attachments.js';
-import { inputJsonSchema } from './function-defs.js';
+import { inputJsonSchema, strictConvertibleJsonSchema } from './function-defs.js';
 
 export const MIB = 1024 * 1024;
 
@@ -51,12 +51,17 @@ function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): Record<string,
   return out;
 }
 
-/** A tool as MCP lists it: input schema (with approval_id for tools that change files), the envelope as output schema, annotations. */
+/**
+ * A tool as MCP lists it: input schema (with approval_id for tools that change files), the envelope as output
+ * schema, annotations. The input schema is one strict mode takes once a client makes every property required
+ * (OpenAI's Agents SDK with convertSchemasToStrict): no oneOf, no keyword strict mode does not support. The
+ * arguments are still checked against the tool's own zod schema when the call arrives (the pipeline).
+ */
 export function mcpTool(t: ToolDefinition): Tool {
   let schemas = schemasByTool.get(t.name);
   if (!schemas) {
     schemas = {
-      inputSchema: (t.mutates ? jsonSchemaOf(t.input.extend({ approval_id: APPROVAL_ID }), 'input') : inputJsonSchema(t)) as Tool['inputSchema'],
+      inputSchema: strictConvertibleJsonSchema(t.mutates ? jsonSchemaOf(t.input.extend({ approval_id: APPROVAL_ID }), 'input') : inputJsonSchema(t)) as Tool['inputSchema'],
       // Any call may be held for approval by a policy: its data is then the pending answer, not the tool's output.
       outputSchema: jsonSchemaOf(envelopeSchema(z.union([t.output, PendingApprovalData])), 'output') as Tool['outputSchema'],
     };
