@@ -169,6 +169,10 @@ export async function mcpResult(outcome: ToolCallOutcome, loadAttachment?: Attac
   if (notShown.length > 0 && content[0]?.type === 'text') {
     content[0].text += `\n\nNot shown as images (over ${MAX_IMAGE_BYTES_PER_RESULT / MIB} MiB of images in one result, or a type models do not take): ${notShown.join('; ')}.`;
   }
+  // Last, the envelope's status, which the text does not say (partial: cut short, or waiting for approval). It also
+  // keeps the text from standing alone: LangChain's adapter hands its model a lone text block together with the
+  // whole structuredContent (the file a second time), and several blocks as they are (docs/mcp.md).
+  if (envelope.status !== 'error') content.push({ type: 'text', text: `Status: ${envelope.status}.` });
   return {
     content,
     structuredContent: envelope as unknown as Record<string, unknown>,
