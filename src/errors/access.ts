@@ -43,7 +43,7 @@ export const accessErrors = {
   userRejected: (id: string, reason: string | null) =>
     new ApprovalError('USER_REJECTED', `The user rejected this change.${reason ? ` Reason: ${reason}` : ''}`, { approval_id: id, reason }),
   approvedFileChanged: (id: string, approved: unknown, current: unknown) =>
-    new ApprovalError('CONFLICT', `The file changed since the change was approved under ${id}; read it again and ask for a new approval.`, {
+    new ApprovalError('CONFLICT', `What was approved under ${id} changed since (the file, or for a command the project it runs on); read it again and ask for a new approval.`, {
       approval_id: id,
       approved,
       current,

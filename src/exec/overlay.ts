@@ -4,7 +4,7 @@
 // or nothing lands) and its changes are moved into the project: set-ID bits never survive, special files never
 // land, and a path changed by someone else while the command ran is a CONFLICT that lands nothing.
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { Stats } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -407,5 +407,27 @@ export async function countLayer(upper: string): Promise<number> {
     return await walkTree(fd.fd, { maxEntries: MAX_LAYER_ENTRIES, maxDepth: MAX_TREE_DEPTH }, () => undefined);
   } finally {
     await fd.close();
+  }
+}
+
+/**
+ * What an approval of a command binds to: the project as the person saw it, every entry at any depth (its path,
+ * kind, size, mode, inode and times; the state directory left out). Any change since, by any caller or by hand,
+ * gives another stamp. Throws TreeTooLarge past the bounds.
+ */
+export async function projectStamp(ws: Workspace, bounds: { maxEntries: number; deadline: number }): Promise<{ entries: number; sha256: string }> {
+  const hash = createHash('sha256');
+  const stateRel = isInside(ws.root, ws.stateDir) ? Buffer.from(path.relative(ws.root, ws.stateDir).split(path.sep).join('/')) : null;
+  const root = await openDir(ws.root);
+  try {
+    const entries = await walkTree(root.fd, { ...bounds, maxDepth: MAX_TREE_DEPTH }, (v) => {
+      if (stateRel && v.rel.equals(stateRel)) return false;
+      const st = v.stat;
+      hash.update(v.rel);
+      hash.update(`\0${v.kind} ${st.size} ${st.mode} ${st.ino} ${st.mtimeMs} ${st.ctimeMs}\n`);
+    });
+    return { entries, sha256: hash.digest('hex') };
+  } finally {
+    await root.close();
   }
 }

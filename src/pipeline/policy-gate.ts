@@ -17,6 +17,7 @@ import { ApprovalError, argsHash, changesHash, openApprovalStore, type ApprovalB
 import { denialError, evaluate, resolveSwitches, strictest, toolPolicyView, type PolicyDecision, type SwitchStates } from '../policy/evaluate.js';
 import type { Policy } from '../policy/policy-file.js';
 import { walkTree } from '../search/walk.js';
+import { findHidden } from '../exec/overlay.js';
 import { fileState } from '../workspace/file-state.js';
 import { HandleScope, type ResolvedPath } from '../workspace/sandbox.js';
 import type { VersionStamp } from '../envelope.js';
@@ -28,6 +29,8 @@ import type { Projects } from '../ops/projects.js';
 
 /** The read a dry run or a view is decided like (docs/policy.md). */
 const READ = { name: 'read_file', risk: 'read' } as const satisfies { name: string; risk: Risk };
+/** Paths whose reading asks listed in a command's approval (the rest counted as "more"). */
+const MAX_ASKED_SHOWN = 50;
 
 /** Deepest level a moved directory is walked to decide its destination (as the size tools walk). */
 const MOVE_WALK_MAX_DEPTH = 64;
@@ -291,6 +294,31 @@ export class PolicyService {
     };
   }
 
+  /**
+   * The paths whose reading asks that an approved viewing call (run_command) will see: its walk shows what asks
+   * once the call is approved (filterWalk), so the person deciding is told which (docs/approvals.md). The whole
+   * project, at any depth: a command sees all of it.
+   */
+  private async askedReads(tool: ToolDefinition, p: ResolvedPath, switches: SwitchStates, input: Record<string, unknown>): Promise<{ asks: string[]; more: boolean } | undefined> {
+    if (tool.viewing?.(input) !== true || !p.stat?.isDirectory()) return undefined;
+    const after: ResolvedPath = { ...p, allowsEntry: undefined };
+    this.filterWalk(tool, after, switches, true, true, input);
+    const shownAfter = after.allowsEntry ?? (() => true);
+    const policy = this.policy as Policy;
+    const readable = (realRel: string) => evaluate(policy, { tool: READ.name, risk: READ.risk, realRel, switches }).decision === 'allow';
+    try {
+      const hidden = await findHidden(p.ws, readable, { maxEntries: p.ws.limits.searchMaxFiles, deadline: Date.now() + p.ws.limits.searchTimeoutMs });
+      const asks = [...hidden.dirs.map((d) => [d, true] as const), ...hidden.files.map((f) => [f, false] as const)]
+        .map(([rel, isDir]) => [rel.toString('utf8'), isDir] as const)
+        .filter(([rel, isDir]) => shownAfter(rel, isDir) && evaluate(policy, { tool: READ.name, risk: READ.risk, realRel: rel, switches }).decision === 'ask')
+        .map(([rel, isDir]) => (isDir ? `${rel}/` : rel))
+        .sort();
+      return { asks: asks.slice(0, MAX_ASKED_SHOWN), more: asks.length > MAX_ASKED_SHOWN };
+    } catch {
+      return { asks: [], more: true };
+    }
+  }
+
   private async runGated(
     call: CallInfo,
     tool: ToolDefinition,
@@ -326,7 +354,7 @@ export class PolicyService {
     /** Spends the repeat's approval on the path that asks (the first one; the approval covers the call), or asks. */
     const clear = async (p: ResolvedPath, d: PolicyDecision): Promise<void> => {
       // Taken while the call's directory handles are open; the same function on the repeat, so both compare alike.
-      const version = await versionAt(p);
+      const version = tool.approvalBinding ? await tool.approvalBinding(p) : await versionAt(p);
       if (approvalId === undefined) throw new ApprovalNeeded(p, d, version);
       const out = await store.consume(approvalId, bindingAt(p), version);
       if (out.kind === 'run') {
@@ -497,7 +525,7 @@ export class PolicyService {
     const changes = withinRecordBudget(all.slice(0, MAX_SHOWN_CHANGES));
     const shown = changesPreview(changes);
     // A tool that shows the person its call itself (run_command: the command, cwd, env, stdin) plans nothing.
-    const preview = tool.approvalPreview ? tool.approvalPreview(input) : null;
+    const preview = tool.approvalPreview ? tool.approvalPreview(input, await this.askedReads(tool, need.p, switches, input)) : null;
     const data = (dry?.data ?? {}) as { diff_preview?: unknown; diff_truncated?: unknown };
     const record = await store.create({
       caller: call.actor ?? null,

@@ -94,8 +94,16 @@ export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, O extends z
    * cannot be read as plain words (shell syntax), which then matches no such rule.
    */
   commandWords?: (input: z.output<I>) => readonly string[] | null;
-  /** What the person deciding an approval sees when the tool has no dry run (the command, its cwd and env). */
-  approvalPreview?: (input: z.output<I>) => { summary: string; preview: string };
+  /**
+   * What the person deciding an approval sees when the tool has no dry run (the command, its cwd and env);
+   * `asks`: the paths whose reading asks that the approved call will see (a viewing tool's walk shows them then).
+   */
+  approvalPreview?: (input: z.output<I>, seen?: { asks: readonly string[]; more: boolean }) => { summary: string; preview: string };
+  /**
+   * What an approval of this tool binds to instead of the version of the file that asks (run_command: the
+   * project it runs on); the approved repeat is CONFLICT when it differs.
+   */
+  approvalBinding?: (p: ResolvedPath) => Promise<VersionStamp>;
   /**
    * The OpenAPI request example, so that Swagger's "Try it out" runs a real call instead of `"path": "string"`:
    * one that succeeds on a fresh workspace once the examples of the tools listed before it have run (TOOLS order).

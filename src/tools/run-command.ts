@@ -5,7 +5,7 @@ import fs from 'node:fs/promises';
 import { z } from 'zod';
 import { E } from '../errors.js';
 import { TreeTooLarge } from '../exec/fd-walk.js';
-import { countLayer, findHidden, LandingConflict, landSteps, layerBytes, makeRunDir, MAX_CHANGES_LISTED, MAX_LAYER_ENTRIES, MAX_TREE_DEPTH, removeRunDir, scanLayer, sweepRunDirs, type Hidden, type LandResult } from '../exec/overlay.js';
+import { countLayer, findHidden, LandingConflict, landSteps, layerBytes, makeRunDir, MAX_CHANGES_LISTED, MAX_LAYER_ENTRIES, MAX_TREE_DEPTH, projectStamp, removeRunDir, scanLayer, sweepRunDirs, type Hidden, type LandResult } from '../exec/overlay.js';
 import { inRoot, runSandboxed, WORKSPACE_MOUNT, type RunOutcome, type StopReason } from '../exec/sandbox.js';
 import type { ExecSettings } from '../exec/settings.js';
 import { entryOf, type ResolvedPath } from '../workspace/sandbox.js';
@@ -23,6 +23,8 @@ const MAX_COMMAND_CHARS = 16 * 1024;
 const MAX_STDIN_BYTES = 1024 * 1024;
 /** Paths one sandbox hides (each is a mount): a walk never enters a hidden directory, so this is a lot. */
 const MAX_HIDDEN = 4096;
+/** Entries of a project an approval of a command can bind to (each is hashed at the request and at the repeat). */
+const PROJECT_STAMP_MAX_ENTRIES = 1_000_000;
 
 const Input = z
   .strictObject({
@@ -124,16 +126,25 @@ export const runCommand = defineTool({
   // (the walk leaves it out) is hidden inside the sandbox (docs/run-command.md, "Path rules").
   viewing: () => true,
   commandWords: (input) => commandWords(input),
-  approvalPreview: (input) => ({
-    summary: `Run '${escapeControl(commandText(input).slice(0, 200))}' in '${escapeControl(input.cwd)}'.`,
+  approvalPreview: (input, seen) => ({
+    summary: `Run '${escapeControl(commandText(input).slice(0, 200))}' in '${escapeControl(input.cwd)}'.${seen && (seen.asks.length > 0 || seen.more) ? ` It will see ${seen.asks.length}${seen.more ? '+' : ''} path${seen.asks.length === 1 && !seen.more ? '' : 's'} whose reading asks.` : ''}`,
     preview: [
       `$ cd ${escapeControl(input.cwd === '.' ? WORKSPACE_MOUNT : `${WORKSPACE_MOUNT}/${input.cwd}`)}`,
       `$ ${escapeControl(commandText(input))}`,
       ...(input.env ?? []).map((e) => `env ${escapeControl(e)}`),
       ...(input.stdin !== undefined ? [`stdin: ${Buffer.byteLength(input.stdin)} bytes`, ...input.stdin.slice(0, 2000).split('\n').map((l) => `| ${escapeControl(l)}`)] : []),
       ...(input.timeout_s !== undefined ? [`timeout: ${input.timeout_s} s`] : []),
+      ...(seen && (seen.asks.length > 0 || seen.more) ? ['sees paths whose reading asks:', ...seen.asks.map((a) => `  ${escapeControl(a)}`), ...(seen.more ? ['  … and more'] : [])] : []),
     ].join('\n'),
   }),
+  // An approval holds for the project as the person saw it: any change since makes the repeat CONFLICT.
+  approvalBinding: async (p) => {
+    const stamp = await projectStamp(p.ws, { maxEntries: PROJECT_STAMP_MAX_ENTRIES, deadline: Date.now() + p.ws.limits.searchTimeoutMs * 4 }).catch((e: unknown) => {
+      if (e instanceof TreeTooLarge) throw E.projectTooLargeToApprove(PROJECT_STAMP_MAX_ENTRIES);
+      throw e;
+    });
+    return { mtime_ms: 0, size_bytes: stamp.entries, sha256: stamp.sha256 };
+  },
   async run(ctx, input) {
     const exec = execOf(ctx.ws.limits);
     if (exec.active >= exec.limits.concurrency) {
