@@ -322,6 +322,20 @@ interface ChartSecurity {
  * securityContext with exec's seccomp, AppArmor and procMount settings): non-root, read-only, no
  * capabilities, no privilege escalation, and the three settings the sandbox needs (docs/run-command.md).
  */
+/**
+ * The TUN device to give the container: podman passes a device with its host node's mode, and a host whose
+ * /dev/net/tun is root's alone (0600, made without udev) would refuse the container's uid 1000. The test then
+ * makes a node of its own for the same device, 0666 as udev makes it, in its work directory.
+ */
+async function tunDevice(): Promise<string> {
+  const st = await fs.stat('/dev/net/tun');
+  if ((st.mode & 0o006) === 0o006) return '/dev/net/tun';
+  const own = path.join(work, 'tun');
+  const made = await run('mknod', ['-m', '0666', own, 'c', String(Math.floor(st.rdev / 256)), String(st.rdev % 256)]);
+  if (made.code !== 0) throw new Error(`cannot make a TUN node for the container: ${made.stderr}`);
+  return own;
+}
+
 async function chartExecFlags(): Promise<string[]> {
   const values = parseYaml(await fs.readFile(path.join(REPO, 'helm/toolgate/values.yaml'), 'utf8')) as ChartSecurity;
   const sc = values.securityContext;
@@ -377,7 +391,7 @@ describe('run_command in the container, with the chart\'s exec settings', () => 
     expect(refused.stdout + refused.stderr).toMatch(/TOOLGATE_EXEC=sandboxed: bwrap could not create the sandbox/);
 
     // The network needs the TUN device for slirp4netns (docs/run-command.md, "Deployment").
-    await podman(['run', '-d', '--name', execName, ...(await chartExecFlags()), '--device', '/dev/net/tun', ...common, '-e', 'TOOLGATE_EXEC_NETWORK=true', IMAGE]);
+    await podman(['run', '-d', '--name', execName, ...(await chartExecFlags()), '--device', `${await tunDevice()}:/dev/net/tun`, ...common, '-e', 'TOOLGATE_EXEC_NETWORK=true', IMAGE]);
     execStarted = true;
     const deadline = Date.now() + 30_000;
     for (;;) {
