@@ -1,6 +1,7 @@
 // The approval console: polls /v1/approvals?status=pending with the approver's token (asked once, kept in
 // sessionStorage for this tab), shows each request's changes (every path with its operation and diff, the
-// content a delete removes), approves or rejects with a reason, says so, and lists the decisions of this tab.
+// content a delete removes; a command's line, directory, network and limits), approves or rejects with a reason,
+// says so, and lists the decisions of this tab.
 // Plain browser JavaScript with no dependencies: it is served as is, also in clusters without internet.
 const POLL_MS = 2000;
 const TOKEN_KEY = 'toolgate.approver-token';
@@ -52,7 +53,7 @@ function age(iso) {
 }
 
 /** Lines into a <pre>, each a span of its class (no HTML is built from the request's text). */
-function renderLines(pre, lines) {
+function renderLines(pre, lines, label) {
   pre.replaceChildren();
   for (const [cls, text] of lines) {
     const span = document.createElement('span');
@@ -62,7 +63,7 @@ function renderLines(pre, lines) {
   }
   const adds = pre.querySelectorAll('.add').length;
   const dels = pre.querySelectorAll('.del').length;
-  pre.setAttribute('aria-label', lines.length === 1 && lines[0][0] === 'note' ? lines[0][1] : `Diff: ${adds} line(s) added, ${dels} removed`);
+  pre.setAttribute('aria-label', label ?? (lines.length === 1 && lines[0][0] === 'note' ? lines[0][1] : `Diff: ${adds} line(s) added, ${dels} removed`));
 }
 
 /** A unified diff, each line coloured by its first character. */
@@ -94,11 +95,30 @@ function changeTitle(c) {
   return c.to !== undefined ? `${c.from ?? c.path} → ${c.to}` : `${c.path}${c.kind === 'directory' ? '/' : ''}`;
 }
 
-/** One box per path the call changes, with its operation; a request without changes (a read) says so. */
+/**
+ * A command's request (risk `execute`: run_command) as its preview shows it: `$ cd <dir>`, `$ <command line>`,
+ * what the command is given (env, stdin, timeout, paths it will see), and last the service's own `network:` and
+ * `limits:` lines. Null for any other request.
+ */
+function commandOf(a) {
+  if (a.risk !== 'execute' || (a.changes ?? []).length > 0 || !a.diff_preview) return null;
+  const lines = a.diff_preview.replace(/\n$/, '').split('\n');
+  const last = (key) => (lines.at(-1)?.startsWith(`${key}: `) ? lines.pop().slice(key.length + 2) : null);
+  const limits = last('limits');
+  const network = last('network');
+  const cwd = lines[0]?.startsWith('$ cd ') ? lines[0].slice(5) : (a.path ?? '.');
+  const line = lines.find((l, i) => i > 0 && l.startsWith('$ '))?.slice(2) ?? a.summary;
+  return { line, cwd, network, limits, lines };
+}
+
+/** One box per path the call changes, with its operation; a command shows what it runs; a request without changes (a read) says so. */
 function renderChanges(ol, a) {
   ol.replaceChildren();
   const changes = a.changes ?? [];
-  const items = changes.length > 0
+  const command = commandOf(a);
+  const items = command
+    ? [{ op: 'run', title: command.cwd, lines: command.lines.map((l) => [l.startsWith('$ ') ? 'file' : 'ctx', l]), label: 'The command and what it is given' }]
+    : changes.length > 0
     ? changes.map((c) => ({ op: c.op, title: changeTitle(c), lines: changeLines(c) }))
     : [{
         op: a.risk === 'read' ? 'read' : 'call',
@@ -111,13 +131,15 @@ function renderChanges(ol, a) {
     op.textContent = item.op;
     op.classList.add(`op-${item.op}`);
     li.querySelector('.change-path').textContent = item.title;
-    renderLines(li.querySelector('.diff'), item.lines);
+    renderLines(li.querySelector('.diff'), item.lines, item.label);
     ol.append(li);
   }
 }
 
 /** "update notes.txt, delete SOUL.md": the request in a few words, for the status line and the history. */
 function describe(a) {
+  const command = commandOf(a);
+  if (command) return `${a.tool}: ${command.line}`;
   const changes = a.changes ?? [];
   if (changes.length === 0) return `${a.tool} ${a.path ?? ''}`.trim();
   return `${a.tool}: ${changes.map((c) => `${c.op} ${changeTitle(c)}`).join(', ')}`;
@@ -128,7 +150,19 @@ function makeCard(a) {
   li.dataset.id = a.id;
   li.querySelector('.tool').textContent = a.tool;
   const more = (a.changes ?? []).length - 1;
-  li.querySelector('.path').textContent = `${a.path ?? '(no path)'}${more > 0 ? ` and ${more} more` : ''}`;
+  // A command is titled by its command line; where it runs, its network and its limits are facts beside it.
+  const command = commandOf(a);
+  li.querySelector('.path').textContent = command ? command.line : `${a.path ?? '(no path)'}${more > 0 ? ` and ${more} more` : ''}`;
+  if (command) {
+    const [cwd, network, limits] = li.querySelectorAll('.command-fact');
+    cwd.hidden = false;
+    li.querySelector('.cwd').textContent = command.cwd;
+    network.hidden = command.network === null;
+    li.querySelector('.network').textContent = command.network ?? '';
+    li.querySelector('.network').classList.toggle('network-on', command.network?.startsWith('on') ?? false);
+    limits.hidden = command.limits === null;
+    li.querySelector('.limits').textContent = command.limits ?? '';
+  }
   const risk = li.querySelector('.risk');
   risk.textContent = `${a.risk} · ${a.risk_level}`;
   risk.classList.add(`risk-${a.risk_level}`);
@@ -141,7 +175,7 @@ function makeCard(a) {
   const reasonId = `reason-${a.id}`;
   li.querySelector('.reason').id = reasonId;
   li.querySelector('.reason-label').htmlFor = reasonId;
-  const title = `${a.tool} ${a.path ?? ''}`.trim();
+  const title = `${a.tool} ${command ? command.line : (a.path ?? '')}`.trim();
   li.querySelector('.approve').setAttribute('aria-label', `Approve ${title}`);
   li.querySelector('.reject').setAttribute('aria-label', `Reject ${title}`);
   li.querySelector('.approve').addEventListener('click', () => decide(li, a, 'approve'));

@@ -18,6 +18,8 @@ import { denialError, evaluate, resolveSwitches, strictest, toolPolicyView, type
 import type { Policy } from '../policy/policy-file.js';
 import { walkTree } from '../search/walk.js';
 import { findHidden } from '../exec/overlay.js';
+import type { ExecSettings } from '../exec/settings.js';
+import { formatBytes } from '../workspace/encoding.js';
 import { fileState } from '../workspace/file-state.js';
 import { HandleScope, type ResolvedPath } from '../workspace/sandbox.js';
 import type { VersionStamp } from '../envelope.js';
@@ -524,8 +526,10 @@ export class PolicyService {
     const all = planned.map(describeChange);
     const changes = withinRecordBudget(all.slice(0, MAX_SHOWN_CHANGES));
     const shown = changesPreview(changes);
-    // A tool that shows the person its call itself (run_command: the command, cwd, env, stdin) plans nothing.
-    const preview = tool.approvalPreview ? tool.approvalPreview(input, await this.askedReads(tool, need.p, switches, input)) : null;
+    // A tool that shows the person its call itself (run_command: the command, cwd, env, stdin) plans nothing; a
+    // command is shown with what the operator lets it do (network, limits), which its arguments do not say.
+    const told = tool.approvalPreview ? tool.approvalPreview(input, await this.askedReads(tool, need.p, switches, input)) : null;
+    const preview = told && tool.risk === 'execute' ? { ...told, preview: [told.preview, ...execSettingsLines(call.ws.limits.exec)].join('\n') } : told;
     const data = (dry?.data ?? {}) as { diff_preview?: unknown; diff_truncated?: unknown };
     const record = await store.create({
       caller: call.actor ?? null,
@@ -755,6 +759,21 @@ function summaryOf(tool: ToolDefinition, rel: string, dry: ToolResult<unknown> |
   if (dry && changes.length <= 1) return dry.text.replace(/^\[Dry Run\] /, '').split('\n')[0] ?? '';
   if (changes.length > 0) return `${tool.name} would ${describeChangesBriefly(changes)}.`;
   return tool.mutates ? `${tool.name} on '${rel}' (no file changes).` : `${tool.name} on '${rel}'.`;
+}
+
+/**
+ * The last lines of a command's preview (the console shows them as the request's facts): whether the command
+ * reaches a network, and the limits it runs under (TOOLGATE_EXEC_*, docs/run-command.md).
+ */
+function execSettingsLines(exec: ExecSettings | undefined): string[] {
+  if (!exec) return [];
+  const l = exec.limits;
+  const size = (n: number) => (n % (1024 * 1024) === 0 ? `${n / (1024 * 1024)} MiB` : formatBytes(n));
+  return [
+    `network: ${exec.network ? 'on (never the service host or the metadata address)' : 'off'}`,
+    `limits: time ${l.timeoutS} s, CPU ${l.cpuS} s, memory ${size(l.memoryBytes)}, ${l.maxProcesses} processes, files up to ${size(l.maxFileBytes)}, ` +
+      `${l.maxOpenFiles} open files, /tmp ${size(l.tmpBytes)}, ${l.quotaBytes > 0 ? `project growth up to ${size(l.quotaBytes)}` : 'no project quota'}`,
+  ];
 }
 
 /** At most this many changes are shown in a record (the hash binds them all); each is bounded like a diff preview. */

@@ -1,13 +1,15 @@
-// The approval console (docs/approvals.md): three static files served by toolgate itself, so it works in a cluster
-// without internet. The page calls /v1/approvals with the approver's token; this route needs none.
+// The approval console (docs/approvals.md): its static files served by toolgate itself, so it works in a cluster
+// without internet. The page calls /v1/approvals with the approver's token; these routes need none.
 import { existsSync, readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 
-const ASSETS = {
-  'index.html': 'text/html; charset=utf-8',
-  'console.js': 'text/javascript; charset=utf-8',
-  'console.css': 'text/css; charset=utf-8',
-} as const;
+/** The files of src/console and where each is served: the icon where browsers ask for it on any page of the origin. */
+const ASSETS = [
+  { name: 'index.html', url: '/console', type: 'text/html; charset=utf-8' },
+  { name: 'console.js', url: '/console/console.js', type: 'text/javascript; charset=utf-8' },
+  { name: 'console.css', url: '/console/console.css', type: 'text/css; charset=utf-8' },
+  { name: 'favicon.ico', url: '/favicon.ico', type: 'image/x-icon' },
+] as const;
 
 /** src/console next to src/transports (tsc's dist likewise), or dist/console next to the bundled dist/serve.js. */
 function assetDir(): string {
@@ -20,7 +22,7 @@ function assetDir(): string {
 
 export async function registerConsole(app: FastifyInstance): Promise<void> {
   const dir = assetDir();
-  const files = Object.entries(ASSETS).map(([name, type]) => ({ name, type, body: readFileSync(dir + name) }));
+  const files = ASSETS.map((f) => ({ ...f, body: readFileSync(dir + f.name) }));
   // The page runs no third-party code and is never framed; it talks only to this origin.
   const headers = {
     'content-security-policy': "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
@@ -29,8 +31,7 @@ export async function registerConsole(app: FastifyInstance): Promise<void> {
     'cache-control': 'no-cache',
   };
   for (const f of files) {
-    const url = f.name === 'index.html' ? '/console' : `/console/${f.name}`;
-    app.get(url, { schema: { hide: true } }, (_req, reply) => reply.headers(headers).type(f.type).send(f.body));
+    app.get(f.url, { schema: { hide: true } }, (_req, reply) => reply.headers(headers).type(f.type).send(f.body));
   }
   app.get('/console/', { schema: { hide: true } }, (_req, reply) => reply.redirect('/console'));
 }

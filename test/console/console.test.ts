@@ -193,3 +193,75 @@ describe('the approval console', () => {
     await page.close();
   }, 60_000);
 });
+
+describe('a command in the console, and its icon', () => {
+  let cmd: PolicyApp;
+  let cmdBase = '';
+  beforeAll(async () => {
+    // No tokens (loopback): run_command needs the `execute` risk class, which no test token has.
+    cmd = await makePolicyApp('ide.yaml', { TOOLGATE_EXEC: 'sandboxed' }, false);
+    await fs.mkdir(cmd.file('src'));
+    cmdBase = await cmd.app.listen({ host: '127.0.0.1', port: 0 });
+  });
+  afterAll(async () => cmd?.close());
+
+  it('titles a command by its command line and shows its directory, network and limits', async () => {
+    const body = { command: 'npm test; echo more > more.txt', cwd: 'src', env: ['CI=1'], timeout_s: 10 };
+    const r = await cmd.as(null, 'run_command', body);
+    expect(r.status).toBe(202);
+    const a = approvalOf(r.body);
+    const page = await browser.newPage();
+    await page.setViewport({ width: 1100, height: 800 });
+    await page.goto(`${cmdBase}/console`);
+    const card = `li[data-id="${a.id}"]`;
+    await page.waitForSelector(card);
+
+    expect(await page.$eval(`${card} .title`, (e) => e.textContent)).toBe('run_command npm test; echo more > more.txt');
+    const fact = (sel: string) => page.$eval(`${card} ${sel}`, (e) => (e.closest('.command-fact') as HTMLElement).hidden ? null : e.textContent);
+    expect(await fact('.cwd')).toBe('/workspace/src');
+    expect(await fact('.network')).toBe('off');
+    const limits = await fact('.limits');
+    expect(limits).toMatch(/^time 30 s, CPU 60 s, memory 1024 MiB, 128 processes, files up to 256 MiB, 1024 open files, \/tmp 64 MiB, project growth up to 1024 MiB$/);
+    // The box shows what runs and what it is given; the settings are not repeated there.
+    expect(await page.$eval(`${card} .op`, (e) => e.textContent)).toBe('run');
+    expect(await page.$eval(`${card} .change-path`, (e) => e.textContent)).toBe('/workspace/src');
+    const shown = await page.$eval(`${card} .diff`, (e) => e.textContent ?? '');
+    expect(shown).toContain('$ npm test; echo more > more.txt\n');
+    expect(shown).toContain('env CI=1\n');
+    expect(shown).toContain('timeout: 10 s\n');
+    expect(shown).not.toContain('limits:');
+    expect(await page.$eval(`${card} .approve`, (e) => e.getAttribute('aria-label'))).toBe('Approve run_command npm test; echo more > more.txt');
+    await page.screenshot({ path: '/tmp/toolgate-console-command.png', fullPage: true });
+
+    // Every door shows the same: the record holds the settings after the call.
+    const stored = (await cmd.get(null, `/v1/approvals/${a.id}`)).json.approval as { diff_preview: string };
+    expect(stored.diff_preview).toMatch(/\nnetwork: off\nlimits: time 30 s, /);
+
+    await page.click(`${card} .approve`);
+    await page.waitForSelector(card, { hidden: true });
+    expect(await page.$eval('#status', (e) => e.textContent)).toBe('Approved: run_command: npm test; echo more > more.txt. The agent may now repeat the call.');
+    await page.close();
+  }, 60_000);
+
+  it('serves an icon at /favicon.ico that the browser shows', async () => {
+    const page = await browser.newPage();
+    await page.goto(`${cmdBase}/console`);
+    expect(await page.$eval('link[rel=icon]', (l) => l.getAttribute('href'))).toBe('/favicon.ico');
+    const res = await page.evaluate(async () => {
+      const r = await fetch('/favicon.ico');
+      return { status: r.status, type: r.headers.get('content-type') };
+    });
+    expect(res).toEqual({ status: 200, type: 'image/x-icon' });
+    const width = await page.evaluate(
+      () =>
+        new Promise<number>((resolve) => {
+          const img = new Image();
+          img.onload = () => resolve(img.naturalWidth);
+          img.onerror = () => resolve(0);
+          img.src = '/favicon.ico';
+        }),
+    );
+    expect(width).toBeGreaterThanOrEqual(16);
+    await page.close();
+  }, 60_000);
+});
