@@ -8,6 +8,9 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { Stats } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import type { VersionStamp } from '../envelope.js';
+import { moveToBackup } from '../workspace/backups.js';
+import { versionOf } from '../workspace/versions.js';
 import type { Workspace } from '../workspace/workspace.js';
 import { TEMP_MARKER } from '../workspace/sandbox.js';
 import { isInside } from '../workspace/workspace.js';
@@ -112,6 +115,12 @@ export interface LayerChange {
   change: 'created' | 'changed' | 'removed';
   kind: ChangeKind;
   size: number | null;
+  /** The file as it landed (null: removed, not a file, or under a bulk path). */
+  version?: VersionStamp | null;
+  /** The backup of what it replaced or removed (null: none kept). */
+  backup_id?: string | null;
+  /** sha256 of the file it replaced or removed (null: none, or not read). */
+  sha256_before?: string | null;
 }
 
 export interface NotLanded {
@@ -130,11 +139,11 @@ const SET_ID = 0o7000;
 const SAFE_MODE = 0o777;
 
 /** A planned step of the landing, in the order it is made (parents before children, removals first in a directory). */
-type Step =
-  | { op: 'remove'; rel: string; dirRel: string; name: Buffer; kind: ChangeKind; ctimeMs: number }
-  | { op: 'move'; rel: string; dirRel: string; name: Buffer; upperDirRel: string; kind: ChangeKind; replaces: boolean; ctimeMs: number | null }
-  | { op: 'mkdir'; rel: string; dirRel: string; name: Buffer; mode: number; replaces: boolean; ctimeMs: number | null }
-  | { op: 'chmod'; rel: string; mode: number };
+export type Step =
+  | { op: 'remove'; rel: string; dirRel: string; name: Buffer; kind: ChangeKind; ctimeMs: number; change: LayerChange }
+  | { op: 'move'; rel: string; dirRel: string; name: Buffer; upperDirRel: string; kind: ChangeKind; replaces: boolean; ctimeMs: number | null; change: LayerChange }
+  | { op: 'mkdir'; rel: string; dirRel: string; name: Buffer; mode: number; replaces: boolean; ctimeMs: number | null; change: LayerChange }
+  | { op: 'chmod'; rel: string; mode: number; change: LayerChange };
 
 class Conflict extends Error {
   constructor(readonly paths: string[]) {
@@ -184,6 +193,11 @@ export async function scanLayer(ws: Workspace, run: RunDir, mergedView: string, 
   return { steps: s.steps, result: { changes: s.changes, notLanded: s.notLanded, setIdCleared: s.setIdCleared } };
 }
 
+function record(s: ScanState, c: LayerChange): LayerChange {
+  s.changes.push(c);
+  return c;
+}
+
 function changedSince(s: ScanState, st: Stats, rel: string): void {
   // The command saw the project as it was at the start; anything newer was written by someone else meanwhile.
   if (st.ctimeMs >= s.startedMs) s.conflicts.push(rel);
@@ -209,8 +223,8 @@ async function scanDir(s: ScanState, upperFd: number, lowerFd: number | null, me
       if (s.reserved(rel)) continue;
       changedSince(s, st, rel);
       const kind = changeKind(kindOfStat(st));
-      s.steps.push({ op: 'remove', rel, dirRel, name, kind, ctimeMs: st.ctimeMs });
-      s.changes.push({ path: rel, change: 'removed', kind, size: null });
+      const change = record(s, { path: rel, change: 'removed', kind, size: null });
+      s.steps.push({ op: 'remove', rel, dirRel, name, kind, ctimeMs: st.ctimeMs, change });
     }
   }
   for (const name of names) {
@@ -240,29 +254,29 @@ async function scanDir(s: ScanState, upperFd: number, lowerFd: number | null, me
       const mode = st.mode & SAFE_MODE;
       if (lowKind === 'directory' && low) {
         if ((low.mode & 0o7777) !== mode) {
-          s.steps.push({ op: 'chmod', rel, mode });
-          s.changes.push({ path: rel, change: 'changed', kind: 'directory', size: null });
+          const change = record(s, { path: rel, change: 'changed', kind: 'directory', size: null });
+          s.steps.push({ op: 'chmod', rel, mode, change });
         }
         await descend(s, upperFd, lowerFd, mergedFd, name, rel, depth);
       } else {
         if (low) changedSince(s, low, rel);
         const mark = { steps: s.steps.length, notLanded: s.notLanded.length };
-        s.steps.push({ op: 'mkdir', rel, dirRel, name, mode, replaces: low !== null, ctimeMs: low?.ctimeMs ?? null });
-        s.changes.push({ path: rel, change: low ? 'changed' : 'created', kind: 'directory', size: null });
+        const change = record(s, { path: rel, change: low ? 'changed' : 'created', kind: 'directory', size: null });
+        s.steps.push({ op: 'mkdir', rel, dirRel, name, mode, replaces: low !== null, ctimeMs: low?.ctimeMs ?? null, change });
         await descend(s, upperFd, null, null, name, rel, depth);
         // A new tree whose every entry lands (a dependency folder, build output) moves in with one rename.
         if (s.notLanded.length === mark.notLanded) {
           if ((st.mode & 0o7777) !== mode) await chmodChild(upperFd, name, mode);
           s.steps.length = mark.steps;
-          s.steps.push({ op: 'move', rel, dirRel, name, upperDirRel: dirRel, kind: 'directory', replaces: low !== null, ctimeMs: low?.ctimeMs ?? null });
+          s.steps.push({ op: 'move', rel, dirRel, name, upperDirRel: dirRel, kind: 'directory', replaces: low !== null, ctimeMs: low?.ctimeMs ?? null, change });
         }
       }
       continue;
     }
     if (low) changedSince(s, low, rel);
     if (kind === 'file') await makeSafe(s, upperFd, name, st, rel);
-    s.steps.push({ op: 'move', rel, dirRel, name, upperDirRel: dirRel, kind, replaces: low !== null, ctimeMs: low?.ctimeMs ?? null });
-    s.changes.push({ path: rel, change: low ? 'changed' : 'created', kind, size: kind === 'file' ? st.size : null });
+    const change = record(s, { path: rel, change: low ? 'changed' : 'created', kind, size: kind === 'file' ? st.size : null });
+    s.steps.push({ op: 'move', rel, dirRel, name, upperDirRel: dirRel, kind, replaces: low !== null, ctimeMs: low?.ctimeMs ?? null, change });
   }
 }
 
@@ -315,16 +329,31 @@ async function makeSafe(s: ScanState, dirFd: number, name: Buffer, st: Stats, re
   s.setIdCleared.push(rel);
 }
 
+export interface LandingOptions {
+  /** Who ran the command: its backups are that caller's changes (undo_edit takes them back). */
+  actor: string | null;
+  /** Paths that land without a backup or a hash per file (dependency folders, build output). */
+  bulk: (rel: string) => boolean;
+}
+
+/** What the landing kept: changes without a backup (bulk paths), for the answer. */
+export interface Landed {
+  unbackedUp: number;
+}
+
 /**
- * Makes the planned steps: renames out of the layer into the project (the same volume), what is replaced or
- * removed moved into the run's trash first, each directory reached by descriptor from the root. The data is
+ * Makes the planned steps through the one commit path's records: what a change replaces or removes is moved into
+ * the backups (a rename on the volume; undo_edit and restore_backup bring it back), new content is renamed into
+ * place out of the layer, and every landed file gets its version (sha256). Under a bulk path what goes is moved
+ * aside and removed with the run instead. Each directory is reached by descriptor from the root; the data is
  * flushed once (syncfs of the layer's file system) before the first rename, each touched directory after.
  */
-export async function landSteps(ws: Workspace, run: RunDir, steps: Step[]): Promise<void> {
-  if (steps.length === 0) return;
+export async function landSteps(ws: Workspace, run: RunDir, steps: Step[], opts: LandingOptions): Promise<Landed> {
+  const landed: Landed = { unbackedUp: 0 };
+  if (steps.length === 0) return landed;
   await syncFileSystem(run.upper);
   const dirs = new DirCache();
-  let trashed = 0;
+  const trash = { n: 0, dir: run.trash };
   try {
     for (const step of steps) {
       if (step.op === 'chmod') {
@@ -333,25 +362,105 @@ export async function landSteps(ws: Workspace, run: RunDir, steps: Step[]): Prom
         continue;
       }
       const parent = await dirs.open(ws.root, step.dirRel);
-      const target = childPath(parent.fd, step.name);
+      const bulk = opts.bulk(step.rel);
       const replaced = step.op === 'remove' || step.replaces;
+      let newSha: string | null = null;
+      if (step.op === 'move' && step.kind === 'file' && !bulk) newSha = (await hashChild((await dirs.open(run.upper, step.upperDirRel)).fd, step.name))?.sha256 ?? null;
       if (replaced) {
         const now = await lstatChild(parent.fd, step.name);
         if (now && step.ctimeMs !== null && now.ctimeMs !== step.ctimeMs) throw new Conflict([step.rel]);
-        if (now) await fs.rename(target, path.join(run.trash, String(trashed++)));
+        if (now) {
+          const kept = await keepOld(ws, parent.fd, step, now, bulk, opts.actor, trash);
+          step.change.backup_id = kept.backupId;
+          step.change.sha256_before = kept.sha256;
+          landed.unbackedUp += kept.unbackedUp;
+        }
       }
+      const target = childPath(parent.fd, step.name);
       if (step.op === 'mkdir') {
         await fs.mkdir(target, { mode: step.mode });
         await fs.chmod(target, step.mode);
       } else if (step.op === 'move') {
         const from = await dirs.open(run.upper, step.upperDirRel);
         await fs.rename(childPath(from.fd, step.name), target);
+        if (step.kind === 'file') {
+          const st = await lstatChild(parent.fd, step.name);
+          step.change.version = st && newSha !== null ? versionOf(st, newSha) : null;
+          if (bulk) landed.unbackedUp++;
+        }
       }
       dirs.touched(step.dirRel);
     }
     await dirs.syncTouched(ws.root);
   } finally {
     await dirs.close();
+  }
+  return landed;
+}
+
+/**
+ * What a landing step replaces or removes: a file goes into the backups whole (moved, its sha256 read first), a
+ * directory's files each go there before the directory is moved aside; under a bulk path (or a name no backup
+ * can record) it is moved aside only, and removed with the run.
+ */
+async function keepOld(ws: Workspace, parentFd: number, step: Step & { name: Buffer }, st: Stats, bulk: boolean, actor: string | null, trash: { n: number; dir: string }): Promise<{ backupId: string | null; sha256: string | null; unbackedUp: number }> {
+  const at = childPath(parentFd, step.name).toString();
+  // A file replaced by a file is changed (undo_edit puts the old content back); anything else removed it.
+  const removed = !(step.op === 'move' && step.kind === 'file');
+  if (!bulk && st.isFile()) {
+    const hashed = await hashChild(parentFd, step.name);
+    if (hashed && hashed.ino === st.ino) {
+      const backupId = await moveToBackup(ws, at, { rel: step.rel, operation: 'run_command', mode: st.mode & 0o7777, sha256: hashed.sha256, actor }, st.size, { dev: st.dev, ino: st.ino }, removed);
+      if (backupId !== null) return { backupId, sha256: hashed.sha256, unbackedUp: 0 };
+      await fs.rename(at, path.join(trash.dir, String(trash.n++)));
+      return { backupId: null, sha256: hashed.sha256, unbackedUp: 0 };
+    }
+  }
+  let unbackedUp = bulk ? 1 : 0;
+  if (!bulk && st.isDirectory()) unbackedUp += await backUpTree(ws, parentFd, step.name, step.rel, actor);
+  await fs.rename(at, path.join(trash.dir, String(trash.n++)));
+  return { backupId: null, sha256: null, unbackedUp };
+}
+
+/** Moves every regular file of a directory that goes into the backups (removed); returns how many entries could not be. */
+async function backUpTree(ws: Workspace, parentFd: number, name: Buffer, rel: string, actor: string | null): Promise<number> {
+  const dir = await openChildDir(parentFd, name);
+  if (!dir) return 1;
+  let missed = 0;
+  try {
+    await walkTree(dir.fd, { maxEntries: MAX_LAYER_ENTRIES, maxDepth: MAX_TREE_DEPTH }, async (v) => {
+      const sub = nameText(v.rel);
+      if (sub === null) {
+        missed++;
+        return false;
+      }
+      if (v.kind !== 'file') return;
+      const hashed = await hashChild(v.parentFd, v.name);
+      if (!hashed || hashed.ino !== v.stat.ino) return;
+      await moveToBackup(ws, childPath(v.parentFd, v.name).toString(), { rel: `${rel}/${sub}`, operation: 'run_command', mode: v.stat.mode & 0o7777, sha256: hashed.sha256, actor }, v.stat.size, { dev: v.stat.dev, ino: v.stat.ino }, true);
+    });
+  } finally {
+    await dir.close();
+  }
+  return missed;
+}
+
+/** sha256 of a regular file below a directory descriptor (never following a link, never blocking); null when it is not one. */
+async function hashChild(dirFd: number, name: Buffer): Promise<{ sha256: string; ino: number } | null> {
+  let fh: fs.FileHandle;
+  try {
+    fh = await fs.open(childPath(dirFd, name), fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
+  } catch {
+    return null;
+  }
+  try {
+    const st = await fh.stat();
+    if (!st.isFile()) return null;
+    const hash = createHash('sha256');
+    for await (const chunk of fh.createReadStream({ autoClose: false, highWaterMark: 1024 * 1024 })) hash.update(chunk as Buffer);
+    return { sha256: hash.digest('hex'), ino: st.ino };
+  } finally {
+    await fh.close();
   }
 }
 

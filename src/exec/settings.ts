@@ -31,6 +31,8 @@ export interface ExecSettings {
   bwrap: string | null;
   /** Set by the start-up probe with the network on: where unshare, nft and slirp4netns are. */
   netTools: NetworkTools | null;
+  /** Directory names whose trees a command's changes land in without a backup per file (TOOLGATE_EXEC_BULK_DIRS). */
+  bulkDirs: readonly string[];
   /** Files the sandbox must never show although they may lie inside a project (tokens, policy). */
   hiddenFiles: readonly string[];
   /** The sandboxes running now: killed at shutdown (one set per app, so one app's close spares another's runs). */
@@ -53,6 +55,9 @@ declare module '../workspace/workspace.js' {
   }
 }
 
+/** Dependency folders and build output: many files, made again by the command that made them. */
+export const DEFAULT_BULK_DIRS = ['node_modules', '.venv', '__pycache__', '.pytest_cache', 'target', '.gradle', '.next', '.nuxt', '.turbo', '.cache'];
+
 export function execSettingsOf(config: Config): ExecSettings {
   return {
     mode: config.exec,
@@ -73,6 +78,7 @@ export function execSettingsOf(config: Config): ExecSettings {
       quotaBytes: config.execQuotaBytes,
       minFreeBytes: config.execMinFreeBytes,
     },
+    bulkDirs: DEFAULT_BULK_DIRS,
     hiddenFiles: [config.tokensFile, config.policy].filter((f): f is string => typeof f === 'string'),
     running: new Set(),
     cgroupFs: SYSTEM_CGROUP_FS,

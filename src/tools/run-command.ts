@@ -10,6 +10,7 @@ import { inRoot, runSandboxed, WORKSPACE_MOUNT, type RunOutcome, type StopReason
 import type { ExecSettings } from '../exec/settings.js';
 import { entryOf, type ResolvedPath } from '../workspace/sandbox.js';
 import type { Workspace } from '../workspace/workspace.js';
+import { VersionSchema } from './args.js';
 import { defineTool, type ToolContext, type ToolResult } from './define.js';
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -44,6 +45,8 @@ const Change = z.object({
   change: z.enum(['created', 'changed', 'removed']),
   kind: z.enum(['file', 'directory', 'symlink', 'other']),
   size: z.number().int().nullable(),
+  version: VersionSchema.nullable().describe('The file as it landed; null for a removal, a directory or symbolic link, or a path under TOOLGATE_EXEC_BULK_DIRS.'),
+  backup_id: z.string().nullable().describe('The backup of what the change replaced or removed (undo_edit and restore_backup bring it back); null when none was kept.'),
 });
 
 const Output = z.object({
@@ -171,7 +174,7 @@ async function runOne(ctx: ToolContext, input: z.output<typeof Input>, exec: Exe
   const quota = limits.quotaBytes;
   await sweptOnce(ws);
   const run = await makeRunDir(ws);
-  const landing: Landing = { result: null, discarded: null, why: null };
+  const landing: Landing = { result: null, unbackedUp: 0, discarded: null, why: null };
   try {
     // Date.now() is cut to the millisecond and file times are not: a change made in this millisecond is older
     // than the command, which starts tens of milliseconds later (docs/run-command.md, "What a command changes").
@@ -198,8 +201,9 @@ async function runOne(ctx: ToolContext, input: z.output<typeof Input>, exec: Exe
             landing.why = `the command's changes could not all be read (${scan.reason} at ${scan.where}; at most ${MAX_LAYER_ENTRIES} entries, ${MAX_TREE_DEPTH} levels deep)`;
             return;
           }
-          await landSteps(ws, run, scan.steps);
+          const landed = await landSteps(ws, run, scan.steps, { actor: ctx.caller.actor, bulk: bulkOf(exec) });
           landing.result = scan.result;
+          landing.unbackedUp = landed.unbackedUp;
         },
       },
     ).catch((e: unknown) => {
@@ -217,6 +221,8 @@ async function runOne(ctx: ToolContext, input: z.output<typeof Input>, exec: Exe
 interface Landing {
   /** What landed; null when nothing did. */
   result: LandResult | null;
+  /** Landed entries without a backup (under TOOLGATE_EXEC_BULK_DIRS). */
+  unbackedUp: number;
   /** Entries of the layer thrown away (null: the changes landed). */
   discarded: number | null;
   why: string | null;
@@ -228,6 +234,12 @@ function sweptOnce(ws: Workspace): Promise<void> {
   let sweep = sweeps.get(ws);
   if (!sweep) sweeps.set(ws, (sweep = sweepRunDirs(ws)));
   return sweep;
+}
+
+/** A path under one of the operator's bulk directories (any segment named so): it lands without backups. */
+function bulkOf(exec: ExecSettings): (rel: string) => boolean {
+  const names = new Set(exec.bulkDirs);
+  return (rel) => names.size > 0 && rel.split('/').some((seg) => names.has(seg));
 }
 
 /** Paths the landing never touches: the state directory and every masked path (the command saw none of them). */
@@ -285,7 +297,7 @@ function commandAnswer(input: z.output<typeof Input>, cwdRel: string, outcome: R
   const changes = landing.result?.changes ?? [];
   const notLanded = landing.result?.notLanded ?? [];
   const setIdCleared = landing.result?.setIdCleared ?? [];
-  const listed = changes.slice(0, MAX_CHANGES_LISTED);
+  const listed = changes.slice(0, MAX_CHANGES_LISTED).map((c) => ({ path: c.path, change: c.change, kind: c.kind, size: c.size, version: c.version ?? null, backup_id: c.backup_id ?? null }));
   const truncated = changes.length > MAX_CHANGES_LISTED;
   const text = commandText(input);
   const data: Out = {
@@ -312,6 +324,7 @@ function commandAnswer(input: z.output<typeof Input>, cwdRel: string, outcome: R
   const notes =
     (landing.discarded !== null ? ` Nothing of it landed: ${landing.why ?? 'its changes were discarded'}; ${landing.discarded < 0 ? 'its' : landing.discarded} change${landing.discarded === 1 ? '' : 's'} discarded.` : '') +
     (truncated ? ` files_changed lists the first ${MAX_CHANGES_LISTED}.` : '') +
+    (landing.unbackedUp > 0 ? ` ${landing.unbackedUp} entr${landing.unbackedUp === 1 ? 'y' : 'ies'} under bulk directories (TOOLGATE_EXEC_BULK_DIRS) landed without backups.` : '') +
     (notLanded.length > 0 ? ` Not landed: ${notLanded.slice(0, 10).map((n) => `${escapeControl(n.path)} (${n.why})`).join(', ')}.` : '') +
     (setIdCleared.length > 0 ? ` Set-user/group-ID bits cleared on: ${setIdCleared.slice(0, 10).join(', ')}.` : '');
   const changed = landing.discarded !== null ? '' : `; ${changes.length} project entr${changes.length === 1 ? 'y' : 'ies'} changed`;
@@ -330,6 +343,8 @@ function commandAnswer(input: z.output<typeof Input>, cwdRel: string, outcome: R
         stopped_by: outcome.stoppedBy,
         duration_ms: data.duration_ms,
         files_changed: listed.slice(0, 100).map((c) => `${c.change[0]} ${c.path}`),
+        // Each change with what it replaced and what it left (sha256), as a single-file tool's line has them.
+        changes: changes.slice(0, 100).map((c) => ({ path: c.path, change: c.change, sha256_before: c.sha256_before ?? null, sha256_after: c.version?.sha256 ?? null, backup_id: c.backup_id ?? null })),
         files_changed_count: changes.length,
         ...(landing.discarded !== null && { changes_discarded: landing.discarded }),
         ...(setIdCleared.length > 0 && { set_id_cleared: setIdCleared.slice(0, 100) }),

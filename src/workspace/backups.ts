@@ -88,16 +88,17 @@ async function writeNew(file: string, content: Buffer): Promise<void> {
 }
 
 /**
- * Moves a file into the backups (delete_file): a rename on the same volume, a copy otherwise. `at` is the
+ * Moves a file into the backups (delete_file; a command's change replacing it, with `removed` false): a rename
+ * on the same volume, a copy otherwise. `at` is the
  * file's handle name (ResolvedPath.at) and `expected` the inode that was checked: anything swapped in under
  * the name meanwhile is put back and refused, so no other object (a symlink's target) ends up in a backup.
  */
-export async function moveToBackup(ws: Workspace, at: string, input: BackupInput, size: number, expected: { dev: number; ino: number }): Promise<string | null> {
+export async function moveToBackup(ws: Workspace, at: string, input: BackupInput, size: number, expected: { dev: number; ino: number }, removed = true): Promise<string | null> {
   if (ws.limits.backupKeep === 0) return null;
   const id = newId(input.rel);
   const loc = locate(ws, id);
   await fs.mkdir(loc.dir, { recursive: true, mode: 0o700 });
-  await writeMeta(loc.meta, id, ws.id, input, size, true);
+  await writeMeta(loc.meta, id, ws.id, input, size, removed);
   try {
     await fs.rename(at, loc.data);
     const moved = await fs.lstat(loc.data);

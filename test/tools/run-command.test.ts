@@ -87,10 +87,10 @@ describe('run_command sandboxed', () => {
     expect(r.data.stderr).toBe('oops\n');
     expect(r.data.timed_out).toBe(false);
     expect(r.data.files_changed).toEqual([
-      { path: 'dir', change: 'created', kind: 'directory', size: null },
-      { path: 'gone.txt', change: 'removed', kind: 'file', size: null },
-      { path: 'keep.txt', change: 'changed', kind: 'file', size: 11 },
-      { path: 'made.txt', change: 'created', kind: 'file', size: 4 },
+      { path: 'dir', change: 'created', kind: 'directory', size: null, version: null, backup_id: null },
+      { path: 'gone.txt', change: 'removed', kind: 'file', size: null, version: null, backup_id: expect.any(String) },
+      { path: 'keep.txt', change: 'changed', kind: 'file', size: 11, version: expect.objectContaining({ size_bytes: 11 }), backup_id: expect.any(String) },
+      { path: 'made.txt', change: 'created', kind: 'file', size: 4, version: expect.objectContaining({ size_bytes: 4 }), backup_id: null },
     ]);
     expect(await fs.readFile(t.file('made.txt'), 'utf8')).toBe('new\n');
     const line = audit.find((a) => a.request_id === r.body.context.request_id);
