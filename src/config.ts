@@ -90,6 +90,7 @@ export const SETTINGS = {
   maxOutputBytes: { env: 'TOOLGATE_MAX_OUTPUT_BYTES', schema: int(1), default: String(256 * 1024), doc: 'Cap on the content one read returns (`truncated`, `next_start_line`).' },
   maxWriteBytes: { env: 'TOOLGATE_MAX_WRITE_BYTES', schema: int(1), default: String(5 * 1024 * 1024), doc: 'Largest content a write or append accepts.' },
   maxEditBytes: { env: 'TOOLGATE_MAX_EDIT_BYTES', schema: int(1), default: String(64 * 1024 * 1024), doc: 'Largest file edit_file / replace_in_file will load.' },
+  patchMaxFiles: { env: 'TOOLGATE_PATCH_MAX_FILES', schema: int(1), default: '1000', doc: 'Files one `apply_patch` call may name (each section\'s file, and a move\'s destination); a larger patch is refused with `INVALID_PARAM` before any file is read. Send such a change as several patches.' },
   lockTimeoutMs: { env: 'TOOLGATE_LOCK_TIMEOUT_MS', schema: int(0), default: '5000', doc: 'How long a writer waits for a file lock before `LOCKED`.' },
   toolTimeoutMs: { env: 'TOOLGATE_TOOL_TIMEOUT_MS', schema: int(1), default: '30000', doc: 'Time limit of one tool call (`TIMEOUT`).' },
   regexTimeoutMs: { env: 'TOOLGATE_REGEX_TIMEOUT_MS', schema: int(1), default: '2000', doc: 'Hard time limit of a user regex.' },

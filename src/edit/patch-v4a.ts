@@ -140,6 +140,34 @@ function patchBody(text: string): { lines: string[]; start: number; end: number 
   return { lines, start: start + 1, end: end - 1 };
 }
 
+/** The markers that name a file (a section's, or a move's destination), anywhere in a text. */
+const NAMING_MARKER = new RegExp([ADD_FILE, UPDATE_FILE, DELETE_FILE, MOVE_TO].map((m) => m.replace(/\*/g, '\\*')).join('|'), 'g');
+
+/** Whether String.prototype.trim removes this character (JavaScript's WhiteSpace and LineTerminator). */
+function trimmed(code: number): boolean {
+  if (code <= 32) return code === 32 || (code >= 9 && code <= 13);
+  if (code < 160) return false;
+  return code === 160 || code === 0x1680 || (code >= 0x2000 && code <= 0x200a) || code === 0x2028 || code === 0x2029 || code === 0x202f || code === 0x205f || code === 0x3000 || code === 0xfeff;
+}
+
+/**
+ * The files a patch names (each section's file, and a move's destination), counted on its text without parsing
+ * it, so that a patch over a bound is refused before the parse, whose work and memory grow with every file. A
+ * marker counts where parsePatch would read it: first on its line but for whitespace (parsePatch trims lines).
+ * Exact for a patch that parses, never lower than what parsePatch would name: one search for the markers,
+ * then a look back over the whitespace before each (no two share any), so the work is linear in the text.
+ */
+export function countPatchFiles(text: string): number {
+  let files = 0;
+  NAMING_MARKER.lastIndex = 0;
+  for (let hit = NAMING_MARKER.exec(text); hit !== null; hit = NAMING_MARKER.exec(text)) {
+    let k = hit.index - 1;
+    while (k >= 0 && text.charCodeAt(k) !== 10 && trimmed(text.charCodeAt(k))) k--;
+    if (k < 0 || text.charCodeAt(k) === 10) files++;
+  }
+  return files;
+}
+
 /** Parses a whole V4A patch. Throws PatchError INVALID_PATCH naming the patch line that is wrong. */
 export function parsePatch(text: string): PatchOp[] {
   const { lines, start, end } = patchBody(text);
@@ -209,7 +237,9 @@ export function parseResponsesOperation(operation: ResponsesOperation): PatchOp 
   const op = ResponsesOperation.parse(operation);
   if (op.type === 'delete_file') return { type: 'delete', path: op.path };
   if (op.diff.trim().startsWith(BEGIN_PATCH)) {
-    // A whole patch in the diff field: accept it when it is about this one file.
+    // A whole patch in the diff field: accept it when it is about this one file (a move names two), refused
+    // before its parse when it names more.
+    if (countPatchFiles(op.diff) > 2) throw E.patchDiffHoldsOtherPatch(op.type, op.path);
     const ops = parsePatch(op.diff);
     const only = ops[0];
     if (ops.length === 1 && only && only.path === op.path && (only.type === 'add') === (op.type === 'create_file')) return only;

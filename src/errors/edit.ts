@@ -120,6 +120,8 @@ export const editErrors = {
     new ToolError('INVALID_PARAM', 'Pass exactly one of: patch (a V4A patch), operation ({type, path, diff}), or type + path + diff.'),
   patchOperationIncomplete: () =>
     new ToolError('INVALID_PARAM', 'A flat Responses API operation needs type (create_file, update_file or delete_file), path, and diff (except for delete_file).'),
+  patchTooManyFiles: (files: number, limit: number) =>
+    new ToolError('INVALID_PARAM', `The patch names ${files} files, over TOOLGATE_PATCH_MAX_FILES (${limit}); nothing was read or changed. Send the change as several patches of at most ${limit} files each.`, { files, limit_files: limit }),
   patchDeleteSymlink: (rel: string) => new ToolError('NOT_REGULAR_FILE', `'${rel}' is a symbolic link; apply_patch deletes regular files only.`),
   patchFileTwice: (other: string, path: string) =>
     new ToolError('INVALID_PARAM', `The patch names one file twice ('${other}' and '${path}' are the same file); put all changes to a file in one section.`),

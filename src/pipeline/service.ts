@@ -65,6 +65,7 @@ export function limitsOf(config: Config): WorkspaceLimits {
     searchTimeoutMs: config.searchTimeoutMs,
     memoryBudgetBytes: config.memoryBudgetBytes,
     officeMaxBytes: config.officeMaxBytes,
+    patchMaxFiles: config.patchMaxFiles,
     attachmentRetentionMs: config.attachmentRetentionS * 1000,
     web: webSettingsOf(config),
     exec: execSettingsOf(config),

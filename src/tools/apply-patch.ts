@@ -1,17 +1,19 @@
 // OpenAI's apply_patch (V4A patches, and the Responses API's per-file operations) over the workspace: every path
-// through the sandbox, every file under its lock, the whole patch planned before anything is written, and a
-// failed write puts back the files already written and removes the directories it made, so a patch applies
-// all or nothing.
+// through the sandbox, every file under its lock (a dry run only reads and takes none), the whole patch planned
+// before anything is written, and a failed write puts back the files already written and removes the
+// directories it made, so a patch applies all or nothing. TOOLGATE_PATCH_MAX_FILES bounds the files one patch names.
 import { fstatSync, lstatSync, rmdirSync } from 'node:fs';
 import fs from 'node:fs/promises';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { z } from 'zod';
+import { SETTINGS } from '../config.js';
 import { ToolError, type VersionStamp } from '../envelope.js';
 import { E } from '../errors.js';
 import { diffWhole } from '../edit/diff.js';
 import { PatchError } from '../edit/patch-error.js';
 import { planPatchBounded } from '../edit/off-thread.js';
 import { patchPathKey, type PlannedFile } from '../edit/patch-plan.js';
-import { parsePatch, parseResponsesOperation, ResponsesOperation, type PatchOp } from '../edit/patch-v4a.js';
+import { countPatchFiles, parsePatch, parseResponsesOperation, ResponsesOperation, type PatchOp } from '../edit/patch-v4a.js';
 import { fsyncDirectory, writeFileAtomic } from '../workspace/atomic.js';
 import { moveToBackup } from '../workspace/backups.js';
 import { looksBinary } from '../workspace/encoding.js';
@@ -86,6 +88,31 @@ interface Target {
 
 const UTF8_BOM = '\uFEFF';
 
+/** Files handled between two turns of the event loop: a patch of many files lets other requests (and /livez) in. */
+const FILES_PER_TURN = 50;
+
+/** A per-file step that waits for the event loop's next turn once every FILES_PER_TURN files. */
+function turnTaker(): () => Promise<void> | undefined {
+  let files = 0;
+  return () => (++files % FILES_PER_TURN === 0 ? nextTurn() : undefined);
+}
+
+/** TOOLGATE_PATCH_MAX_FILES where a workspace was opened without a config. */
+const DEFAULT_PATCH_MAX_FILES = Number(SETTINGS.patchMaxFiles.default);
+
+/**
+ * Refuses a patch that names more files than TOOLGATE_PATCH_MAX_FILES (a move names two), counted on its text
+ * before it is parsed, any path resolved or any file read: every file costs a parse, a lookup, a read and a diff
+ * in the answer, and 40,000 of them held the event loop for seconds (docs/api.md, "Tools"). A Responses
+ * API operation names one file.
+ */
+function refuseTooManyFiles(ctx: ToolContext, input: z.output<typeof Input>): void {
+  if (input.patch === undefined) return;
+  const limit = ctx.ws.limits.patchMaxFiles ?? DEFAULT_PATCH_MAX_FILES;
+  const files = countPatchFiles(input.patch);
+  if (files > limit) throw E.patchTooManyFiles(files, limit);
+}
+
 export const applyPatch = defineTool({
   name: 'apply_patch',
   paramAliases: { input: 'patch' },
@@ -104,12 +131,15 @@ export const applyPatch = defineTool({
   example: { patch: '*** Begin Patch\n*** Update File: notes.txt\n@@\n-hello, there\n+hello, there!\n*** End Patch\n' },
   output: Output,
   async run(ctx, input) {
+    refuseTooManyFiles(ctx, input);
     const ops = opsOf(input);
     const targets = await resolveTargets(ctx, ops);
+    // A dry run writes nothing: it reads without locks, so a preview never holds up a writer.
+    if (input.dry_run) return planAndApply(ctx, ops, targets, input);
     // Locks in one global order (real paths sorted), taken one inside the other, so two patches cannot deadlock.
     const locked = [...new Map([...targets.values()].map((t) => [t.p.real, t.p])).values()].sort((a, b) => (a.real < b.real ? -1 : a.real > b.real ? 1 : 0));
     const underLocks = (i: number): Promise<ReturnType<typeof answer>> => {
-      if (i === locked.length) return applyLocked(ctx, ops, targets, input);
+      if (i === locked.length) return planAndApply(ctx, ops, targets, input);
       const p = locked[i] as ResolvedPath;
       return withFileLock(p.ws, p.real, p.rel, () => underLocks(i + 1), ctx.signal);
     };
@@ -120,6 +150,8 @@ export const applyPatch = defineTool({
 /** Resolves every path and move target of the patch before anything is read: a refused path refuses the patch. */
 async function resolveTargets(ctx: ToolContext, ops: PatchOp[]): Promise<Map<string, Target>> {
   const targets = new Map<string, Target>();
+  // Each real path with the key that named it first: two names of one file are found in one lookup each.
+  const named = new Map<string, string>();
   const add = async (path: string, deleting: boolean, receives?: ResolvedPath) => {
     const key = patchPathKey(path);
     if (targets.has(key)) return; // planPatch names the duplicate
@@ -130,12 +162,14 @@ async function resolveTargets(ctx: ToolContext, ops: PatchOp[]): Promise<Map<str
       throw E.patchDeleteSymlink(p.rel);
     }
     if (p.stat?.isDirectory()) throw E.isDirectory(p.rel, '; apply_patch changes files only.');
-    for (const [other, t] of targets) {
-      if (t.p.real === p.real) throw E.patchFileTwice(other, path);
-    }
+    const other = named.get(p.real);
+    if (other !== undefined) throw E.patchFileTwice(other, path);
+    named.set(p.real, key);
     targets.set(key, { p, current: null });
   };
+  const turn = turnTaker();
   for (const op of ops) {
+    await turn();
     await add(op.path, op.type === 'delete' || (op.type === 'update' && op.moveTo !== undefined));
     if (op.type === 'update' && op.moveTo !== undefined) await add(op.moveTo, false, targets.get(patchPathKey(op.path))?.p);
   }
@@ -182,10 +216,12 @@ function checkVersions(ctx: ToolContext, ops: PatchOp[], targets: Map<string, Ta
   throw E.patchVersionRequired(names, (unversioned[0] as Target).current?.version ?? null);
 }
 
-/** Under every lock: read, check versions, plan the whole patch, then write it (or, on a dry run, only answer). */
-async function applyLocked(ctx: ToolContext, ops: PatchOp[], targets: Map<string, Target>, input: z.output<typeof Input>) {
+/** Under every lock (a dry run holds none): read, check versions, plan the whole patch, then write it (or, on a dry run, only answer). */
+async function planAndApply(ctx: ToolContext, ops: PatchOp[], targets: Map<string, Target>, input: z.output<typeof Input>) {
   const texts = new Map<string, string | null>();
+  const turn = turnTaker();
   for (const [key, t] of targets) {
+    await turn();
     t.current = await readCurrent(t.p, t.p.ws.limits.maxEditBytes);
     texts.set(key, t.current ? textOf(t) : null);
   }
@@ -206,7 +242,11 @@ async function applyLocked(ctx: ToolContext, ops: PatchOp[], targets: Map<string
   const results: FileOut[] = [];
   const undo: Undo = [];
   try {
-    for (const f of plan) results.push(await applyFile(ctx, f, targets, dryRun, undo));
+    const turn = turnTaker();
+    for (const f of plan) {
+      await turn();
+      results.push(await applyFile(ctx, f, targets, dryRun, undo));
+    }
   } catch (err) {
     // All or nothing: what was written goes back, newest first; the error that stopped the patch is the answer.
     for (const step of undo.reverse()) await step().catch(() => undefined);

@@ -19,6 +19,8 @@ export interface WorkspaceLimits {
   searchTimeoutMs: number;
   /** Bytes of file content the process's tools hold at once (memory-budget.ts). */
   memoryBudgetBytes: number;
+  /** Files one apply_patch may name (TOOLGATE_PATCH_MAX_FILES; its default where a workspace is opened without a config). */
+  patchMaxFiles?: number;
   /** Largest office document read_docx / read_excel open (default: zip guard limits only bound it). */
   officeMaxBytes?: number;
   /** How long extracted attachments are kept (attachments.ts). */
