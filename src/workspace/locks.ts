@@ -1,14 +1,14 @@
 // Per-file write locks: an in-process queue first (cheap, fair), then a proper-lockfile lock in the
 // state directory so that other processes and replicas on the same volume are serialized too.
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, realpathSync, rmdirSync, statSync, utimesSync } from 'node:fs';
+import { mkdirSync, readdirSync, realpathSync, renameSync, rmdirSync, statSync, utimesSync } from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import lockfile from 'proper-lockfile';
 import { ToolError } from '../envelope.js';
 import { E } from '../errors.js';
-import { OWNER_RECORD, ownerState } from './process-owner.js';
+import { madeBeforeThisProcess, OWNER_RECORD, ownerState } from './process-owner.js';
 import { syncInFlight } from './sync-first-io.js';
 import type { Workspace } from './workspace.js';
 
@@ -25,6 +25,18 @@ const LOCK_FS = { mkdirSync: makeLockDir, realpathSync, rmdirSync: removeLockDir
  * the write path (a file took three calls more), and the service never makes symlinks.
  */
 const OWNER_PREFIX = 'owner=';
+
+/**
+ * A released lock directory on its way out, beside the lock: `<lock>.gone<n>=<owner record of the releaser>`.
+ * A release renames the lock directory away, its owner record still inside, before removing the two: the lock
+ * path is free in one step, so a holder killed anywhere in its release leaves either its lock with its record
+ * (a dead holder, taken over at once) or a leftover that holds nothing (swept). A lock directory without a
+ * record is then only one being made, or one whose maker was killed between the directory and its record
+ * (docs/api.md, "Durable writes and backups").
+ */
+const RELEASED = /\.gone\d+=(.+)$/;
+let releases = 0;
+const releasedName = (dir: string): string => `${dir}.gone${++releases}=${OWNER_RECORD}`;
 
 /** The lock directory with its owner record, made before proper-lockfile reads the directory's mtime (which the record changes). */
 function makeLockDir(dir: string): void {
@@ -48,28 +60,42 @@ function lockOwner(dir: string): string | null {
 }
 
 /**
- * Lock directories of released locks still being removed, in the thread pool: the answer does not wait for
- * the two rmdirs, which block for milliseconds while the disk commits another writer's fsync (bench/README.md,
- * "Decisions"). The next writer of the same file waits for them (withFileLock), and shutdown too (locksSettled).
+ * Lock directories of released locks still being moved away, in the thread pool: the answer does not wait for
+ * the rename, which blocks for milliseconds while the disk commits another writer's fsync (bench/README.md,
+ * "Decisions"). The next writer of the same file waits for it (withFileLock), and shutdown too (locksSettled).
  */
 const removing = new Map<string, Promise<void>>();
+/** Released lock directories being removed once moved away (RELEASED): nobody waits for them but shutdown. */
+const clearing = new Set<Promise<void>>();
 /** Set while proper-lockfile releases one of our locks: its rmdir is then deferred (see `removing`). */
 let deferRemoval = false;
 
 /** Resolves when every released lock's directory is gone. */
 export async function locksSettled(): Promise<void> {
   await Promise.all([...removing.values()]);
+  await Promise.all([...clearing]);
 }
 
-async function removeOwnLockDir(dir: string): Promise<void> {
+/** Removes a released lock directory (RELEASED) and the owner record in it, ours first as the likely one. */
+async function clearReleased(released: string): Promise<void> {
   try {
-    await fsp.rmdir(path.join(dir, OWNER_PREFIX + OWNER_RECORD));
+    await fsp.rmdir(path.join(released, OWNER_PREFIX + OWNER_RECORD));
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-    const record = lockOwner(dir);
-    if (record !== null) await fsp.rmdir(path.join(dir, OWNER_PREFIX + record));
+    const record = lockOwner(released);
+    if (record !== null) await fsp.rmdir(path.join(released, OWNER_PREFIX + record));
   }
-  await fsp.rmdir(dir);
+  await fsp.rmdir(released);
+}
+
+/** The release in the thread pool: the lock is free once renamed away; its removal follows, tracked in `clearing`. */
+async function removeOwnLockDir(dir: string): Promise<void> {
+  const released = releasedName(dir);
+  await fsp.rename(dir, released);
+  const cleared = clearReleased(released)
+    .catch(() => undefined) // left for the next process's sweep (sweepReleased)
+    .finally(() => clearing.delete(cleared));
+  clearing.add(cleared);
 }
 
 /** makeLockDir in the thread pool. */
@@ -112,15 +138,52 @@ function removeLockDir(dir: string): void {
     track(dir, removeOwnLockDir(dir));
     return;
   }
+  const released = releasedName(dir);
+  renameSync(dir, released);
   // Mostly our own lock, whose record we know: no listing (three calls) on every write's release.
   try {
-    rmdirSync(path.join(dir, OWNER_PREFIX + OWNER_RECORD));
+    rmdirSync(path.join(released, OWNER_PREFIX + OWNER_RECORD));
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-    const record = lockOwner(dir);
-    if (record !== null) rmdirSync(path.join(dir, OWNER_PREFIX + record));
+    const record = lockOwner(released);
+    if (record !== null) rmdirSync(path.join(released, OWNER_PREFIX + record));
   }
-  rmdirSync(dir);
+  rmdirSync(released);
+}
+
+/** Locks directories this process has swept (sweepReleased). */
+const swept = new Set<string>();
+/** Age after which a released lock directory of a process on another host is swept (as the temp sweep's age rule). */
+const RELEASED_STALE_MS = 10 * 60_000;
+
+/**
+ * Removes the released lock directories (RELEASED) that processes killed during their release left: those of
+ * a process of this host that is gone, and those of another host's after RELEASED_STALE_MS. They hold no lock,
+ * but would pile up. Once per locks directory per process, at its first lock: one read of a directory that
+ * holds the locks held at that moment.
+ */
+function sweepReleased(locksDir: string): void {
+  if (swept.has(locksDir)) return;
+  swept.add(locksDir);
+  let names: string[];
+  try {
+    names = readdirSync(locksDir);
+  } catch {
+    return; // not made yet: nothing left in it
+  }
+  for (const name of names) {
+    const record = RELEASED.exec(name)?.[1];
+    if (record === undefined) continue;
+    const released = path.join(locksDir, name);
+    try {
+      const state = ownerState(record);
+      if (state === 'alive' || (state === 'unknown' && Date.now() - statSync(released).mtimeMs < RELEASED_STALE_MS)) continue;
+      for (const entry of readdirSync(released)) rmdirSync(path.join(released, entry));
+      rmdirSync(released);
+    } catch {
+      // Swept by another process meanwhile.
+    }
+  }
 }
 
 /** Where the cross-process lock of one file lives (exported for tests that hold it from outside). */
@@ -195,6 +258,7 @@ export async function withFileLock<T>(ws: Workspace, real: string, rel: string, 
  */
 async function acquireFileLock(ws: Workspace, real: string, rel: string, deadline: number, signal?: AbortSignal): Promise<() => void | Promise<void>> {
   const lockfilePath = lockPathFor(ws, real);
+  sweepReleased(path.dirname(lockfilePath));
   let delay = 2;
   for (;;) {
     signal?.throwIfAborted();
@@ -218,14 +282,39 @@ async function acquireFileLock(ws: Workspace, real: string, rel: string, deadlin
 }
 
 /**
- * Removes a lock whose holder on this host no longer exists (killed with -9: its exit handler never ran), so
- * the caller need not wait for the 10 s stale time. Serialized by a second lock and checked again under it:
- * two waiters that both saw the dead holder must not both remove the lock (the second would remove the one
- * the first has taken since). Holders on other hosts are left to the stale time.
+ * The record of a lock's holder that is known to be gone (null for a lock directory without one), or
+ * undefined while it may live. Gone: a process of this host that no longer exists (killed with -9: its exit
+ * handler never ran), or no record in a directory made before this process started (its maker was killed
+ * between the directory and the record, which follows at once; a release moves the directory away whole).
+ */
+function goneHolder(lockfilePath: string): string | null | undefined {
+  let names: string[];
+  try {
+    names = readdirSync(lockfilePath);
+  } catch {
+    return undefined; // released meanwhile: the next attempt takes it
+  }
+  const entry = names.find((n) => n.startsWith(OWNER_PREFIX));
+  if (entry !== undefined) {
+    const record = entry.slice(OWNER_PREFIX.length);
+    return ownerState(record) === 'dead' ? record : undefined;
+  }
+  try {
+    return madeBeforeThisProcess(statSync(lockfilePath).mtimeMs) ? null : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Removes a lock whose holder is gone (goneHolder), so the caller need not wait for the 10 s stale time.
+ * Serialized by a second lock and checked again under it: two waiters that both saw the dead holder must not
+ * both remove the lock (the second would remove the one the first has taken since). Holders on other hosts
+ * are left to the stale time.
  */
 function takeOverFromDeadHolder(lockfilePath: string): boolean {
-  const record = lockOwner(lockfilePath);
-  if (record === null || ownerState(record) !== 'dead') return false;
+  const record = goneHolder(lockfilePath);
+  if (record === undefined) return false;
   let release: () => void;
   try {
     release = lockfile.lockSync(lockfilePath, { lockfilePath: `${lockfilePath}.takeover`, realpath: false, stale: STALE_MS, onCompromised: () => undefined, fs: LOCK_FS });
@@ -233,7 +322,7 @@ function takeOverFromDeadHolder(lockfilePath: string): boolean {
     return false; // another waiter is taking it over
   }
   try {
-    if (lockOwner(lockfilePath) !== record) return false;
+    if (goneHolder(lockfilePath) !== record) return false;
     removeLockDir(lockfilePath);
     return true;
   } catch {

@@ -1,5 +1,6 @@
-// Releasing a write lock (docs/api.md, "Concurrent writers"): the answer does not wait for the lock
-// directory to be removed, but the next writer of the same file does, and so does the shutdown.
+// Releasing a write lock (docs/api.md, "Durable writes and backups"): the answer does not wait for the lock
+// directory to be moved away and removed, but the next writer of the same file waits for the move, and the
+// shutdown for both.
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -14,18 +15,18 @@ afterEach(async () => {
   t = undefined;
 });
 
-/** Holds every rmdir of a lock directory until `open()` is called. */
+/** Holds every release of a lock directory (the rename that moves it away) until `open()` is called. */
 function holdLockRemoval() {
-  const realRmdir = fsp.rmdir.bind(fsp);
+  const realRename = fsp.rename.bind(fsp);
   let open!: () => void;
   const gate = new Promise<void>((resolve) => (open = resolve));
   let held = 0;
-  vi.spyOn(fsp, 'rmdir').mockImplementation(async (p, ...rest) => {
-    if (String(p).includes(`${path.sep}locks${path.sep}`)) {
+  vi.spyOn(fsp, 'rename').mockImplementation(async (from, to) => {
+    if (String(from).includes(`${path.sep}locks${path.sep}`)) {
       held++;
       await gate;
     }
-    return realRmdir(p, ...rest);
+    return realRename(from, to);
   });
   return { open, held: () => held };
 }
