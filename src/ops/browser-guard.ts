@@ -59,7 +59,8 @@ function sameOrigin(origin: string, host: { name: string; port: string | null })
   if (!URL.canParse(origin)) return false;
   const url = new URL(origin);
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return false;
-  const name = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  // A fully qualified name's final dot names the same host, as splitHost reads the Host (`localhost.` is `localhost`).
+  const name = url.hostname.replace(/^\[|\]$/g, '').toLowerCase().replace(/\.$/, '');
   // URL drops a scheme's default port; a Host without a port was sent to that default port too.
   if (name !== host.name) return false;
   return url.port === (host.port ?? '') || (url.port === '' && host.port === (url.protocol === 'https:' ? '443' : '80'));
