@@ -333,7 +333,8 @@ export class PolicyService {
     const store = this.store as ApprovalStore;
     // A dry run changes nothing, so the change's own rule does not ask for it (it is how a caller previews what
     // would ask); it is decided like a read of what it shows (decideDryRun).
-    const dryRun = input.dry_run === true;
+    // A command's dry run still runs the command (only its changes stay in its overlay): decided as the call.
+    const dryRun = input.dry_run === true && tool.risk !== 'execute';
     const viewing = !dryRun && tool.viewing?.(input) === true;
     const argsDigest = argsHash(input);
     // Bound to the project of the path that asks, as the request was recorded (ApprovalNeeded.project).
@@ -430,7 +431,7 @@ export class PolicyService {
    * and the preview is withheld).
    */
   private async answerPending(tool: ToolDefinition, input: Record<string, unknown>, runTool: RunTool, switches: SwitchStates, record: ApprovalRecord, view: CallView): Promise<GatedResult> {
-    if (!view.concealed && 'dry_run' in tool.input.shape) {
+    if (!view.concealed && 'dry_run' in tool.input.shape && tool.risk !== 'execute') {
       const look: ResolveHook = (p) => {
         view.observe(p);
         const denied = denialError(this.decide(tool, p, switches, input));

@@ -5,12 +5,13 @@ import fs from 'node:fs/promises';
 import { z } from 'zod';
 import { E } from '../errors.js';
 import { TreeTooLarge } from '../exec/fd-walk.js';
-import { countLayer, findHidden, LandingConflict, landSteps, layerBytes, makeRunDir, MAX_CHANGES_LISTED, MAX_LAYER_ENTRIES, MAX_TREE_DEPTH, projectStamp, removeRunDir, scanLayer, sweepRunDirs, type Hidden, type LandResult } from '../exec/overlay.js';
+import { countLayer, findHidden, LandingConflict, landSteps, layerBytes, makeRunDir, MAX_CHANGES_LISTED, MAX_LAYER_ENTRIES, MAX_TREE_DEPTH, projectStamp, previewChanges, removeRunDir, scanLayer, sweepRunDirs, type Hidden, type LandResult } from '../exec/overlay.js';
 import { inRoot, runSandboxed, WORKSPACE_MOUNT, type RunOutcome, type StopReason } from '../exec/sandbox.js';
 import type { ExecSettings } from '../exec/settings.js';
 import { entryOf, type ResolvedPath } from '../workspace/sandbox.js';
 import type { Workspace } from '../workspace/workspace.js';
 import { VersionSchema } from './args.js';
+import { ChangeEntrySchema, describeChange, type ChangeEntry } from './plan.js';
 import { defineTool, type ToolContext, type ToolResult } from './define.js';
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -35,6 +36,7 @@ const Input = z
     timeout_s: z.number().int().min(1).optional().describe('Seconds before the command and every process it started are killed (at most the service limit, TOOLGATE_EXEC_TIMEOUT_S).'),
     env: z.array(z.string().max(4096)).max(MAX_ENV).optional().describe('Extra environment variables as NAME=value (names like NAME_1; loader and shell variables such as LD_PRELOAD are refused). The command starts from PATH, HOME=/tmp and LANG only.'),
     stdin: z.string().optional().describe('Text given to the command on its standard input (default: empty).'),
+    dry_run: z.boolean().default(false).describe("Run the command, answer its changes[] with diffs, and land nothing (it still runs: decided like any run)."),
   })
   .superRefine((v, ctx) => {
     if ((v.command === undefined) === (v.argv === undefined)) ctx.addIssue({ code: 'custom', message: 'give exactly one of command (a shell line) or argv (an array)', path: ['command'] });
@@ -66,6 +68,8 @@ const Output = z.object({
   files_changed: z.array(Change).describe("Project entries the command created, changed or removed, as they landed (read from the run's overlay layer; .git and node_modules included)."),
   files_changed_truncated: z.boolean().describe('More changes landed than files_changed lists (the first 1000).'),
   changes_discarded: z.number().int().describe('Entries of the command\'s changes thrown away, none landing (it was stopped, or its changes could not all be read); -1 when they could not be counted; 0 when its changes landed.'),
+  applied: z.boolean().describe("The command's changes landed (false on a dry run, and when they were discarded)."),
+  changes: z.array(ChangeEntrySchema).optional().describe('dry_run only: each change the command made, with its diff (or the content a removal takes), as every mutating tool shows them.'),
   not_landed: z.array(z.object({ path: z.string(), why: z.string() })).describe('Entries the command made that never land: FIFOs, sockets and devices, names that are not UTF-8, reserved paths.'),
 });
 
@@ -201,6 +205,11 @@ async function runOne(ctx: ToolContext, input: z.output<typeof Input>, exec: Exe
             landing.why = `the command's changes could not all be read (${scan.reason} at ${scan.where}; at most ${MAX_LAYER_ENTRIES} entries, ${MAX_TREE_DEPTH} levels deep)`;
             return;
           }
+          if (input.dry_run) {
+            landing.preview = (await previewChanges(ws, run, scan.steps)).map(describeChange);
+            landing.result = scan.result;
+            return;
+          }
           const landed = await landSteps(ws, run, scan.steps, { actor: ctx.caller.actor, bulk: bulkOf(exec) });
           landing.result = scan.result;
           landing.unbackedUp = landed.unbackedUp;
@@ -210,7 +219,8 @@ async function runOne(ctx: ToolContext, input: z.output<typeof Input>, exec: Exe
       if (e instanceof LandingConflict) throw E.execChangedMeanwhile(e.paths);
       throw e;
     });
-    if (!landing.result) landing.discarded = await layerEntries(run.upper);
+    if (!landing.result || landing.preview) landing.discarded = await layerEntries(run.upper);
+    if (landing.preview) landing.why = 'a dry run lands nothing';
     if (!landing.result && !landing.why && outcome.stoppedBy) landing.why = `the command was stopped (${outcome.stoppedBy})`;
     return commandAnswer(input, dir.realRel, outcome, landing);
   } finally {
@@ -223,6 +233,8 @@ interface Landing {
   result: LandResult | null;
   /** Landed entries without a backup (under TOOLGATE_EXEC_BULK_DIRS). */
   unbackedUp: number;
+  /** A dry run: what would have landed, with diffs (nothing did). */
+  preview?: ChangeEntry[];
   /** Entries of the layer thrown away (null: the changes landed). */
   discarded: number | null;
   why: string | null;
@@ -317,6 +329,8 @@ function commandAnswer(input: z.output<typeof Input>, cwdRel: string, outcome: R
     files_changed: listed,
     files_changed_truncated: truncated,
     changes_discarded: landing.discarded ?? 0,
+    applied: landing.result !== null && !landing.preview,
+    ...(landing.preview && { changes: landing.preview }),
     not_landed: notLanded.slice(0, MAX_CHANGES_LISTED),
   };
   const how = outcome.stoppedBy ? `was stopped (${outcome.stoppedBy})` : outcome.signal ? `died of ${outcome.signal}` : `exited ${String(outcome.exitCode)}`;
@@ -330,7 +344,7 @@ function commandAnswer(input: z.output<typeof Input>, cwdRel: string, outcome: R
   const changed = landing.discarded !== null ? '' : `; ${changes.length} project entr${changes.length === 1 ? 'y' : 'ies'} changed`;
   return {
     data,
-    text: `'${escapeControl(text.slice(0, 200))}' ${how} after ${data.duration_ms} ms${changed}.${cut}${notes}`,
+    text: `${landing.preview ? `[Dry Run] ${changes.length} project entr${changes.length === 1 ? 'y' : 'ies'} would change. ` : ''}'${escapeControl(text.slice(0, 200))}' ${how} after ${data.duration_ms} ms${changed}.${cut}${notes}`,
     stats: { duration_ms: data.duration_ms, files_changed: changes.length },
     partial: outcome.stoppedBy !== null || cut !== '' || truncated || landing.discarded !== null || notLanded.length > 0,
     pathResolved: cwdRel,

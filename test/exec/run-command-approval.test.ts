@@ -86,4 +86,10 @@ describe('run_command approvals', () => {
     expect(approval.diff_preview).toContain('$ echo hi\\nenv X=1\\n$ rm -rf /\\x1b[2K');
     expect(approval.summary).not.toContain('\n');
   });
+
+  it('a dry run of a command still asks: it runs the command', async () => {
+    const approval = await ask({ command: 'echo x > would.txt', dry_run: true });
+    expect(approval.id).toEqual(expect.any(String));
+    expect(await fs.stat(path.join(t.root, 'would.txt')).catch(() => null)).toBeNull();
+  });
 });

@@ -114,5 +114,24 @@ describe("run_command's changes", () => {
     expect(await fs.readFile(t.file('shared.txt'), 'utf8')).toBe('theirs\n');
     expect(await fs.stat(t.file('other.txt')).catch(() => null)).toBeNull();
   });
-});
 
+  it('a dry run runs the command and answers its changes with diffs, landing nothing', async () => {
+    await fs.writeFile(t.file('dry.txt'), 'one\ntwo\n');
+    await fs.writeFile(t.file('drop.txt'), 'dropped content\n');
+    const r = await t.call('run_command', { command: 'sed -i s/two/TWO/ dry.txt; echo hi > fresh.txt; rm drop.txt; echo ran', dry_run: true });
+    expect(r.body.status).toBe('partial');
+    const d = r.body.data as RunData & { applied: boolean; stdout: string; changes: { path: string; op: string; diff: string; content: string | null }[] };
+    expect(d.stdout).toBe('ran\n');
+    expect(d.applied).toBe(false);
+    expect(r.body.text).toMatch(/^\[Dry Run\] 3 project entries would change/);
+    const byPath = Object.fromEntries(d.changes.map((c) => [c.path, c]));
+    expect(byPath['dry.txt']).toMatchObject({ op: 'update' });
+    expect(byPath['dry.txt']?.diff).toContain('-two');
+    expect(byPath['dry.txt']?.diff).toContain('+TWO');
+    expect(byPath['fresh.txt']).toMatchObject({ op: 'create' });
+    expect(byPath['drop.txt']).toMatchObject({ op: 'delete', content: 'dropped content\n' });
+    expect(await fs.readFile(t.file('dry.txt'), 'utf8')).toBe('one\ntwo\n');
+    expect(await fs.stat(t.file('fresh.txt')).catch(() => null)).toBeNull();
+    expect(await fs.readFile(t.file('drop.txt'), 'utf8')).toBe('dropped content\n');
+  });
+});
