@@ -4038,6 +4038,11 @@ export interface operations {
                     env?: string[];
                     /** @description Text given to the command on its standard input (default: empty). */
                     stdin?: string;
+                    /**
+                     * @description Run the command, answer its changes[] with diffs, and land nothing (it still runs: decided like any run).
+                     * @default false
+                     */
+                    dry_run?: boolean;
                     /** @description Repeat of a call that needed approval: the id from data.approval.id. */
                     approval_id?: string;
                 };
@@ -4073,7 +4078,7 @@ export interface operations {
                             stdout_omitted_bytes: number;
                             stderr_omitted_bytes: number;
                             duration_ms: number;
-                            /** @description Project entries the command created, changed or removed (a walk before and after; .git and node_modules included). */
+                            /** @description Project entries the command created, changed or removed, as they landed (read from the run's overlay layer; .git and node_modules included). */
                             files_changed: {
                                 path: string;
                                 /** @enum {string} */
@@ -4081,9 +4086,24 @@ export interface operations {
                                 /** @enum {string} */
                                 kind: "file" | "directory" | "symlink" | "other";
                                 size: number | null;
+                                /** @description The file as it landed; null for a removal, a directory or symbolic link, or a path under TOOLGATE_EXEC_BULK_DIRS. */
+                                version: components["schemas"]["Version"] | null;
+                                /** @description The backup of what the change replaced or removed (undo_edit and restore_backup bring it back); null when none was kept. */
+                                backup_id: string | null;
                             }[];
-                            /** @description The walk stopped at its entry or time limit, or more changes than listed: files_changed is incomplete. */
+                            /** @description More changes landed than files_changed lists (the first 1000). */
                             files_changed_truncated: boolean;
+                            /** @description Entries of the command's changes thrown away, none landing (it was stopped, or its changes could not all be read); -1 when they could not be counted; 0 when its changes landed. */
+                            changes_discarded: number;
+                            /** @description The command's changes landed (false on a dry run, and when they were discarded). */
+                            applied: boolean;
+                            /** @description dry_run only: each change the command made, with its diff (or the content a removal takes), as every mutating tool shows them. */
+                            changes?: components["schemas"]["ApprovalChange"][];
+                            /** @description Entries the command made that never land: FIFOs, sockets and devices, names that are not UTF-8, reserved paths. */
+                            not_landed: {
+                                path: string;
+                                why: string;
+                            }[];
                         } | null;
                         text: string;
                         stats: {
