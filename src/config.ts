@@ -30,6 +30,18 @@ const listOf = (parse: (spec: string) => string[]) =>
     }
   });
 
+/** TOOLGATE_EXEC_BULK_DIRS: directory names, comma-separated; a name with '/' or a dot name cannot be one segment. */
+function parseDirNames(spec: string): string[] {
+  const out: string[] = [];
+  for (const raw of spec.split(',')) {
+    const name = raw.trim();
+    if (name === '') continue;
+    if (name.includes('/') || name === '.' || name === '..' || name.includes('\0')) throw new Error(`'${name}' is not a directory name (give names such as node_modules, without '/')`);
+    out.push(name);
+  }
+  return out;
+}
+
 /** `*.corp.example` or a name: letters, digits, dashes and underscores in dot-separated labels. */
 const HOST_NAME = /^(\*\.)?[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?)*$/;
 
@@ -136,7 +148,8 @@ export const SETTINGS = {
   execMaxOpenFiles: { env: 'TOOLGATE_EXEC_MAX_OPEN_FILES', schema: int(16, 65536), default: '1024', doc: 'Open files per process of a command (RLIMIT_NOFILE).' },
   execOutputMaxBytes: { env: 'TOOLGATE_EXEC_OUTPUT_MAX_BYTES', schema: int(1024), default: String(64 * 1024), doc: 'Bytes of stdout and of stderr a command\'s answer keeps (each); past it the head and the tail are kept and the middle is counted, not held.' },
   execTmpBytes: { env: 'TOOLGATE_EXEC_TMP_BYTES', schema: int(1024 * 1024), default: String(64 * 1024 * 1024), doc: 'Size of the fresh `/tmp` (tmpfs, in memory) each command gets.' },
-  execQuotaBytes: { env: 'TOOLGATE_EXEC_QUOTA_BYTES', schema: int(0), default: String(1024 * 1024 * 1024), doc: 'How much a command may grow the project (bytes of regular files, measured about every second by a bounded walk); past it the command is killed (`quota_exceeded`). 0: no quota.' },
+  execQuotaBytes: { env: 'TOOLGATE_EXEC_QUOTA_BYTES', schema: int(0), default: String(1024 * 1024 * 1024), doc: 'How much a command may grow the project (bytes of regular files the command wrote in its overlay layer, measured about every second); past it the command is killed (`quota_exceeded`) and nothing of it lands. 0: no quota.' },
+  execBulkDirs: { env: 'TOOLGATE_EXEC_BULK_DIRS', schema: listOf(parseDirNames), default: 'node_modules,.venv,__pycache__,.pytest_cache,target,.gradle,.next,.nuxt,.turbo,.cache', doc: "Directory names (comma-separated; any path with such a segment) whose files a command's changes land without a backup or a version per file: dependency folders, build output and caches the command makes again. The answer counts them. Empty: every change keeps its backup." },
   execMinFreeBytes: { env: 'TOOLGATE_EXEC_MIN_FREE_BYTES', schema: int(0), default: String(256 * 1024 * 1024), doc: 'A command is refused (`DISK_FULL`) when the project\'s volume has less free space than this.' },
   execNetwork: { env: 'TOOLGATE_EXEC_NETWORK', schema: bool, default: 'false', doc: 'Give commands network access (off: an empty network namespace). On, each run gets a user-mode network (slirp4netns) whose egress rules (nftables in the run\'s own namespace) refuse the metadata addresses (`169.254.0.0/16`, `fd00:ec2::254`) and every address of the service\'s host, so neither the service\'s port nor any other listener of the host is reachable; the service refuses to start when `slirp4netns`, `nft` or `unshare` is missing or the rules cannot be installed (docs/run-command.md, "Network").' },
   logLevel: { env: 'TOOLGATE_LOG_LEVEL', schema: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), default: 'info', doc: 'Log level: `fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent` (JSON lines; readable when stdout is a terminal; Authorization headers redacted).' },

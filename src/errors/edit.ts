@@ -146,10 +146,10 @@ export const editErrors = {
     new ToolError('FILE_TOO_LARGE', `file_text is ${bytesLength} bytes, over TOOLGATE_MAX_WRITE_BYTES (${maxWriteBytes}); create the file in parts (create, then insert).`, { size_bytes: bytesLength, limit_bytes: maxWriteBytes }),
   editorUndoWouldUndoOthers: (rel: string, changedSinceBy: string, yourChangeBackupId: string) =>
     new ToolError('CONFLICT', `${rel} was changed by ${changedSinceBy} after your last change; undoing yours would undo theirs too. Read the file and change it back yourself, or restore_backup a version from list_backups.`, { your_change_backup_id: yourChangeBackupId }),
-  // A malformed V4A patch (src/edit/patch-v4a.ts): `line` is the patch line that is wrong, named before the text
-  // and kept in details; `got` is the offending line as the parser quotes it.
   editorUndoDeleteRecreated: (rel: string, yourChangeBackupId: string) =>
     new ToolError('CONFLICT', `${rel} was created again after your last change deleted it; undoing the delete would overwrite that file. Read it; restore_backup with backup_id ${yourChangeBackupId} puts the deleted content back over it.`, { your_change_backup_id: yourChangeBackupId }),
+  // A malformed V4A patch (src/edit/patch-v4a.ts): `line` is the patch line that is wrong, named before the text
+  // and kept in details; `got` is the offending line as the parser quotes it.
   patchHunkHeaderMissing: (line: number, path: string, got: string) =>
     new PatchError('INVALID_PATCH', `Invalid patch at line ${line}: expected '@@' to start the next hunk of ${path}, got ${got}. Each hunk starts with '@@' or '@@ <a line above it, e.g. the enclosing function>'.`, { line }),
   patchHunkEmptyBeforeEof: (line: number, path: string) =>

@@ -55,9 +55,6 @@ declare module '../workspace/workspace.js' {
   }
 }
 
-/** Dependency folders and build output: many files, made again by the command that made them. */
-export const DEFAULT_BULK_DIRS = ['node_modules', '.venv', '__pycache__', '.pytest_cache', 'target', '.gradle', '.next', '.nuxt', '.turbo', '.cache'];
-
 export function execSettingsOf(config: Config): ExecSettings {
   return {
     mode: config.exec,
@@ -78,7 +75,7 @@ export function execSettingsOf(config: Config): ExecSettings {
       quotaBytes: config.execQuotaBytes,
       minFreeBytes: config.execMinFreeBytes,
     },
-    bulkDirs: DEFAULT_BULK_DIRS,
+    bulkDirs: config.execBulkDirs,
     hiddenFiles: [config.tokensFile, config.policy].filter((f): f is string => typeof f === 'string'),
     running: new Set(),
     cgroupFs: SYSTEM_CGROUP_FS,
