@@ -31,6 +31,9 @@ import type { Projects } from '../ops/projects.js';
 
 /** The read a dry run or a view is decided like (docs/policy.md). */
 const READ = { name: 'read_file', risk: 'read' } as const satisfies { name: string; risk: Risk };
+/** How a command's changes are decided: each like the tool that would make it alone. */
+const WRITE = { name: 'write_file', risk: 'write' } as const satisfies { name: string; risk: Risk };
+const DELETE = { name: 'delete_file', risk: 'destructive' } as const satisfies { name: string; risk: Risk };
 /** Paths whose reading asks listed in a command's approval (the rest counted as "more"). */
 const MAX_ASKED_SHOWN = 50;
 
@@ -296,6 +299,13 @@ export class PolicyService {
     };
   }
 
+  /** A change a command made, decided as write_file would be decided on it, a removal as delete_file (docs/run-command.md). */
+  private decideChange(realRel: string, op: 'write' | 'delete', switches: SwitchStates): { decision: 'allow' | 'ask' | 'deny'; message: string; rule: string | number | undefined } {
+    const as = op === 'write' ? WRITE : DELETE;
+    const d = evaluate(this.policy as Policy, { tool: as.name, risk: as.risk, realRel, switches });
+    return { decision: d.decision, message: d.message ?? '', rule: d.rule ? (d.rule.name ?? d.rule.index) : undefined };
+  }
+
   /**
    * The paths whose reading asks that an approved viewing call (run_command) will see: its walk shows what asks
    * once the call is approved (filterWalk), so the person deciding is told which (docs/approvals.md). The whole
@@ -353,6 +363,7 @@ export class PolicyService {
       if (denied) throw denied;
       if (d.decision === 'ask' && !cleared) await clear(p, d);
       this.filterWalk(tool, p, switches, d.decision === 'ask', viewing, input);
+      if (tool.risk === 'execute' && p.stat?.isDirectory()) p.decideChange = (realRel, op) => this.decideChange(realRel, op, switches);
     };
     /** Spends the repeat's approval on the path that asks (the first one; the approval covers the call), or asks. */
     const clear = async (p: ResolvedPath, d: PolicyDecision): Promise<void> => {

@@ -5,7 +5,7 @@ import fs from 'node:fs/promises';
 import { z } from 'zod';
 import { E } from '../errors.js';
 import { TreeTooLarge } from '../exec/fd-walk.js';
-import { countLayer, findHidden, LandingConflict, landSteps, layerBytes, makeRunDir, MAX_CHANGES_LISTED, MAX_LAYER_ENTRIES, MAX_TREE_DEPTH, projectStamp, previewChanges, removeRunDir, scanLayer, sweepRunDirs, type Hidden, type LandResult } from '../exec/overlay.js';
+import { countLayer, findHidden, LandingConflict, landSteps, layerBytes, makeRunDir, MAX_CHANGES_LISTED, MAX_LAYER_ENTRIES, MAX_TREE_DEPTH, projectStamp, previewChanges, removeRunDir, scanLayer, sweepRunDirs, type Hidden, type LandResult, type LayerChange } from '../exec/overlay.js';
 import { inRoot, runSandboxed, WORKSPACE_MOUNT, type RunOutcome, type StopReason } from '../exec/sandbox.js';
 import type { ExecSettings } from '../exec/settings.js';
 import { entryOf, type ResolvedPath } from '../workspace/sandbox.js';
@@ -205,6 +205,7 @@ async function runOne(ctx: ToolContext, input: z.output<typeof Input>, exec: Exe
             landing.why = `the command's changes could not all be read (${scan.reason} at ${scan.where}; at most ${MAX_LAYER_ENTRIES} entries, ${MAX_TREE_DEPTH} levels deep)`;
             return;
           }
+          refuseDenied(root, scan.result.changes);
           if (input.dry_run) {
             landing.preview = (await previewChanges(ws, run, scan.steps)).map(describeChange);
             landing.result = scan.result;
@@ -252,6 +253,19 @@ function sweptOnce(ws: Workspace): Promise<void> {
 function bulkOf(exec: ExecSettings): (rel: string) => boolean {
   const names = new Set(exec.bulkDirs);
   return (rel) => names.size > 0 && rel.split('/').some((seg) => names.has(seg));
+}
+
+/**
+ * The policy decides a command's changes on what they do: each changed or new path like a write, each removal
+ * like a delete. One the rules deny stops the landing before its first rename: nothing lands.
+ */
+function refuseDenied(root: ResolvedPath, changes: readonly LayerChange[]): void {
+  if (!root.decideChange) return;
+  for (const c of changes) {
+    const op = c.change === 'removed' ? 'delete' : 'write';
+    const d = root.decideChange(c.path, op);
+    if (d.decision === 'deny') throw E.commandChangeDenied(c.path, op, d.message, d.rule);
+  }
 }
 
 /** Paths the landing never touches: the state directory and every masked path (the command saw none of them). */

@@ -119,6 +119,11 @@ export interface ResolvedPath {
   at: string;
   /** Set by the policy on a path a walk starts from: which entries below it the walk may show. */
   allowsEntry?: ((realRel: string, isDir: boolean) => boolean) | undefined;
+  /**
+   * Set by the policy on the root a command runs on: how it decides a change the command made (real path
+   * relative to the root), a change like a write, a removal like a delete (docs/run-command.md).
+   */
+  decideChange?: ((realRel: string, op: 'write' | 'delete') => { decision: 'allow' | 'ask' | 'deny'; message: string; rule: string | number | undefined }) | undefined;
 }
 
 /** A directory held open (O_PATH) after it was checked, with the real path it had then. */

@@ -29,6 +29,10 @@ describe('run_command under read rules', () => {
         '    risks: [read]',
         "    paths: ['secrets', 'secrets/**', '**/*.key']",
         '    action: deny',
+        '  - name: config-stays',
+        '    risks: [write, destructive]',
+        "    paths: ['config/**']",
+        '    action: deny',
         '  - name: commands',
         '    tools: [run_command]',
         '    action: allow',
@@ -60,6 +64,19 @@ describe('run_command under read rules', () => {
     // Read denied: read_file says so, and the command saw the same.
     const read = await t.call('read_file', { path: 'src/server.key' });
     expect(read.body.error?.code).toBe('ACCESS_DENIED');
+  });
+
+  it("a change the policy denies (a write, a removal) lands nothing and names the path", async () => {
+    await fs.mkdir(t.file('config'), { recursive: true });
+    await fs.writeFile(t.file('config/app.json'), '{}\n');
+    for (const command of ['echo x > ok.txt; echo "{1}" > config/app.json', 'echo x > ok.txt; rm config/app.json', 'echo x > ok.txt; echo new > config/new.json']) {
+      const r = await t.call('run_command', { command });
+      expect(r.body.error?.code, command).toBe('ACCESS_DENIED');
+      expect(r.body.error?.message).toMatch(/config\/(app|new)\.json/);
+      expect(await fs.stat(t.file('ok.txt')).catch(() => null)).toBeNull();
+    }
+    expect(await fs.readFile(t.file('config/app.json'), 'utf8')).toBe('{}\n');
+    expect(await fs.stat(t.file('config/new.json')).catch(() => null)).toBeNull();
   });
 
   it('writes into a hidden path do not reach the project, and the answer lists only visible changes', async () => {
