@@ -423,6 +423,20 @@ describe('run_command in the container, with the chart\'s exec settings', () => 
     expect((await fs.stat(path.join(execWs, 'made.txt'))).uid).toBe(1000);
   });
 
+  it("a command's change lands with its backup, and undo_edit takes it back (the overlay works under the chart's settings)", async () => {
+    await fs.writeFile(path.join(execWs, 'config.txt'), 'v1\n');
+    await fs.chown(path.join(execWs, 'config.txt'), 1000, 1000);
+    const r = await runCommand({ command: 'sed -i s/v1/v2/ config.txt; grep " /workspace " /proc/self/mountinfo' });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    const data = r.body.data as { stdout: string; files_changed: { path: string; change: string; backup_id: string | null }[] };
+    expect(data.stdout).toMatch(/ overlay overlay .*lowerdir=lower/);
+    expect(data.files_changed).toEqual([expect.objectContaining({ path: 'config.txt', change: 'changed', backup_id: expect.any(String) })]);
+    expect(await fs.readFile(path.join(execWs, 'config.txt'), 'utf8')).toBe('v2\n');
+    const res = await fetch(`${execBase}/v1/tools/str_replace_based_edit_tool`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${runner}` }, body: JSON.stringify({ command: 'undo_edit', path: 'config.txt' }) });
+    expect(res.status, await res.clone().text()).toBe(200);
+    expect(await fs.readFile(path.join(execWs, 'config.txt'), 'utf8')).toBe('v1\n');
+  });
+
   it('gives the command a network that refuses the service\'s port and the metadata address', async () => {
     const port = new URL(execBase).port;
     const probe = (host: string, p: string | number) =>
