@@ -1,6 +1,7 @@
 // `npx tsx bench/exec-ab.ts <refA> <refB>`: run_command's cost in two builds side by side (bench/README.md,
 // "run_command"), rounds interleaved: a call of `true` over REST; one changed file in a project of many files
-// (EXEC_BENCH_FILES, default 100,000); a command that writes a new tree of 5,000 files (what an install leaves).
+// (EXEC_BENCH_FILES, default 100,000); a command that removes a tree of 5,000 files and makes it again (a build's
+// output); EXEC_BENCH_ONLY picks some.
 // Each build serves its own copy of the project with TOOLGATE_EXEC=sandboxed. Prints medians in ms and B/A.
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
@@ -26,11 +27,15 @@ interface Workload {
   project: 'small' | 'large';
 }
 
-const WORKLOADS: Workload[] = [
+const ALL: Workload[] = [
   { name: 'true', calls: 20, body: { command: 'true' }, project: 'small' },
   { name: `one changed file, ${FILES} files`, calls: 5, body: { command: 'echo x >> changed.txt' }, project: 'large' },
-  { name: 'new tree of 5,000 files', calls: 3, body: { command: 'rm -rf gen && mkdir gen && cd gen && seq 1 50 | xargs mkdir && for d in $(seq 1 50); do (cd $d && seq 1 100 | xargs touch); done' }, project: 'small' },
+  { name: 'tree: 5,000 files removed and made again', calls: 3, body: { command: 'rm -rf gen && mkdir gen && cd gen && seq 1 50 | xargs mkdir && for d in $(seq 1 50); do (cd $d && seq 1 100 | xargs touch); done' }, project: 'small' },
 ];
+
+/** EXEC_BENCH_ONLY=true,tree (name prefixes) runs those workloads alone. */
+const only = process.env.EXEC_BENCH_ONLY?.split(',') ?? null;
+const WORKLOADS = ALL.filter((w) => !only || only.some((o) => w.name.startsWith(o)));
 
 async function makeProject(dir: string, files: number): Promise<void> {
   await fs.mkdir(dir, { recursive: true });
@@ -54,7 +59,7 @@ async function start(ref: string, base: string, token: string, tokensFile: strin
   const servers = {} as Record<'small' | 'large', Server>;
   for (const kind of ['small', 'large'] as const) {
     const root = path.join(base, `${build.commit}-${kind}`);
-    if (kind === 'large') await makeProject(root, FILES);
+    if (kind === 'large' && WORKLOADS.some((w) => w.project === 'large')) await makeProject(root, FILES);
     else await makeProject(root, 10);
     servers[kind] = await startToolgate(`${ref}-${kind}`, { root, tokensFile, instanceId: `exec-bench-${kind}`, logLevel: 'warn', extra: { TOOLGATE_EXEC: 'sandboxed', TOOLGATE_EXEC_MIN_FREE_BYTES: '0', TOOLGATE_AUDIT_STDOUT: 'false' } }, path.join(base, `${build.commit}-${kind}.log`), [], 120_000);
   }

@@ -425,25 +425,43 @@ async function keepOld(ws: Workspace, parentFd: number, step: Step & { name: Buf
   return { backupId: null, sha256: null, unbackedUp };
 }
 
+/** Files of a removed tree moved into the backups at once (each is a few small writes and a rename in the thread pool). */
+const BACKUP_CONCURRENCY = 16;
+
 /** Moves every regular file of a directory that goes into the backups (removed); returns how many entries could not be. */
 async function backUpTree(ws: Workspace, parentFd: number, name: Buffer, rel: string, actor: string | null): Promise<number> {
+  const rootAt = childPath(parentFd, name).toString();
   const dir = await openChildDir(parentFd, name);
   if (!dir) return 1;
   let missed = 0;
+  const files: { dirSub: string; name: Buffer; sub: string; st: Stats }[] = [];
   try {
-    await walkTree(dir.fd, { maxEntries: MAX_LAYER_ENTRIES, maxDepth: MAX_TREE_DEPTH }, async (v) => {
+    await walkTree(dir.fd, { maxEntries: MAX_LAYER_ENTRIES, maxDepth: MAX_TREE_DEPTH }, (v) => {
       const sub = nameText(v.rel);
       if (sub === null) {
         missed++;
         return false;
       }
-      if (v.kind !== 'file') return;
-      const hashed = await hashChild(v.parentFd, v.name);
-      if (!hashed || hashed.ino !== v.stat.ino) return;
-      await moveToBackup(ws, childPath(v.parentFd, v.name).toString(), { rel: `${rel}/${sub}`, operation: 'run_command', mode: v.stat.mode & 0o7777, sha256: hashed.sha256, actor }, v.stat.size, { dev: v.stat.dev, ino: v.stat.ino }, true);
+      if (v.kind === 'file') files.push({ dirSub: sub.includes('/') ? sub.slice(0, sub.lastIndexOf('/')) : '', name: v.name, sub, st: v.stat });
     });
   } finally {
     await dir.close();
+  }
+  const dirs = new DirCache();
+  try {
+    let next = 0;
+    const worker = async () => {
+      while (next < files.length) {
+        const f = files[next++] as (typeof files)[number];
+        const d = await dirs.open(rootAt, f.dirSub);
+        const hashed = await hashChild(d.fd, f.name);
+        if (!hashed || hashed.ino !== f.st.ino) continue;
+        await moveToBackup(ws, childPath(d.fd, f.name).toString(), { rel: `${rel}/${f.sub}`, operation: 'run_command', mode: f.st.mode & 0o7777, sha256: hashed.sha256, actor }, f.st.size, { dev: f.st.dev, ino: f.st.ino }, true);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(BACKUP_CONCURRENCY, files.length) }, worker));
+  } finally {
+    await dirs.close();
   }
   return missed;
 }
@@ -469,24 +487,27 @@ async function hashChild(dirFd: number, name: Buffer): Promise<{ sha256: string;
 
 /** Directories of the project (or the layer) opened by descriptor from their root, kept for the landing. */
 class DirCache {
-  private readonly open_ = new Map<string, fs.FileHandle>();
+  private readonly open_ = new Map<string, Promise<fs.FileHandle>>();
   private readonly touched_ = new Set<string>();
 
-  async open(root: string, rel: string): Promise<fs.FileHandle> {
+  /** The directory `rel` below `root`, opened once (concurrent callers share the opening). */
+  open(root: string, rel: string): Promise<fs.FileHandle> {
     const key = `${root}\0${rel}`;
-    const hit = this.open_.get(key);
-    if (hit) return hit;
-    let fh: fs.FileHandle;
-    if (rel === '') fh = await openDir(root);
-    else {
-      const slash = rel.lastIndexOf('/');
-      const parent = await this.open(root, slash < 0 ? '' : rel.slice(0, slash));
-      const child = await openChildDir(parent.fd, Buffer.from(slash < 0 ? rel : rel.slice(slash + 1)));
-      if (!child) throw new Conflict([rel]);
-      fh = child;
+    let hit = this.open_.get(key);
+    if (!hit) {
+      hit = this.openNew(root, rel);
+      this.open_.set(key, hit);
     }
-    this.open_.set(key, fh);
-    return fh;
+    return hit;
+  }
+
+  private async openNew(root: string, rel: string): Promise<fs.FileHandle> {
+    if (rel === '') return openDir(root);
+    const slash = rel.lastIndexOf('/');
+    const parent = await this.open(root, slash < 0 ? '' : rel.slice(0, slash));
+    const child = await openChildDir(parent.fd, Buffer.from(slash < 0 ? rel : rel.slice(slash + 1)));
+    if (!child) throw new Conflict([rel]);
+    return child;
   }
 
   touched(rel: string): void {
@@ -498,7 +519,8 @@ class DirCache {
   }
 
   async close(): Promise<void> {
-    await Promise.all([...this.open_.values()].map((fh) => fh.close().catch(() => undefined)));
+    const all = await Promise.allSettled(this.open_.values());
+    await Promise.all(all.map((r) => (r.status === 'fulfilled' ? r.value.close().catch(() => undefined) : undefined)));
     this.open_.clear();
   }
 }
