@@ -165,6 +165,7 @@ interface ScanState {
   seen: number;
   startedMs: number;
   reserved: (rel: string) => boolean;
+  bulk: (rel: string) => boolean;
 }
 
 function changeKind(k: TreeKind): ChangeKind {
@@ -181,8 +182,8 @@ function join(dirRel: string, name: string): string {
  * throws TreeTooLarge past the bounds and LandingConflict when a path it changes was changed by someone else
  * since the run started (its ctime is newer than the start).
  */
-export async function scanLayer(ws: Workspace, run: RunDir, mergedView: string, startedMs: number, reserved: (rel: string) => boolean): Promise<{ steps: Step[]; result: LandResult }> {
-  const s: ScanState = { steps: [], changes: [], notLanded: [], conflicts: [], setIdCleared: [], seen: 0, startedMs, reserved };
+export async function scanLayer(ws: Workspace, run: RunDir, mergedView: string, startedMs: number, reserved: (rel: string) => boolean, bulk: (rel: string) => boolean): Promise<{ steps: Step[]; result: LandResult }> {
+  const s: ScanState = { steps: [], changes: [], notLanded: [], conflicts: [], setIdCleared: [], seen: 0, startedMs, reserved, bulk };
   const upper = await openDir(run.upper);
   const lower = await openDir(ws.root);
   const merged = await openDir(mergedView);
@@ -206,16 +207,24 @@ function changedSince(s: ScanState, st: Stats, rel: string): void {
   if (st.ctimeMs >= s.startedMs) s.conflicts.push(rel);
 }
 
-async function scanDir(s: ScanState, upperFd: number, lowerFd: number | null, mergedFd: number | null, dirRel: string, depth: number): Promise<void> {
+/**
+ * Reads one directory of the layer (see scanLayer). Returns whether the command's final view of it is the layer's
+ * directory exactly (nothing of the project's shows through, nothing in it stays behind): such a directory under
+ * a bulk path is swapped whole.
+ */
+async function scanDir(s: ScanState, upperFd: number, lowerFd: number | null, mergedFd: number | null, dirRel: string, depth: number): Promise<boolean> {
   if (depth > MAX_TREE_DEPTH) throw new TreeTooLarge('depth', dirRel);
   const names = await listDir(upperFd);
   if (names === null) throw new TreeTooLarge('unreadable', dirRel || '.');
   const inUpper = new Set(names.map((n) => n.toString('latin1')));
+  const notLandedBefore = s.notLanded.length;
+  let whole = true;
   // Entries of the project's directory the command's final view no longer has: removed (whiteouts and
   // opaque directories alike, without reading the overlay's own attributes).
   if (lowerFd !== null && mergedFd !== null) {
     const lowerNames = (await listDir(lowerFd)) ?? [];
     const mergedNames = new Set(((await listDir(mergedFd)) ?? []).map((n) => n.toString('latin1')));
+    for (const key of mergedNames) if (!inUpper.has(key)) whole = false;
     for (const name of lowerNames) {
       const key = name.toString('latin1');
       if (mergedNames.has(key) || (inUpper.has(key) && !(await isWhiteout(upperFd, name)))) continue;
@@ -256,11 +265,17 @@ async function scanDir(s: ScanState, upperFd: number, lowerFd: number | null, me
     if (kind === 'directory') {
       const mode = st.mode & SAFE_MODE;
       if (lowKind === 'directory' && low) {
-        if ((low.mode & 0o7777) !== mode) {
-          const change = record(s, { path: rel, change: 'changed', kind: 'directory', size: null });
-          s.steps.push({ op: 'chmod', rel, mode, change });
+        if ((st.mode & 0o7777) !== mode) await chmodChild(upperFd, name, mode);
+        const mark = { steps: s.steps.length, notLanded: s.notLanded.length };
+        const change = (low.mode & 0o7777) !== mode ? record(s, { path: rel, change: 'changed', kind: 'directory', size: null }) : null;
+        if (change) s.steps.push({ op: 'chmod', rel, mode, change });
+        const childWhole = await descend(s, upperFd, lowerFd, mergedFd, name, rel, depth);
+        if (!childWhole) whole = false;
+        // A bulk tree made again (npm ci after rm -rf node_modules): the old one goes aside, the new one moves in.
+        if (childWhole && s.notLanded.length === mark.notLanded && s.bulk(rel)) {
+          s.steps.length = mark.steps;
+          s.steps.push({ op: 'move', rel, dirRel, name, upperDirRel: dirRel, kind: 'directory', replaces: true, ctimeMs: null, change: change ?? { path: rel, change: 'changed', kind: 'directory', size: null } });
         }
-        await descend(s, upperFd, lowerFd, mergedFd, name, rel, depth);
       } else {
         if (low) changedSince(s, low, rel);
         const mark = { steps: s.steps.length, notLanded: s.notLanded.length };
@@ -281,9 +296,10 @@ async function scanDir(s: ScanState, upperFd: number, lowerFd: number | null, me
     const change = record(s, { path: rel, change: low ? 'changed' : 'created', kind, size: kind === 'file' ? st.size : null });
     s.steps.push({ op: 'move', rel, dirRel, name, upperDirRel: dirRel, kind, replaces: low !== null, ctimeMs: low?.ctimeMs ?? null, change });
   }
+  return whole && s.notLanded.length === notLandedBefore;
 }
 
-async function descend(s: ScanState, upperFd: number, lowerFd: number | null, mergedFd: number | null, name: Buffer, rel: string, depth: number): Promise<void> {
+async function descend(s: ScanState, upperFd: number, lowerFd: number | null, mergedFd: number | null, name: Buffer, rel: string, depth: number): Promise<boolean> {
   const up = await openChildDir(upperFd, name);
   if (!up) throw new TreeTooLarge('unreadable', rel);
   const low = lowerFd !== null ? await openChildDir(lowerFd, name) : null;
@@ -293,7 +309,7 @@ async function descend(s: ScanState, upperFd: number, lowerFd: number | null, me
     throw new TreeTooLarge('unreadable', rel);
   }
   try {
-    await scanDir(s, up.fd, low?.fd ?? null, mer?.fd ?? null, rel, depth + 1);
+    return await scanDir(s, up.fd, low?.fd ?? null, mer?.fd ?? null, rel, depth + 1);
   } finally {
     await Promise.all([up.close(), low?.close(), mer?.close()]);
   }
@@ -332,6 +348,14 @@ async function makeSafe(s: ScanState, dirFd: number, name: Buffer, st: Stats, re
   s.setIdCleared.push(rel);
 }
 
+/** File steps of a landing made at once (each is a few calls in the thread pool). */
+const LANDING_CONCURRENCY = 16;
+
+/** A step that touches one file only: it may run beside the others of its run. */
+function fileStep(step: Step): boolean {
+  return (step.op === 'move' && step.kind !== 'directory') || (step.op === 'remove' && step.kind !== 'directory');
+}
+
 export interface LandingOptions {
   /** Who ran the command: its backups are that caller's changes (undo_edit takes them back). */
   actor: string | null;
@@ -357,42 +381,69 @@ export async function landSteps(ws: Workspace, run: RunDir, steps: Step[], opts:
   await syncFileSystem(run.upper);
   const dirs = new DirCache();
   const trash = { n: 0, dir: run.trash };
+  const one = async (step: Step): Promise<void> => {
+    if (step.op === 'chmod') {
+      const d = await dirs.open(ws.root, step.rel);
+      await d.chmod(step.mode);
+      return;
+    }
+    const parent = await dirs.open(ws.root, step.dirRel);
+    const bulk = opts.bulk(step.rel);
+    const replaced = step.op === 'remove' || step.replaces;
+    let newSha: string | null = null;
+    if (step.op === 'move' && step.kind === 'file' && !bulk) newSha = (await hashChild((await dirs.open(run.upper, step.upperDirRel)).fd, step.name))?.sha256 ?? null;
+    if (replaced) {
+      const now = await lstatChild(parent.fd, step.name);
+      if (now && step.ctimeMs !== null && now.ctimeMs !== step.ctimeMs) throw new Conflict([step.rel]);
+      if (now) {
+        const kept = await keepOld(ws, parent.fd, step, now, bulk, opts.actor, trash);
+        step.change.backup_id = kept.backupId;
+        step.change.sha256_before = kept.sha256;
+        landed.unbackedUp += kept.unbackedUp;
+      }
+    }
+    const target = childPath(parent.fd, step.name);
+    if (step.op === 'mkdir') {
+      await fs.mkdir(target, { mode: step.mode });
+      await fs.chmod(target, step.mode);
+    } else if (step.op === 'move') {
+      const from = await dirs.open(run.upper, step.upperDirRel);
+      await fs.rename(childPath(from.fd, step.name), target);
+      if (step.kind === 'file') {
+        const st = await lstatChild(parent.fd, step.name);
+        step.change.version = st && newSha !== null ? versionOf(st, newSha) : null;
+        if (bulk) landed.unbackedUp++;
+      }
+    }
+    dirs.touched(step.dirRel);
+  };
   try {
-    for (const step of steps) {
-      if (step.op === 'chmod') {
-        const d = await dirs.open(ws.root, step.rel);
-        await d.chmod(step.mode);
-        continue;
+    // Steps on files (renames, their backups) are independent of each other: a run of them lands LANDING_CONCURRENCY
+    // at a time; a directory's steps wait for what came before, so that a parent exists before its children.
+    for (let i = 0; i < steps.length; ) {
+      let j = i;
+      while (j < steps.length && fileStep(steps[j] as Step)) j++;
+      if (j === i) await one(steps[i++] as Step);
+      else {
+        const batch = steps.slice(i, j);
+        let next = 0;
+        let failed = false;
+        const worker = async () => {
+          while (next < batch.length && !failed) {
+            try {
+              await one(batch[next++] as Step);
+            } catch (err) {
+              failed = true;
+              throw err;
+            }
+          }
+        };
+        // Every worker settles before an error goes on: none may act after the landing has given up.
+        const settled = await Promise.allSettled(Array.from({ length: Math.min(LANDING_CONCURRENCY, batch.length) }, worker));
+        const rejected = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+        if (rejected) throw rejected.reason;
+        i = j;
       }
-      const parent = await dirs.open(ws.root, step.dirRel);
-      const bulk = opts.bulk(step.rel);
-      const replaced = step.op === 'remove' || step.replaces;
-      let newSha: string | null = null;
-      if (step.op === 'move' && step.kind === 'file' && !bulk) newSha = (await hashChild((await dirs.open(run.upper, step.upperDirRel)).fd, step.name))?.sha256 ?? null;
-      if (replaced) {
-        const now = await lstatChild(parent.fd, step.name);
-        if (now && step.ctimeMs !== null && now.ctimeMs !== step.ctimeMs) throw new Conflict([step.rel]);
-        if (now) {
-          const kept = await keepOld(ws, parent.fd, step, now, bulk, opts.actor, trash);
-          step.change.backup_id = kept.backupId;
-          step.change.sha256_before = kept.sha256;
-          landed.unbackedUp += kept.unbackedUp;
-        }
-      }
-      const target = childPath(parent.fd, step.name);
-      if (step.op === 'mkdir') {
-        await fs.mkdir(target, { mode: step.mode });
-        await fs.chmod(target, step.mode);
-      } else if (step.op === 'move') {
-        const from = await dirs.open(run.upper, step.upperDirRel);
-        await fs.rename(childPath(from.fd, step.name), target);
-        if (step.kind === 'file') {
-          const st = await lstatChild(parent.fd, step.name);
-          step.change.version = st && newSha !== null ? versionOf(st, newSha) : null;
-          if (bulk) landed.unbackedUp++;
-        }
-      }
-      dirs.touched(step.dirRel);
     }
     await dirs.syncTouched(ws.root);
   } finally {

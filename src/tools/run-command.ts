@@ -197,7 +197,7 @@ async function runOne(ctx: ToolContext, input: z.output<typeof Input>, exec: Exe
         },
         afterExit: async (mergedView) => {
           if (ctx.signal.aborted) return;
-          const scan = await scanLayer(ws, run, mergedView, startedMs, reservedOf(masked)).catch((e: unknown) => {
+          const scan = await scanLayer(ws, run, mergedView, startedMs, reservedOf(masked), bulkOf(exec)).catch((e: unknown) => {
             if (e instanceof TreeTooLarge) return e;
             throw e;
           });

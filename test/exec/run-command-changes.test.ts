@@ -134,4 +134,17 @@ describe("run_command's changes", () => {
     expect(await fs.stat(t.file('fresh.txt')).catch(() => null)).toBeNull();
     expect(await fs.readFile(t.file('drop.txt'), 'utf8')).toBe('dropped content\n');
   });
+
+  it('a bulk directory made again (rm -rf node_modules, then install) is swapped whole: nothing of the old one stays', async () => {
+    await fs.mkdir(t.file('node_modules/old-dep'), { recursive: true });
+    await fs.writeFile(t.file('node_modules/old-dep/index.js'), 'old\n');
+    await fs.mkdir(t.file('node_modules/kept'), { recursive: true });
+    await fs.writeFile(t.file('node_modules/kept/index.js'), 'v1\n');
+    const r = await run({ command: 'rm -rf node_modules && mkdir -p node_modules/kept node_modules/new-dep && echo v2 > node_modules/kept/index.js && echo n > node_modules/new-dep/index.js' });
+    expect(r.body.status).toBe('success');
+    expect(await fs.stat(t.file('node_modules/old-dep')).catch(() => null)).toBeNull();
+    expect(await fs.readFile(t.file('node_modules/kept/index.js'), 'utf8')).toBe('v2\n');
+    expect(await fs.readFile(t.file('node_modules/new-dep/index.js'), 'utf8')).toBe('n\n');
+    expect(r.data.files_changed.map((c) => `${c.change} ${c.path}`)).toEqual(expect.arrayContaining(['removed node_modules/old-dep', 'changed node_modules/kept/index.js', 'created node_modules/new-dep']));
+  });
 });
