@@ -54,6 +54,8 @@ export const execErrors = {
     new ToolError('ACCESS_DENIED', `A command on this project needs a person's approval, which binds to the project as it is, and the project is too large to bind to (over ${maxEntries} entries, or its walk took too long); ask the operator for a rule that allows the command.`),
   commandChangeDenied: (rel: string, op: 'write' | 'delete', policyMessage: string, rule: string | number | undefined) =>
     new ToolError('ACCESS_DENIED', `Nothing the command changed landed: it ${op === 'write' ? 'wrote' : 'removed'} ${rel}, which the policy denies${policyMessage ? ` (${policyMessage})` : ''}. Run it so that it leaves that path as it is.`, { path: rel, op, ...(rule !== undefined && { rule }) }),
+  execStateElsewhere: () =>
+    new ToolError('EXECUTION_ERROR', "run_command needs the state directory on the project's volume (its changes are moved from there into the project); TOOLGATE_STATE_DIR is on another file system. Nothing ran."),
   execChangedMeanwhile: (paths: readonly string[]) =>
     new ToolError('CONFLICT', `Nothing the command changed landed: ${paths.length === 1 ? 'a path it changes was' : `${paths.length} paths it changes were`} changed by someone else while it ran: ${paths.slice(0, 10).join(', ')}${paths.length > 10 ? ', …' : ''}. Run it again on the project as it is now.`, { paths: paths.slice(0, 100) }),
 };

@@ -180,6 +180,8 @@ async function runOne(ctx: ToolContext, input: z.output<typeof Input>, exec: Exe
   const run = await makeRunDir(ws);
   const landing: Landing = { result: null, unbackedUp: 0, discarded: null, why: null };
   try {
+    // The landing moves the layer's files into the project: a layer on another file system could land half.
+    if ((await fs.stat(run.upper)).dev !== (await fs.stat(ws.root)).dev) throw E.execStateElsewhere();
     // Date.now() is cut to the millisecond and file times are not: a change made in this millisecond is older
     // than the command, which starts tens of milliseconds later (docs/run-command.md, "What a command changes").
     const startedMs = Date.now() + 1;

@@ -148,3 +148,20 @@ describe("run_command's changes", () => {
     expect(r.data.files_changed.map((c) => `${c.change} ${c.path}`)).toEqual(expect.arrayContaining(['removed node_modules/old-dep', 'changed node_modules/kept/index.js', 'created node_modules/new-dep']));
   });
 });
+
+describe('run_command with the state directory on another file system', () => {
+  it('runs nothing, and says the state directory must be on the project volume', async () => {
+    const state = await fs.mkdtemp('/dev/shm/toolgate-state-');
+    const other = await makeApp({ TOOLGATE_EXEC: 'sandboxed', TOOLGATE_STATE_DIR: state });
+    try {
+      const r = await other.call('run_command', { command: 'echo x > ran.txt' });
+      expect(r.body.error?.code).toBe('EXECUTION_ERROR');
+      expect(r.body.error?.message).toMatch(/state directory on the project's volume/);
+      expect(await fs.stat(other.file('ran.txt')).catch(() => null)).toBeNull();
+    } finally {
+      await other.close();
+      await fs.rm(state, { recursive: true, force: true });
+    }
+  });
+});
+
