@@ -388,7 +388,8 @@ function commandAnswer(input: z.output<typeof Input>, cwdRel: string, outcome: R
  * that looks like the preview's own (an `env` line, a second `$` line), and no terminal escape.
  */
 export function escapeControl(text: string): string {
-  return text.replace(/[\p{Cc}\u2028\u2029]/gu, (c) => {
+  // Bidirectional controls too: they reorder what a person reads without showing themselves.
+  return text.replace(/[\p{Cc}\u2028\u2029\u200e\u200f\u061c\u202a-\u202e\u2066-\u2069]/gu, (c) => {
     if (c === '\n') return '\\n';
     if (c === '\t') return '\\t';
     if (c === '\r') return '\\r';

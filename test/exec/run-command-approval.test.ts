@@ -85,6 +85,11 @@ describe('run_command approvals', () => {
     expect(lines.filter((l) => l.startsWith('$ '))).toHaveLength(2);
     expect(approval.diff_preview).toContain('$ echo hi\\nenv X=1\\n$ rm -rf /\\x1b[2K');
     expect(approval.summary).not.toContain('\n');
+    // A right-to-left override would reorder what the person reads: it shows as its code.
+    const bidi = await ask({ command: 'echo safe \u202e; rm -rf ~ #' });
+    const shown = (await t.get(null, `/v1/approvals/${bidi.id}`)).json.approval as Approval;
+    expect(shown.diff_preview).toContain('\\u202e');
+    expect(shown.diff_preview).not.toContain('\u202e');
   });
 
   it('a dry run of a command still asks: it runs the command', async () => {
