@@ -15,6 +15,7 @@ import { moveToBackup } from '../workspace/backups.js';
 import { looksBinary } from '../workspace/encoding.js';
 import { versionOf } from '../workspace/versions.js';
 import type { Workspace } from '../workspace/workspace.js';
+import { ownerState, readOwnerRecord, writeOwnerRecord } from '../workspace/process-owner.js';
 import { TEMP_MARKER } from '../workspace/sandbox.js';
 import { isInside } from '../workspace/workspace.js';
 import { childPath, kindOfStat, listDir, lstatChild, nameText, openChildDir, openDir, shownName, TreeTooLarge, walkTree, type TreeKind } from './fd-walk.js';
@@ -39,13 +40,24 @@ export interface RunDir {
 }
 
 export async function makeRunDir(ws: Workspace): Promise<RunDir> {
-  const dir = path.join(ws.stateDir, 'exec', ws.instanceId, `${Date.now().toString(36)}-${randomBytes(6).toString('hex')}`);
+  const base = path.join(ws.stateDir, 'exec', ws.instanceId);
+  await fs.mkdir(base, { recursive: true, mode: 0o700 });
+  // The process that made this instance's runs: a later start sweeps them once it is gone (sweepRunDirs).
+  try {
+    writeOwnerRecord(path.join(base, OWNER));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  }
+  const dir = path.join(base, `${Date.now().toString(36)}-${randomBytes(6).toString('hex')}`);
   for (const d of ['upper', 'work', 'merged', 'trash']) await fs.mkdir(path.join(dir, d), { recursive: true, mode: 0o700 });
   // The overlay is mounted from inside the run's directory by relative names, so its options (shown in the
   // sandbox's /proc/self/mountinfo) name no host path, and no comma or colon of a path can break them.
   await fs.symlink(ws.root, path.join(dir, 'lower'));
   return { dir, upper: path.join(dir, 'upper'), merged: path.join(dir, 'merged'), args: path.join(dir, 'args'), trash: path.join(dir, 'trash') };
 }
+
+/** In each instance's directory of runs: the process that made it. */
+const OWNER = '.owner';
 
 /**
  * Removes a run's directory whatever the command left in its layer (any depth, modes that deny reading):
@@ -59,11 +71,25 @@ export function removeRunDir(dir: string): Promise<void> {
   });
 }
 
-/** Removes the run directories of earlier starts of this instance (a crash left them). */
+/**
+ * Removes what crashed processes left: the run directories of every instance whose owner on this host is gone
+ * (an empty record: killed while writing it), and this instance's own from an earlier start with the same id.
+ * A live owner's runs, or one on another host, stay.
+ */
 export async function sweepRunDirs(ws: Workspace): Promise<void> {
-  const base = path.join(ws.stateDir, 'exec', ws.instanceId);
-  const names = await fs.readdir(base).catch(() => [] as string[]);
-  await Promise.all(names.map((n) => removeRunDir(path.join(base, n))));
+  const root = path.join(ws.stateDir, 'exec');
+  const instances = await fs.readdir(root).catch(() => [] as string[]);
+  await Promise.all(
+    instances.map(async (instance) => {
+      const base = path.join(root, instance);
+      const record = readOwnerRecord(path.join(base, OWNER));
+      const state = record === null ? null : record === '' ? 'dead' : ownerState(record);
+      if (state === 'dead') return removeRunDir(base);
+      if (instance !== ws.instanceId || state === 'alive') return;
+      const names = await fs.readdir(base).catch(() => [] as string[]);
+      await Promise.all(names.filter((n) => n !== OWNER).map((n) => removeRunDir(path.join(base, n))));
+    }),
+  );
 }
 
 export interface Hidden {

@@ -3,9 +3,12 @@
 // bring it back, a removal too), each landed file answers its version, the audit line has each change's sha256
 // before and after, bulk directories land without backups and say so, and a stopped command lands nothing.
 import { createHash } from 'node:crypto';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs/promises';
+import path from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OWNER_RECORD } from '../../src/workspace/process-owner.js';
 import { makeApp, type TestApp } from '../helpers.js';
 
 interface Change {
@@ -161,6 +164,30 @@ describe('run_command with the state directory on another file system', () => {
     } finally {
       await other.close();
       await fs.rm(state, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("run directories a crashed process left", () => {
+  it('are removed before the next process runs its first command; a live owner keeps its own', async () => {
+    const t = await makeApp({ TOOLGATE_EXEC: 'sandboxed' });
+    try {
+      const execDir = path.join(t.root, '.toolgate', 'exec');
+      // A process that has exited: its pid is dead on this host.
+      const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }).stdout;
+      const crashed = path.join(execDir, 'crashed-instance');
+      await fs.mkdir(path.join(crashed, 'run1', 'upper', 'left'), { recursive: true });
+      await fs.writeFile(path.join(crashed, 'run1', 'upper', 'left', 'big.bin'), 'x'.repeat(1000));
+      await fs.writeFile(path.join(crashed, '.owner'), `${OWNER_RECORD.split(':')[0] as string}:${dead}:00ff`);
+      const alive = path.join(execDir, 'live-instance');
+      await fs.mkdir(path.join(alive, 'run1'), { recursive: true });
+      await fs.writeFile(path.join(alive, '.owner'), OWNER_RECORD);
+      const r = await t.call('run_command', { command: 'true' });
+      expect(r.body.status, JSON.stringify(r.body)).toBe('success');
+      expect(await fs.stat(crashed).catch(() => null)).toBeNull();
+      expect(await fs.stat(path.join(alive, 'run1')).catch(() => null)).not.toBeNull();
+    } finally {
+      await t.close();
     }
   });
 });
