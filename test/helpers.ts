@@ -1,4 +1,5 @@
 // Test harness: a real app over a fresh temporary workspace, driven through HTTP (inject).
+import { Writable } from 'node:stream';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
@@ -84,4 +85,16 @@ export function withVersion(text: string, body: Envelope): string {
   if (!sha) throw new Error('the answer carries no version');
   const line = `Version: sha256 ${sha} (pass it as expected_sha256 to change this file).`;
   return text.includes('\n') ? `${text}${text.endsWith('\n') ? '' : '\n'}${line}` : `${text} ${line}`;
+}
+
+/** An audit stream for makeApp's `auditStream` and the lines written to it, parsed. */
+export function auditCollector(): { stream: Writable; lines: Record<string, unknown>[] } {
+  const lines: Record<string, unknown>[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      for (const l of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(l) as Record<string, unknown>);
+      done();
+    },
+  });
+  return { stream, lines };
 }

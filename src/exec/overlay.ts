@@ -15,8 +15,8 @@ import { moveToBackup } from '../workspace/backups.js';
 import { looksBinary } from '../workspace/encoding.js';
 import { versionOf } from '../workspace/versions.js';
 import type { Workspace } from '../workspace/workspace.js';
-import { ownerState, readOwnerRecord, writeOwnerRecord } from '../workspace/process-owner.js';
-import { TEMP_MARKER } from '../workspace/sandbox.js';
+import { ownerStateOf, writeOwnerRecord } from '../workspace/process-owner.js';
+import { TEMP_MARKER, toPosixRel } from '../workspace/sandbox.js';
 import { isInside } from '../workspace/workspace.js';
 import { childPath, kindOfStat, listDir, lstatChild, nameText, openChildDir, openDir, shownName, TreeTooLarge, walkTree, type TreeKind } from './fd-walk.js';
 import { SANDBOX_PATH } from './network.js';
@@ -48,11 +48,15 @@ export async function makeRunDir(ws: Workspace): Promise<RunDir> {
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
   }
-  const dir = path.join(base, `${Date.now().toString(36)}-${randomBytes(6).toString('hex')}`);
+  return layRunDir(path.join(base, `${Date.now().toString(36)}-${randomBytes(6).toString('hex')}`), ws.root);
+}
+
+/** Makes a run's directory at `dir` over the project at `lower` (the start-up probe lays one over an empty project). */
+export async function layRunDir(dir: string, lower: string): Promise<RunDir> {
   for (const d of ['upper', 'work', 'merged', 'trash']) await fs.mkdir(path.join(dir, d), { recursive: true, mode: 0o700 });
   // The overlay is mounted from inside the run's directory by relative names, so its options (shown in the
   // sandbox's /proc/self/mountinfo) name no host path, and no comma or colon of a path can break them.
-  await fs.symlink(ws.root, path.join(dir, 'lower'));
+  await fs.symlink(lower, path.join(dir, 'lower'));
   return { dir, upper: path.join(dir, 'upper'), merged: path.join(dir, 'merged'), args: path.join(dir, 'args'), trash: path.join(dir, 'trash') };
 }
 
@@ -82,14 +86,18 @@ export async function sweepRunDirs(ws: Workspace): Promise<void> {
   await Promise.all(
     instances.map(async (instance) => {
       const base = path.join(root, instance);
-      const record = readOwnerRecord(path.join(base, OWNER));
-      const state = record === null ? null : record === '' ? 'dead' : ownerState(record);
+      const state = ownerStateOf(path.join(base, OWNER));
       if (state === 'dead') return removeRunDir(base);
       if (instance !== ws.instanceId || state === 'alive') return;
       const names = await fs.readdir(base).catch(() => [] as string[]);
       await Promise.all(names.filter((n) => n !== OWNER).map((n) => removeRunDir(path.join(base, n))));
     }),
   );
+}
+
+/** The state directory relative to the root, when it lies inside the project (walks leave it out whole). */
+function stateRelOf(ws: Workspace): string | null {
+  return isInside(ws.root, ws.stateDir) ? toPosixRel(ws.root, ws.stateDir) : null;
 }
 
 export interface Hidden {
@@ -105,7 +113,7 @@ export interface Hidden {
  */
 export async function findHidden(ws: Workspace, allows: (realRel: string, isDir: boolean) => boolean, bounds: { maxEntries: number; deadline: number }): Promise<Hidden> {
   const hidden: Hidden = { dirs: [], files: [] };
-  const stateRel = isInside(ws.root, ws.stateDir) ? path.relative(ws.root, ws.stateDir).split(path.sep).join('/') : null;
+  const stateRel = stateRelOf(ws);
   const root = await openDir(ws.root);
   try {
     await walkTree(root.fd, { ...bounds, maxDepth: MAX_TREE_DEPTH }, (v) => {
@@ -543,8 +551,11 @@ async function backUpTree(ws: Workspace, parentFd: number, name: Buffer, rel: st
   return missed;
 }
 
-/** sha256 of a regular file below a directory descriptor (never following a link, never blocking); null when it is not one. */
-async function hashChild(dirFd: number, name: Buffer): Promise<{ sha256: string; ino: number } | null> {
+/**
+ * sha256 of a regular file below a directory descriptor (never following a link, never blocking), and its first
+ * `keepHead` bytes when asked (a preview's diff reads them in the same pass); null when it is not one.
+ */
+async function hashChild(dirFd: number, name: Buffer, keepHead = 0): Promise<{ sha256: string; ino: number; size: number; head: Buffer } | null> {
   let fh: fs.FileHandle;
   try {
     fh = await fs.open(childPath(dirFd, name), fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
@@ -555,8 +566,17 @@ async function hashChild(dirFd: number, name: Buffer): Promise<{ sha256: string;
     const st = await fh.stat();
     if (!st.isFile()) return null;
     const hash = createHash('sha256');
-    for await (const chunk of fh.createReadStream({ autoClose: false, highWaterMark: 1024 * 1024 })) hash.update(chunk as Buffer);
-    return { sha256: hash.digest('hex'), ino: st.ino };
+    const head: Buffer[] = [];
+    let kept = 0;
+    for await (const chunk of fh.createReadStream({ autoClose: false, highWaterMark: 1024 * 1024 })) {
+      hash.update(chunk as Buffer);
+      if (kept < keepHead) {
+        const piece = (chunk as Buffer).subarray(0, keepHead - kept);
+        head.push(piece);
+        kept += piece.length;
+      }
+    }
+    return { sha256: hash.digest('hex'), ino: st.ino, size: st.size, head: Buffer.concat(head) };
   } finally {
     await fh.close();
   }
@@ -628,7 +648,8 @@ export async function countLayer(upper: string): Promise<number> {
  */
 export async function projectStamp(ws: Workspace, bounds: { maxEntries: number; deadline: number }): Promise<{ entries: number; sha256: string }> {
   const hash = createHash('sha256');
-  const stateRel = isInside(ws.root, ws.stateDir) ? Buffer.from(path.relative(ws.root, ws.stateDir).split(path.sep).join('/')) : null;
+  const stateText = stateRelOf(ws);
+  const stateRel = stateText === null ? null : Buffer.from(stateText);
   const root = await openDir(ws.root);
   try {
     const entries = await walkTree(root.fd, { ...bounds, maxDepth: MAX_TREE_DEPTH }, (v) => {
@@ -693,14 +714,7 @@ async function readChild(dirFd: number, name: Buffer): Promise<{ content: Buffer
     const target = await fs.readlink(childPath(dirFd, name)).catch(() => '');
     return { content: Buffer.alloc(0), size: 0, sha256: null, link: `symbolic link -> ${target}\n` };
   }
-  const hashed = await hashChild(dirFd, name);
+  const hashed = await hashChild(dirFd, name, PREVIEW_FILE_BYTES + 1);
   if (!hashed) return null;
-  const fh = await fs.open(childPath(dirFd, name), fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
-  try {
-    const buf = Buffer.alloc(Math.min(st.size, PREVIEW_FILE_BYTES + 1));
-    const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
-    return { content: buf.subarray(0, bytesRead), size: st.size, sha256: hashed.sha256 };
-  } finally {
-    await fh.close();
-  }
+  return { content: hashed.head, size: hashed.size, sha256: hashed.sha256 };
 }

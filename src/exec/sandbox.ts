@@ -7,14 +7,15 @@
 import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import type { Readable, Writable } from 'node:stream';
-import { existsSync, lstatSync, mkdirSync, readlinkSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readlinkSync, realpathSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { E } from '../errors.js';
+import { toPosixRel } from '../workspace/sandbox.js';
 import { isInside } from '../workspace/workspace.js';
 import { hasPidsCgroup, makeRunCgroups, planCgroups, removeCgroups } from './cgroup.js';
 import { connectNetwork, egressRules, LAUNCHER_STDIO, findNetworkTools, findOnPath, NET_FILES, SANDBOX_PATH, writeNetFiles, type NetworkTools } from './network.js';
-import { removeRunDir, type RunDir } from './overlay.js';
+import { layRunDir, removeRunDir, type RunDir } from './overlay.js';
 import type { ExecSettings } from './settings.js';
 
 /** Where the project is seen inside the sandbox. */
@@ -109,7 +110,7 @@ export function inRoot(root: string, candidates: readonly string[]): Buffer[] {
     } catch {
       continue;
     }
-    if (real !== root && isInside(root, real)) out.push(Buffer.from(path.relative(root, real).split(path.sep).join('/')));
+    if (real !== root && isInside(root, real)) out.push(Buffer.from(toPosixRel(root, real)));
   }
   return out;
 }
@@ -140,7 +141,8 @@ export async function probeSandbox(exec: ExecSettings): Promise<string | null> {
     if (process.getuid?.() === 0 && !hasPidsCgroup(plan)) {
       return `the service runs as root, where the kernel does not apply RLIMIT_NPROC, and no pids cgroup can be created to bound the processes of a command (${why || 'no pids controller'}); give the service a delegated cgroup or run it as a non-root user`;
     }
-    const run = await makeProbeRun(probeDir);
+    // The layers need a file system with user xattrs, as the state directory: the probe's lie beside an empty project.
+    const run = await layRunDir(path.join(probeDir, 'run'), path.join(probeDir, 'project'));
     const probe = async (network: boolean, argv: string[]): Promise<RunOutcome> =>
       runSandboxed({ ...exec, network }, { run, maskDirs: [], maskFiles: [], cwd: WORKSPACE_MOUNT, env: {}, argv }, { timeoutMs: 10_000, stdin: undefined, signal: new AbortController().signal });
     let r: RunOutcome;
@@ -155,14 +157,6 @@ export async function probeSandbox(exec: ExecSettings): Promise<string | null> {
   } finally {
     await removeRunDir(probeDir);
   }
-}
-
-/** A run directory beside an empty probe project (the layers need a file system with user xattrs, as the state directory). */
-async function makeProbeRun(probeDir: string): Promise<RunDir> {
-  const dir = path.join(probeDir, 'run');
-  for (const d of ['upper', 'work', 'merged', 'trash']) mkdirSync(path.join(dir, d), { recursive: true, mode: 0o700 });
-  symlinkSync(path.join(probeDir, 'project'), path.join(dir, 'lower'));
-  return { dir, upper: path.join(dir, 'upper'), merged: path.join(dir, 'merged'), args: path.join(dir, 'args'), trash: path.join(dir, 'trash') };
 }
 
 /** One networked run of a command that checks its interface is up: the whole path a command's network takes. */

@@ -317,12 +317,18 @@ export class PolicyService {
     this.filterWalk(tool, after, switches, true, true, input);
     const shownAfter = after.allowsEntry ?? (() => true);
     const policy = this.policy as Policy;
-    const readable = (realRel: string) => evaluate(policy, { tool: READ.name, risk: READ.risk, realRel, switches }).decision === 'allow';
+    // Each entry's read decided once: the walk keeps those not allowed, of which the ones that ask are listed.
+    const asking = new Set<string>();
+    const readable = (realRel: string) => {
+      const d = evaluate(policy, { tool: READ.name, risk: READ.risk, realRel, switches }).decision;
+      if (d === 'ask') asking.add(realRel);
+      return d === 'allow';
+    };
     try {
       const hidden = await findHidden(p.ws, readable, { maxEntries: p.ws.limits.searchMaxFiles, deadline: Date.now() + p.ws.limits.searchTimeoutMs });
       const asks = [...hidden.dirs.map((d) => [d, true] as const), ...hidden.files.map((f) => [f, false] as const)]
         .map(([rel, isDir]) => [rel.toString('utf8'), isDir] as const)
-        .filter(([rel, isDir]) => shownAfter(rel, isDir) && evaluate(policy, { tool: READ.name, risk: READ.risk, realRel: rel, switches }).decision === 'ask')
+        .filter(([rel, isDir]) => asking.has(rel) && shownAfter(rel, isDir))
         .map(([rel, isDir]) => (isDir ? `${rel}/` : rel))
         .sort();
       return { asks: asks.slice(0, MAX_ASKED_SHOWN), more: asks.length > MAX_ASKED_SHOWN };

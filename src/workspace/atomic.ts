@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import fsCallbacks, { accessSync, closeSync, constants, fchmodSync, lstatSync, mkdirSync, openSync, rmdirSync, rmSync, type Stats } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { ownerState, readOwnerRecord, writeOwnerRecord } from './process-owner.js';
+import { ownerStateOf, writeOwnerRecord } from './process-owner.js';
 import { TEMP_MARKER } from './sandbox.js';
 import { fsyncFd, openForWrite, renameFile, writeAll } from './sync-first-io.js';
 import type { Workspace } from './workspace.js';
@@ -189,9 +189,7 @@ export async function sweepTempFiles(ws: Workspace): Promise<number> {
   const now = Date.now();
   for (const owner of owners) {
     const dir = path.join(base, owner);
-    const record = readOwnerRecord(path.join(dir, OWNER));
-    // An empty record: its process was killed between creating the record and its one write of a few bytes.
-    const state = record === null ? null : record === '' ? 'dead' : ownerState(record);
+    const state = ownerStateOf(path.join(dir, OWNER));
     if (state === 'alive') continue;
     const all = state === 'dead' || (state === null && owner === ws.instanceId);
     const entries = await fs.readdir(dir).catch(() => [] as string[]);

@@ -61,6 +61,15 @@ export function writeOwnerRecord(file: string): void {
   }
 }
 
+/**
+ * The state of the owner recorded in `file`: null when there is no record; 'dead' for an empty one (its process
+ * was killed between creating the file and its one write of a few bytes).
+ */
+export function ownerStateOf(file: string): OwnerState | null {
+  const record = readOwnerRecord(file);
+  return record === null ? null : record === '' ? 'dead' : ownerState(record);
+}
+
 /** The record in `file`, or null when there is none. */
 export function readOwnerRecord(file: string): string | null {
   try {

@@ -6,10 +6,9 @@ import { createHash } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OWNER_RECORD } from '../../src/workspace/process-owner.js';
-import { makeApp, type TestApp } from '../helpers.js';
+import { auditCollector, makeApp, type TestApp } from '../helpers.js';
 
 interface Change {
   path: string;
@@ -29,14 +28,10 @@ const sha = (s: string) => createHash('sha256').update(s).digest('hex');
 
 describe("run_command's changes", () => {
   let t: TestApp;
-  const audit: Record<string, unknown>[] = [];
+  let audit: Record<string, unknown>[] = [];
   beforeAll(async () => {
-    const stream = new Writable({
-      write(chunk: Buffer, _enc, done) {
-        for (const l of chunk.toString().split('\n').filter(Boolean)) audit.push(JSON.parse(l) as Record<string, unknown>);
-        done();
-      },
-    });
+    const { stream, lines } = auditCollector();
+    audit = lines;
     t = await makeApp({ TOOLGATE_EXEC: 'sandboxed', TOOLGATE_AUDIT_STDOUT: 'true' }, { auditStream: stream });
   });
   afterAll(async () => t.close());

@@ -4,11 +4,10 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
-import { makeApp, makeTempDir, type TestApp } from '../helpers.js';
+import { auditCollector, makeApp, makeTempDir, type TestApp } from '../helpers.js';
 import { makeToken } from '../ops/ops-helpers.js';
 import { makePolicyApp, type PolicyApp } from '../approvals/approval-helpers.js';
 import { hostProcesses, signalSandbox, until } from '../exec/host-processes.js';
@@ -49,14 +48,10 @@ describe('run_command off (the default)', () => {
 
 describe('run_command sandboxed', () => {
   let t: TestApp;
-  const audit: Record<string, unknown>[] = [];
+  let audit: Record<string, unknown>[] = [];
   beforeAll(async () => {
-    const stream = new Writable({
-      write(chunk: Buffer, _enc, done) {
-        for (const l of chunk.toString().split('\n').filter(Boolean)) audit.push(JSON.parse(l) as Record<string, unknown>);
-        done();
-      },
-    });
+    const { stream, lines } = auditCollector();
+    audit = lines;
     t = await makeApp({ TOOLGATE_EXEC: 'sandboxed', TOOLGATE_EXEC_OUTPUT_MAX_BYTES: '2048', TOOLGATE_AUDIT_STDOUT: 'true' }, { tokens: [runner.entry, writer.entry], auditStream: stream });
   });
   afterAll(async () => t.close());
