@@ -48,7 +48,17 @@ export async function makeRunDir(ws: Workspace): Promise<RunDir> {
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
   }
-  return layRunDir(path.join(base, `${Date.now().toString(36)}-${randomBytes(6).toString('hex')}`), ws.root);
+  return layRunDir(path.join(base, makeRunDirName()), ws.root);
+}
+
+/** A new run directory's name: unique, and in the order runs were made. */
+export function makeRunDirName(): string {
+  return `${Date.now().toString(36)}-${randomBytes(6).toString('hex')}`;
+}
+
+/** The parts of the run directory at `dir`. */
+export function runDirAt(dir: string): RunDir {
+  return { dir, upper: path.join(dir, 'upper'), merged: path.join(dir, 'merged'), args: path.join(dir, 'args'), trash: path.join(dir, 'trash') };
 }
 
 /** Makes a run's directory at `dir` over the project at `lower` (the start-up probe lays one over an empty project). */
@@ -57,7 +67,7 @@ export async function layRunDir(dir: string, lower: string): Promise<RunDir> {
   // The overlay is mounted from inside the run's directory by relative names, so its options (shown in the
   // sandbox's /proc/self/mountinfo) name no host path, and no comma or colon of a path can break them.
   await fs.symlink(lower, path.join(dir, 'lower'));
-  return { dir, upper: path.join(dir, 'upper'), merged: path.join(dir, 'merged'), args: path.join(dir, 'args'), trash: path.join(dir, 'trash') };
+  return runDirAt(dir);
 }
 
 /** In each instance's directory of runs: the process that made it. */

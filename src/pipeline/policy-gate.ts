@@ -9,7 +9,7 @@ import path from 'node:path';
 import type { Config } from '../config.js';
 import type { Risk } from '../envelope.js';
 import { E, ERROR_STATUS, ToolError } from '../errors.js';
-import { CallStopped, type ToolDefinition, type ToolResult } from '../tools/define.js';
+import { CallStopped, ChangesNeedReview, type ToolDefinition, type ToolResult } from '../tools/define.js';
 import type { CallGate, CallInfo, GatedResult, ResolveHook, RunTool } from '../tools/call.js';
 import { changeIdentity, describeChange, describeChangesBriefly, type ChangeEntry, type PlanHook, type PlannedChange } from '../tools/plan.js';
 import { TOOLS } from '../tools/registry.js';
@@ -17,6 +17,7 @@ import { ApprovalError, argsHash, changesHash, openApprovalStore, type ApprovalB
 import { denialError, evaluate, resolveSwitches, strictest, toolPolicyView, type PolicyDecision, type SwitchStates } from '../policy/evaluate.js';
 import type { Policy } from '../policy/policy-file.js';
 import { walkTree } from '../search/walk.js';
+import { dropHeld, sweepHeld } from '../exec/held.js';
 import { findHidden } from '../exec/overlay.js';
 import type { ExecSettings } from '../exec/settings.js';
 import { formatBytes } from '../workspace/encoding.js';
@@ -69,6 +70,8 @@ class ApprovalNeeded extends CallStopped {
     readonly p: ResolvedPath,
     readonly decision: PolicyDecision,
     readonly version: VersionStamp | null,
+    /** A command's held run (ChangesNeedReview): its changes and what it did, instead of a plan or dry run. */
+    readonly held: ChangesNeedReview | null = null,
   ) {
     super('approval needed');
     this.project = p.ws.id;
@@ -141,8 +144,17 @@ export class PolicyService {
 
   async sweep(now?: number): Promise<ApprovalRecord[]> {
     if (!this.store) return [];
-    const { expired } = await this.store.sweepExpired(now);
+    const store = this.store;
+    const { expired } = await store.sweepExpired(now);
     for (const r of expired) this.note('expired', r);
+    // Held command runs nobody can land any more (their request settled elsewhere, or was never recorded).
+    const single = this.deps.projects.single;
+    if (single) {
+      await sweepHeld(single.stateDir, async (id) => {
+        const r = await store.get(id);
+        return r !== null && (r.status === 'pending' || r.status === 'approved' || r.status === 'used');
+      });
+    }
     return expired;
   }
 
@@ -282,7 +294,7 @@ export class PolicyService {
    * reaches what is under it (docs/policy.md, "Walks, searches and listings"). A viewing call's walk also
    * leaves out what a read may not see.
    */
-  private filterWalk(tool: ToolDefinition, p: ResolvedPath, switches: SwitchStates, startApproved: boolean, viewing: boolean, input: Record<string, unknown>): void {
+  private filterWalk(tool: ToolDefinition, p: ResolvedPath, switches: SwitchStates, startApproved: boolean | 'own', viewing: boolean, input: Record<string, unknown>): void {
     if (!p.stat?.isDirectory()) return;
     const ruled = (t: { name: string; risk: Risk }) => {
       const view = toolPolicyView(this.policy, t, switches);
@@ -294,16 +306,24 @@ export class PolicyService {
     const command = tool.commandWords?.(input);
     const at = (t: { name: string; risk: Risk }, realRel: string) => evaluate(policy, { ...(t === tool && command !== undefined && { command }), tool: t.name, risk: t.risk, realRel, switches });
     p.allowsEntry = (realRel) => {
+      // 'own': a command run first (its effects held for a person) passes its own rule's ask, never a read's.
+      if (startApproved === 'own') return at(tool, realRel).decision !== 'deny' && (!viewing || at(READ, realRel).decision === 'allow');
       const d = viewing ? strictest([at(tool, realRel), at(READ, realRel)]).decision : at(tool, realRel).decision;
       return d === 'allow' || (d === 'ask' && startApproved);
     };
   }
 
   /** A change a command made, decided as write_file would be decided on it, a removal as delete_file (docs/run-command.md). */
-  private decideChange(realRel: string, op: 'write' | 'delete', switches: SwitchStates): { decision: 'allow' | 'ask' | 'deny'; message: string; rule: string | number | undefined } {
+  private decideChange(realRel: string, op: 'write' | 'delete', switches: SwitchStates): PolicyDecision {
     const as = op === 'write' ? WRITE : DELETE;
-    const d = evaluate(this.policy as Policy, { tool: as.name, risk: as.risk, realRel, switches });
-    return { decision: d.decision, message: d.message ?? '', rule: d.rule ? (d.rule.name ?? d.rule.index) : undefined };
+    return evaluate(this.policy as Policy, { tool: as.name, risk: as.risk, realRel, switches });
+  }
+
+  /** Whether an approved viewing call would see paths whose reading asks (see askedReads). */
+  private async seesAskedReads(tool: ToolDefinition, p: ResolvedPath, switches: SwitchStates, input: Record<string, unknown>): Promise<boolean> {
+    if (toolPolicyView(this.policy, READ, switches).askPaths.length === 0) return false;
+    const seen = await this.askedReads(tool, p, switches, input);
+    return seen !== undefined && (seen.asks.length > 0 || seen.more);
   }
 
   /**
@@ -367,9 +387,28 @@ export class PolicyService {
       if (opts?.receives && d.decision !== 'deny') d = strictest([d, await this.decideReceived(tool, p, opts.receives, switches)]);
       const denied = denialError(d);
       if (denied) throw denied;
-      if (d.decision === 'ask' && !cleared) await clear(p, d);
-      this.filterWalk(tool, p, switches, d.decision === 'ask', viewing, input);
-      if (tool.risk === 'execute' && p.stat?.isDirectory()) p.decideChange = (realRel, op) => this.decideChange(realRel, op, switches);
+      // With the network off a command that asks runs first on its overlay, and the person decides on what it did
+      // (its changes are held); it sees only what this caller may read, as nobody has approved it yet.
+      // A command that would see paths whose reading asks is approved before it runs, as with the network on.
+      const firstThenAsk = d.decision === 'ask' && tool.risk === 'execute' && input.dry_run !== true && p.ws.limits.exec?.network === false && !(await this.seesAskedReads(tool, p, switches, input));
+      const runFirst = firstThenAsk && !cleared && approvalId === undefined;
+      if (d.decision === 'ask' && !cleared && !runFirst) await clear(p, d);
+      this.filterWalk(tool, p, switches, runFirst ? 'own' : d.decision === 'ask', viewing, input);
+      if (tool.risk === 'execute' && p.stat?.isDirectory()) {
+        p.commandReview = {
+          decide: (realRel, op) => {
+            const c = this.decideChange(realRel, op, switches);
+            return { decision: c.decision, message: c.message ?? '', rule: c.rule ? (c.rule.name ?? c.rule.index) : undefined };
+          },
+          runFirst,
+          approvalHolds: firstThenAsk,
+          claim: async () => {
+            if (approvalId === undefined) return null;
+            if (!cleared) await clear(p, d.decision === 'ask' ? d : { decision: 'ask' });
+            return approvalId;
+          },
+        };
+      }
     };
     /** Spends the repeat's approval on the path that asks (the first one; the approval covers the call), or asks. */
     const clear = async (p: ResolvedPath, d: PolicyDecision): Promise<void> => {
@@ -407,6 +446,7 @@ export class PolicyService {
         this.note('used', spent, { request_id: call.requestId });
       }
       if (err instanceof ApprovalNeeded) return this.askFor(call, tool, input, runTool, switches, err, mayWait, view);
+      if (err instanceof ChangesNeedReview) return this.askForChanges(call, tool, input, runTool, switches, err, mayWait, view);
       if (err instanceof StillPending) {
         if (mayWait && (await this.waitFor(call, err.record.id))) return this.runGated(call, tool, input, err.record.id, runTool, switches, false);
         return this.answerPending(tool, input, runTool, switches, err.record, view);
@@ -440,6 +480,21 @@ export class PolicyService {
       );
     const out = await this.ask(call, tool, input, observing, switches, needed, mayWait);
     return withheldIf(view.concealed, out);
+  }
+
+  /**
+   * A command's run is held for a person (its changes ask, or the call asked and ran first): the request shows the
+   * command, what it did and every change, and binds to the project as it is now (with nothing of the run landed).
+   */
+  private async askForChanges(call: CallInfo, tool: ToolDefinition, input: Record<string, unknown>, runTool: RunTool, switches: SwitchStates, held: ChangesNeedReview, mayWait: boolean, view: CallView): Promise<GatedResult> {
+    try {
+      const decision = held.asking ? this.decideChange(held.asking.path, held.asking.op, switches) : this.decide(tool, held.p, switches, input);
+      const version = tool.approvalBinding ? await tool.approvalBinding(held.p) : null;
+      return await this.askFor(call, tool, input, runTool, switches, new ApprovalNeeded(held.p, decision, version, held), mayWait, view);
+    } catch (err) {
+      await held.discard();
+      throw err;
+    }
   }
 
   /**
@@ -540,14 +595,17 @@ export class PolicyService {
 
   private async ask(call: CallInfo, tool: ToolDefinition, input: Record<string, unknown>, runTool: RunTool, switches: SwitchStates, need: ApprovalNeeded, mayWait: boolean): Promise<GatedResult> {
     const store = this.store as ApprovalStore;
-    const { dry, planned } = await this.plan(tool, input, runTool, switches);
+    const held = need.held;
+    const { dry, planned } = held ? { dry: null, planned: held.planned } : await this.plan(tool, input, runTool, switches);
     const all = planned.map(describeChange);
     const changes = withinRecordBudget(all.slice(0, MAX_SHOWN_CHANGES));
     const shown = changesPreview(changes);
     // A tool that shows the person its call itself (run_command: the command, cwd, env, stdin) plans nothing; a
-    // command is shown with what the operator lets it do (network, limits), which its arguments do not say.
-    const told = tool.approvalPreview ? tool.approvalPreview(input, await this.askedReads(tool, need.p, switches, input)) : null;
-    const preview = told && tool.risk === 'execute' ? { ...told, preview: [told.preview, ...execSettingsLines(call.ws.limits.exec)].join('\n') } : told;
+    // command is shown with what the operator lets it do (network, limits), which its arguments do not say. A
+    // held run shows what it did (exit, output) before its changes.
+    const told = held ? held.told : tool.approvalPreview ? tool.approvalPreview(input, await this.askedReads(tool, need.p, switches, input)) : null;
+    const shownCall = told && tool.risk === 'execute' ? { ...told, preview: [told.preview, ...execSettingsLines(call.ws.limits.exec)].join('\n') } : told;
+    const preview = held && shownCall ? { ...shownCall, preview: [shownCall.preview, ...(all.length > 0 ? ['', shown.text] : ['', 'It changed nothing in the project.'])].join('\n') } : shownCall;
     const data = (dry?.data ?? {}) as { diff_preview?: unknown; diff_truncated?: unknown };
     const record = await store.create({
       caller: call.actor ?? null,
@@ -560,13 +618,15 @@ export class PolicyService {
       file_version: need.version,
       summary: preview?.summary ?? summaryOf(tool, need.p.rel, dry, all),
       // Every change (the old field held the dry run's diff of one file only).
-      diff_preview: all.length > 0 ? shown.text : typeof data.diff_preview === 'string' ? data.diff_preview : (preview?.preview ?? ''),
+      diff_preview: held ? (preview?.preview ?? '') : all.length > 0 ? shown.text : typeof data.diff_preview === 'string' ? data.diff_preview : (preview?.preview ?? ''),
       diff_truncated: all.length > 0 ? shown.truncated || all.length > changes.length : data.diff_truncated === true,
       changes,
       changes_hash: tool.mutates ? changesHash(all) : null,
       rule: need.decision.rule ? { index: need.decision.rule.index, ...(need.decision.rule.name !== undefined && { name: need.decision.rule.name }) } : null,
       ttlMs: (this.policy as Policy).approvalTtlMs,
     });
+    // The held run is named by its request from here on (a refusal or expiry discards it, see note).
+    if (held) await held.bind(record.id);
     // The audit names every path the request would change (never content).
     this.note('requested', record, { request_id: call.requestId, changes: all.map(changeIdentity) });
     if (mayWait && (await this.confirmInBand(call, record))) return this.runGated(call, tool, input, record.id, runTool, switches, false);
@@ -670,9 +730,18 @@ export class PolicyService {
       ...extra,
     };
     const { projects, audit } = this.deps;
+    // A refused or expired request of a command discards the run it held (docs/run-command.md, "Changes that ask").
+    const discards = record !== null && (event === 'rejected' || event === 'expired') && TOOLS_HOLDING.has(record.tool);
     // In a single workspace the line is queued at once, in the order of the events.
-    if (projects.single) audit.recordEvent(entry, projects.single.stateDir);
-    else void this.projectStateDir(record?.project ?? null).then((dir) => audit.recordEvent(entry, dir));
+    if (projects.single) {
+      audit.recordEvent(entry, projects.single.stateDir);
+      if (discards) void dropHeld(projects.single.stateDir, record.id);
+    } else {
+      void this.projectStateDir(record?.project ?? null).then(async (dir) => {
+        audit.recordEvent(entry, dir);
+        if (discards && dir !== null) await dropHeld(dir, record.id);
+      });
+    }
   }
 
   private async projectStateDir(project: string | null): Promise<string | null> {
@@ -793,6 +862,9 @@ function execSettingsLines(exec: ExecSettings | undefined): string[] {
       `${l.maxOpenFiles} open files, /tmp ${size(l.tmpBytes)}, ${l.quotaBytes > 0 ? `project growth up to ${size(l.quotaBytes)}` : 'no project quota'}`,
   ];
 }
+
+/** Tools whose requests may hold a run (src/exec/held.ts). */
+const TOOLS_HOLDING = new Set(['run_command']);
 
 /** At most this many changes are shown in a record (the hash binds them all); each is bounded like a diff preview. */
 const MAX_SHOWN_CHANGES = 200;

@@ -2,7 +2,7 @@
 import type { z } from 'zod';
 import type { Config } from '../config.js';
 import type { Risk, RiskLevel, VersionStamp } from '../envelope.js';
-import type { PlanHook } from './plan.js';
+import type { PlanHook, PlannedChange } from './plan.js';
 import type { HandleScope, ResolvedPath, ResolveOptions } from '../workspace/sandbox.js';
 import type { VersionMatch } from '../workspace/versions.js';
 import type { Workspace } from '../workspace/workspace.js';
@@ -34,6 +34,29 @@ export interface ToolContext {
  * failure of one path: a tool that answers per path (read_multiple_files) passes it on.
  */
 export class CallStopped extends Error {}
+
+/**
+ * Thrown by run_command when a person must decide on what its run changed (docs/run-command.md, "Changes that
+ * ask"): the run is held, nothing landed. The gate records the request, then names the held run by its id.
+ */
+export class ChangesNeedReview extends CallStopped {
+  constructor(
+    /** The root the command ran on. */
+    readonly p: ResolvedPath,
+    /** The first change whose rule asks; null when the call itself asked and ran first. */
+    readonly asking: { path: string; op: 'write' | 'delete' } | null,
+    /** Every change the run would land, with its diff. */
+    readonly planned: PlannedChange[],
+    /** The command and what it did (exit, output's head and tail), shown before the changes. */
+    readonly told: { summary: string; preview: string },
+    /** Names the held run by the request's id. */
+    readonly bind: (approvalId: string) => Promise<void>,
+    /** Discards the held run (the request could not be recorded). */
+    readonly discard: () => Promise<void>,
+  ) {
+    super('changes need review');
+  }
+}
 
 /** One piece of a running command's output (docs/run-command.md, "Streaming"). */
 export type ProgressFn = (stream: 'stdout' | 'stderr', text: string) => void;

@@ -5,14 +5,15 @@ import fs from 'node:fs/promises';
 import { z } from 'zod';
 import { E } from '../errors.js';
 import { TreeTooLarge } from '../exec/fd-walk.js';
-import { countLayer, findHidden, LandingConflict, landSteps, layerBytes, makeRunDir, MAX_CHANGES_LISTED, MAX_LAYER_ENTRIES, MAX_TREE_DEPTH, projectStamp, previewChanges, removeRunDir, scanLayer, sweepRunDirs, type Hidden, type LandResult, type LayerChange } from '../exec/overlay.js';
+import { bindHeld, dropHeld, holdRun, takeHeld, type HeldRun } from '../exec/held.js';
+import { countLayer, findHidden, LandingConflict, landSteps, layerBytes, makeRunDir, MAX_CHANGES_LISTED, MAX_LAYER_ENTRIES, MAX_TREE_DEPTH, projectStamp, previewChanges, removeRunDir, scanLayer, sweepRunDirs, type Hidden, type LandResult, type LayerChange, type Step } from '../exec/overlay.js';
 import { inRoot, runSandboxed, WORKSPACE_MOUNT, type RunOutcome, type StopReason } from '../exec/sandbox.js';
 import type { ExecSettings } from '../exec/settings.js';
-import { entryOf, type ResolvedPath } from '../workspace/sandbox.js';
+import { entryOf, type CommandReview, type ResolvedPath } from '../workspace/sandbox.js';
 import type { Workspace } from '../workspace/workspace.js';
 import { VersionSchema } from './args.js';
-import { ChangeEntrySchema, describeChange, type ChangeEntry } from './plan.js';
-import { defineTool, type ToolContext, type ToolResult } from './define.js';
+import { announce, ChangeEntrySchema, describeChange, type ChangeEntry, type PlannedChange } from './plan.js';
+import { ChangesNeedReview, defineTool, type ToolContext, type ToolResult } from './define.js';
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /**
@@ -136,11 +137,7 @@ export const runCommand = defineTool({
   approvalPreview: (input, seen) => ({
     summary: `Run '${escapeControl(commandText(input).slice(0, 200))}' in '${escapeControl(input.cwd)}'.${seen && (seen.asks.length > 0 || seen.more) ? ` It will see ${seen.asks.length}${seen.more ? '+' : ''} path${seen.asks.length === 1 && !seen.more ? '' : 's'} whose reading asks.` : ''}`,
     preview: [
-      `$ cd ${escapeControl(input.cwd === '.' ? WORKSPACE_MOUNT : `${WORKSPACE_MOUNT}/${input.cwd}`)}`,
-      `$ ${escapeControl(commandText(input))}`,
-      ...(input.env ?? []).map((e) => `env ${escapeControl(e)}`),
-      ...(input.stdin !== undefined ? [`stdin: ${Buffer.byteLength(input.stdin)} bytes`, ...input.stdin.slice(0, 2000).split('\n').map((l) => `| ${escapeControl(l)}`)] : []),
-      ...(input.timeout_s !== undefined ? [`timeout: ${input.timeout_s} s`] : []),
+      ...callLines(input),
       ...(seen && (seen.asks.length > 0 || seen.more) ? ['sees paths whose reading asks:', ...seen.asks.map((a) => `  ${escapeControl(a)}`), ...(seen.more ? ['  … and more'] : [])] : []),
     ].join('\n'),
   }),
@@ -166,9 +163,29 @@ export const runCommand = defineTool({
   },
 });
 
+/** The call as a person reads it: where, what, its environment, input and time limit, every character visible. */
+function callLines(input: z.output<typeof Input>): string[] {
+  return [
+    `$ cd ${escapeControl(input.cwd === '.' ? WORKSPACE_MOUNT : `${WORKSPACE_MOUNT}/${input.cwd}`)}`,
+    `$ ${escapeControl(commandText(input))}`,
+    ...(input.env ?? []).map((e) => `env ${escapeControl(e)}`),
+    ...(input.stdin !== undefined ? [`stdin: ${Buffer.byteLength(input.stdin)} bytes`, ...input.stdin.slice(0, 2000).split('\n').map((l) => `| ${escapeControl(l)}`)] : []),
+    ...(input.timeout_s !== undefined ? [`timeout: ${input.timeout_s} s`] : []),
+  ];
+}
+
 async function runOne(ctx: ToolContext, input: z.output<typeof Input>, exec: ExecSettings): Promise<ToolResult<Out>> {
   const { env, root, dir } = await checkBeforeRun(ctx, input, exec);
   const ws = ctx.ws;
+  const review = root.commandReview;
+  // The approved repeat of a held run lands what the person saw, without running the command again.
+  const claimed = review ? await review.claim() : null;
+  if (claimed !== null && review) {
+    const held = await takeHeld(ws, claimed);
+    if (held) return landHeld(ctx, input, dir.realRel, held, exec);
+    // The person approved what a run did, not running it again: that run is gone (discarded, or landed).
+    if (review.approvalHolds) throw E.heldRunGone(claimed);
+  }
   const limits = exec.limits;
   const timeoutMs = Math.min(input.timeout_s ?? limits.timeoutS, limits.timeoutS) * 1000;
   const hidden = await hiddenOf(ws, root);
@@ -179,6 +196,7 @@ async function runOne(ctx: ToolContext, input: z.output<typeof Input>, exec: Exe
   await sweptOnce(ws);
   const run = await makeRunDir(ws);
   const landing: Landing = { result: null, unbackedUp: 0, discarded: null, why: null };
+  let kept = false;
   try {
     // The landing moves the layer's files into the project: a layer on another file system could land half.
     if ((await fs.stat(run.upper)).dev !== (await fs.stat(ws.root)).dev) throw E.execStateElsewhere();
@@ -208,6 +226,11 @@ async function runOne(ctx: ToolContext, input: z.output<typeof Input>, exec: Exe
             return;
           }
           refuseDenied(root, scan.result.changes);
+          const asking = review && !input.dry_run ? firstAsking(review, scan.result.changes) : null;
+          if (review && (review.runFirst || asking)) {
+            landing.review = { steps: scan.steps, result: scan.result, asking, planned: await previewChanges(ws, run, scan.steps) };
+            return;
+          }
           if (input.dry_run) {
             landing.preview = (await previewChanges(ws, run, scan.steps)).map(describeChange);
             landing.result = scan.result;
@@ -222,18 +245,74 @@ async function runOne(ctx: ToolContext, input: z.output<typeof Input>, exec: Exe
       if (e instanceof LandingConflict) throw E.execChangedMeanwhile(e.paths);
       throw e;
     });
+    if (landing.review && !outcome.stoppedBy && review) {
+      const { steps, result, asking, planned } = landing.review;
+      const token = await holdRun(ws, run, { steps, result, outcome });
+      kept = true;
+      throw new ChangesNeedReview(root, asking, planned, heldPreview(input, outcome, result, asking), (id) => bindHeld(ws, token, id), () => dropHeld(ws.stateDir, token));
+    }
     if (!landing.result || landing.preview) landing.discarded = await layerEntries(run.upper);
     if (landing.preview) landing.why = 'a dry run lands nothing';
     if (!landing.result && !landing.why && outcome.stoppedBy) landing.why = `the command was stopped (${outcome.stoppedBy})`;
     return commandAnswer(input, dir.realRel, outcome, landing);
   } finally {
-    await removeRunDir(run.dir);
+    if (!kept) await removeRunDir(run.dir);
+  }
+}
+
+/** The first change the policy asks about (a change like a write, a removal like a delete); null when none does. */
+function firstAsking(review: CommandReview, changes: readonly LayerChange[]): { path: string; op: 'write' | 'delete' } | null {
+  for (const c of changes) {
+    const op = c.change === 'removed' ? 'delete' : 'write';
+    if (review.decide(c.path, op).decision === 'ask') return { path: c.path, op };
+  }
+  return null;
+}
+
+/** Output shown to the person deciding on a held run: head and tail of each stream, every character visible. */
+const HELD_OUTPUT_CHARS = 4000;
+
+/** What a person sees of a held run before its changes: the call, how it ended, its output's head and tail. */
+function heldPreview(input: z.output<typeof Input>, outcome: RunOutcome, result: LandResult, asking: { path: string; op: 'write' | 'delete' } | null): { summary: string; preview: string } {
+  const n = result.changes.length;
+  const how = outcome.signal ? `died of ${outcome.signal}` : `exited ${String(outcome.exitCode)}`;
+  const why = asking ? `its ${asking.op === 'write' ? 'change to' : 'removal of'} '${escapeControl(asking.path)}' asks` : 'running it asks';
+  const stream = (name: string, out: RunOutcome['stdout']): string[] => {
+    if (out.bytes === 0) return [`${name}: empty`];
+    const text = out.text.length > 2 * HELD_OUTPUT_CHARS ? `${out.text.slice(0, HELD_OUTPUT_CHARS)}\n… ${out.text.length - 2 * HELD_OUTPUT_CHARS} characters left out …\n${out.text.slice(-HELD_OUTPUT_CHARS)}` : out.text;
+    return [`${name} (${out.bytes} bytes${out.omitted > 0 ? `, ${out.omitted} left out between head and tail` : ''}):`, ...text.replace(/\n$/, '').split('\n').map((l) => `| ${escapeControl(l)}`)];
+  };
+  return {
+    summary: `Land what '${escapeControl(commandText(input).slice(0, 200))}' in '${escapeControl(input.cwd)}' changed: it ran without landing (${why}), ${how} after ${Math.round(outcome.durationMs)} ms and changed ${n} project entr${n === 1 ? 'y' : 'ies'}. Approving lands exactly these changes; it does not run again.`,
+    preview: [...callLines(input), `exit: ${how}`, ...stream('stdout', outcome.stdout), ...stream('stderr', outcome.stderr)].join('\n'),
+  };
+}
+
+/**
+ * The approved repeat of a held run: its plan told to the gate (which checks it is the one approved), then its
+ * changes landed as a run's would be, answered with the output the run had.
+ */
+async function landHeld(ctx: ToolContext, input: z.output<typeof Input>, cwdRel: string, held: HeldRun, exec: ExecSettings): Promise<ToolResult<Out>> {
+  const ws = ctx.ws;
+  try {
+    const planned: PlannedChange[] = await previewChanges(ws, held.run, held.steps);
+    await announce(ctx, () => planned);
+    const landed = await landSteps(ws, held.run, held.steps as Step[], { actor: ctx.caller.actor, bulk: bulkOf(exec) }).catch((e: unknown) => {
+      if (e instanceof LandingConflict) throw E.execChangedMeanwhile(e.paths);
+      throw e;
+    });
+    const answer = commandAnswer(input, cwdRel, held.outcome, { result: held.result, unbackedUp: landed.unbackedUp, discarded: null, why: null });
+    return { ...answer, text: `${answer.text} It ran when the request was made; its approved changes landed now.` };
+  } finally {
+    await removeRunDir(held.run.dir);
   }
 }
 
 interface Landing {
   /** What landed; null when nothing did. */
   result: LandResult | null;
+  /** The run a person decides on: its plan, the change that asks (null: the call asked), its changes with diffs. */
+  review?: { steps: Step[]; result: LandResult; asking: { path: string; op: 'write' | 'delete' } | null; planned: PlannedChange[] };
   /** Landed entries without a backup (under TOOLGATE_EXEC_BULK_DIRS). */
   unbackedUp: number;
   /** A dry run: what would have landed, with diffs (nothing did). */
@@ -262,10 +341,10 @@ function bulkOf(exec: ExecSettings): (rel: string) => boolean {
  * like a delete. One the rules deny stops the landing before its first rename: nothing lands.
  */
 function refuseDenied(root: ResolvedPath, changes: readonly LayerChange[]): void {
-  if (!root.decideChange) return;
+  if (!root.commandReview) return;
   for (const c of changes) {
     const op = c.change === 'removed' ? 'delete' : 'write';
-    const d = root.decideChange(c.path, op);
+    const d = root.commandReview.decide(c.path, op);
     if (d.decision === 'deny') throw E.commandChangeDenied(c.path, op, d.message, d.rule);
   }
 }

@@ -119,11 +119,23 @@ export interface ResolvedPath {
   at: string;
   /** Set by the policy on a path a walk starts from: which entries below it the walk may show. */
   allowsEntry?: ((realRel: string, isDir: boolean) => boolean) | undefined;
+  /** Set by the policy on the root a command runs on: how its changes are decided (docs/run-command.md). */
+  commandReview?: CommandReview | undefined;
+}
+
+/** How the policy decides what a command changed (docs/run-command.md, "Path rules" and "Changes that ask"). */
+export interface CommandReview {
+  /** A change the command made (real path relative to the root): a change like a write, a removal like a delete. */
+  decide(realRel: string, op: 'write' | 'delete'): { decision: 'allow' | 'ask' | 'deny'; message: string; rule: string | number | undefined };
+  /** The call itself asks and nobody approved it yet: it runs on its overlay first, and a person decides on its effects. */
+  readonly runFirst: boolean;
+  /** An approval of this call is of a held run (it asked and ran first): without that run nothing may run. */
+  readonly approvalHolds: boolean;
   /**
-   * Set by the policy on the root a command runs on: how it decides a change the command made (real path
-   * relative to the root), a change like a write, a removal like a delete (docs/run-command.md).
+   * The repeat of a request: spends the approval it names (checked against the project as it is now) and
+   * answers its id; null when the call names none. Throws when the approval cannot be used.
    */
-  decideChange?: ((realRel: string, op: 'write' | 'delete') => { decision: 'allow' | 'ask' | 'deny'; message: string; rule: string | number | undefined }) | undefined;
+  claim(): Promise<string | null>;
 }
 
 /** A directory held open (O_PATH) after it was checked, with the real path it had then. */
