@@ -58,6 +58,8 @@ export const execErrors = {
     new ToolError('EXECUTION_ERROR', "run_command needs the state directory on the project's volume (its changes are moved from there into the project); TOOLGATE_STATE_DIR is on another file system. Nothing ran."),
   heldRunGone: (id: string) =>
     new ToolError('APPROVAL_EXPIRED', `The changes approval ${id} was given for are gone (discarded, or landed by another call); nothing ran and nothing landed. Repeat the call without approval_id to run the command again.`, { approval_id: id }),
+  heldRunAltered: (id: string) =>
+    new ToolError('CONFLICT', `The changes approval ${id} was given for were altered on the volume (their plan names a path outside the project); they were discarded and nothing landed. Repeat the call without approval_id to run the command again.`, { approval_id: id }),
   execChangedMeanwhile: (paths: readonly string[]) =>
     new ToolError('CONFLICT', `Nothing the command changed landed: ${paths.length === 1 ? 'a path it changes was' : `${paths.length} paths it changes were`} changed by someone else while it ran: ${paths.slice(0, 10).join(', ')}${paths.length > 10 ? ', …' : ''}. Run it again on the project as it is now.`, { paths: paths.slice(0, 100) }),
 };

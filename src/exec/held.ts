@@ -88,10 +88,19 @@ export async function takeHeld(ws: Workspace, id: string): Promise<HeldRun | nul
   try {
     const file = JSON.parse(await fs.readFile(path.join(to, PLAN), 'utf8')) as HeldFile & { listed: number };
     const steps = file.steps.map((s) => ({ ...s, change: file.changes[s.change], ...(typeof s.name === 'string' && { name: Buffer.from(s.name, 'base64') }) }) as unknown as Step);
+    // The plan lies on the volume: a path in it that could leave the project or the layer is not ours.
+    if (!steps.every(plainStep)) throw new HeldRunAltered(id);
     return { run, steps, result: { changes: file.changes.slice(0, file.listed), notLanded: file.notLanded, setIdCleared: file.setIdCleared }, outcome: file.outcome };
   } catch (err) {
     await removeRunDir(to);
     throw err;
+  }
+}
+
+/** A held run's plan that names a path outside the project or its layer: altered on the volume. */
+export class HeldRunAltered extends Error {
+  constructor(readonly id: string) {
+    super(`the plan of held run ${id} names a path outside the project`);
   }
 }
 
@@ -118,4 +127,13 @@ export async function sweepHeld(stateDir: string, keep: (id: string) => Promise<
     dropped.push(name);
   }
   return dropped;
+}
+
+/** Relative paths of plain segments only (no '', '.', '..'), names without a slash or NUL. */
+function plainStep(step: Step): boolean {
+  const plain = (rel: unknown, root: boolean) => typeof rel === 'string' && ((root && rel === '') || rel.split('/').every((seg) => seg !== '' && seg !== '.' && seg !== '..' && !seg.includes('\0')));
+  if (typeof step.change !== 'object' || step.change === null || !plain(step.rel, step.op === 'chmod')) return false;
+  if (step.op === 'chmod') return true;
+  if (!Buffer.isBuffer(step.name) || step.name.includes(0x2f) || step.name.includes(0) || ['', '.', '..'].includes(step.name.toString('latin1'))) return false;
+  return plain(step.dirRel, true) && (step.op !== 'move' || plain(step.upperDirRel, true));
 }

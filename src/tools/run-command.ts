@@ -5,7 +5,7 @@ import fs from 'node:fs/promises';
 import { z } from 'zod';
 import { E } from '../errors.js';
 import { TreeTooLarge } from '../exec/fd-walk.js';
-import { bindHeld, dropHeld, holdRun, takeHeld, type HeldRun } from '../exec/held.js';
+import { bindHeld, dropHeld, HeldRunAltered, holdRun, takeHeld, type HeldRun } from '../exec/held.js';
 import { countLayer, findHidden, LandingConflict, landSteps, layerBytes, makeRunDir, MAX_CHANGES_LISTED, MAX_LAYER_ENTRIES, MAX_TREE_DEPTH, projectStamp, previewChanges, removeRunDir, scanLayer, sweepRunDirs, type Hidden, type LandResult, type LayerChange, type Step } from '../exec/overlay.js';
 import { inRoot, runSandboxed, WORKSPACE_MOUNT, type RunOutcome, type StopReason } from '../exec/sandbox.js';
 import type { ExecSettings } from '../exec/settings.js';
@@ -181,7 +181,10 @@ async function runOne(ctx: ToolContext, input: z.output<typeof Input>, exec: Exe
   // The approved repeat of a held run lands what the person saw, without running the command again.
   const claimed = review ? await review.claim() : null;
   if (claimed !== null && review) {
-    const held = await takeHeld(ws, claimed);
+    const held = await takeHeld(ws, claimed).catch((e: unknown) => {
+      if (e instanceof HeldRunAltered) throw E.heldRunAltered(claimed);
+      throw e;
+    });
     if (held) return landHeld(ctx, input, dir.realRel, held, exec);
     // The person approved what a run did, not running it again: that run is gone (discarded, or landed).
     if (review.approvalHolds) throw E.heldRunGone(claimed);

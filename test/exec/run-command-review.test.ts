@@ -214,6 +214,22 @@ describe('run_command: changes that ask', () => {
     expect(await exists(path.join(t.root, 'src/gen.txt'))).toBe(false);
     expect(sha(await fs.readFile(path.join(t.root, 'src/old.txt')))).toBe(sha('old\n'));
   });
+
+  it('a held plan altered on the volume to name a path outside the project lands nothing', async () => {
+    await reset();
+    const { approval } = await asks({ command: 'sh gen.sh' });
+    expect((await t.decide(null, approval.id, 'approve')).status).toBe(200);
+    const planFile = path.join(state(), 'exec-held', approval.id, 'held.json');
+    const plan = JSON.parse(await fs.readFile(planFile, 'utf8')) as { steps: Array<{ dirRel?: string }> };
+    for (const step of plan.steps) if (step.dirRel !== undefined) step.dirRel = '../..';
+    await fs.writeFile(planFile, JSON.stringify(plan));
+    const r = await t.as(null, 'run_command', { command: 'sh gen.sh', approval_id: approval.id });
+    expect(r.body.error?.code, JSON.stringify(r.body)).toBe('CONFLICT');
+    expect(r.body.error?.message).toContain('outside the project');
+    expect(await exists(path.join(t.root, '..', '..', 'gen.txt'))).toBe(false);
+    expect(await exists(path.join(t.root, 'src/gen.txt'))).toBe(false);
+    expect(await fs.readFile(path.join(t.root, 'src/old.txt'), 'utf8')).toBe('old\n');
+  });
 });
 
 describe('run_command under the IDE policy (examples/policies/ide.yaml): every change waits for the user', () => {
