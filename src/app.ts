@@ -71,6 +71,8 @@ export interface BuildOptions {
   fdDir?: string;
   /** Where run_command looks for cgroups (tests of another host's layout); default /sys/fs/cgroup. */
   cgroupFs?: CgroupFs;
+  /** The filesystem type run_command's overlay is mounted with (tests of a kernel without overlayfs). */
+  overlayFsType?: string;
   /** Where web_fetch and web_search resolve host names (tests of DNS failures); default the system resolver. */
   resolver?: Resolver;
 }
@@ -170,6 +172,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     tokens: opts.tokens,
     fdDir: opts.fdDir,
     cgroupFs: opts.cgroupFs,
+    overlayFsType: opts.overlayFsType,
     resolver: opts.resolver,
   });
   const { executor, pipeline, policy, projects, auth, audit, metrics } = service;

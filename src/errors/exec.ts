@@ -56,6 +56,10 @@ export const execErrors = {
     new ToolError('ACCESS_DENIED', `Nothing the command changed landed: it ${op === 'write' ? 'wrote' : 'removed'} ${rel}, which the policy denies${policyMessage ? ` (${policyMessage})` : ''}. Run it so that it leaves that path as it is.`, { path: rel, op, ...(rule !== undefined && { rule }) }),
   execStateElsewhere: () =>
     new ToolError('EXECUTION_ERROR', "run_command needs the state directory on the project's volume (its changes are moved from there into the project); TOOLGATE_STATE_DIR is on another file system. Nothing ran."),
+  directNoDryRun: () =>
+    new ToolError('INVALID_PARAM', 'dry_run is not available in direct mode (TOOLGATE_EXEC=direct): a command changes the project as it runs, so it cannot run without landing. Nothing ran.'),
+  directChangesRuled: () =>
+    new ToolError('ACCESS_DENIED', "run_command runs in direct mode (TOOLGATE_EXEC=direct), where a command's changes land as it makes them, before any rule could decide them; the policy has path rules (on writes, deletes or what a command may see), so no command runs. The operator runs commands on an overlay (TOOLGATE_EXEC=sandboxed) to have them decided."),
   heldRunGone: (id: string) =>
     new ToolError('APPROVAL_EXPIRED', `The changes approval ${id} was given for are gone (discarded, or landed by another call); nothing ran and nothing landed. Repeat the call without approval_id to run the command again.`, { approval_id: id }),
   heldRunAltered: (id: string) =>

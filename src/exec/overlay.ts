@@ -674,6 +674,48 @@ export async function projectStamp(ws: Workspace, bounds: { maxEntries: number; 
   }
 }
 
+/** One entry of the project as a direct-mode run compares it before and after (docs/run-command.md, "Direct mode"). */
+export interface ProjectEntry {
+  path: string;
+  kind: ChangeKind;
+  size: number;
+  /** Kind, size, mode, inode and times: any change to the entry changes it. */
+  stamp: string;
+}
+
+/**
+ * Every entry of the project (the state directory left out), keyed by its name's bytes: what a direct-mode run
+ * compares before and after the command to tell what it changed. Throws TreeTooLarge past the bounds.
+ */
+export async function projectEntries(ws: Workspace, bounds: { maxEntries: number; deadline: number }): Promise<Map<string, ProjectEntry>> {
+  const stateText = stateRelOf(ws);
+  const stateRel = stateText === null ? null : Buffer.from(stateText);
+  const out = new Map<string, ProjectEntry>();
+  const root = await openDir(ws.root);
+  try {
+    await walkTree(root.fd, { ...bounds, maxDepth: MAX_TREE_DEPTH }, (v) => {
+      if (stateRel && v.rel.equals(stateRel)) return false;
+      const st = v.stat;
+      out.set(v.rel.toString('latin1'), { path: v.rel.toString('utf8'), kind: changeKind(v.kind), size: st.size, stamp: `${v.kind} ${st.size} ${st.mode} ${st.ino} ${st.mtimeMs} ${st.ctimeMs}` });
+    });
+    return out;
+  } finally {
+    await root.close();
+  }
+}
+
+/** What changed between two listings of the project (projectEntries), sorted by path. */
+export function entriesChanged(before: ReadonlyMap<string, ProjectEntry>, after: ReadonlyMap<string, ProjectEntry>): LayerChange[] {
+  const out: LayerChange[] = [];
+  for (const [key, now] of after) {
+    const was = before.get(key);
+    if (!was) out.push({ path: now.path, change: 'created', kind: now.kind, size: now.kind === 'file' ? now.size : null, version: null, backup_id: null });
+    else if (was.stamp !== now.stamp) out.push({ path: now.path, change: 'changed', kind: now.kind, size: now.kind === 'file' ? now.size : null, version: null, backup_id: null });
+  }
+  for (const [key, was] of before) if (!after.has(key)) out.push({ path: was.path, change: 'removed', kind: was.kind, size: null, version: null, backup_id: null });
+  return out.sort((x, y) => (x.path < y.path ? -1 : x.path > y.path ? 1 : 0));
+}
+
 /** Bytes of one file a dry run's preview diffs (larger ones are named, not diffed: a diff runs on the event loop). */
 const PREVIEW_FILE_BYTES = 256 * 1024;
 /** Changes a dry run's preview diffs; the rest are listed with their operation only. */

@@ -33,6 +33,8 @@ const ETC_FILES = ['/etc/ld.so.cache', '/etc/ld.so.conf', '/etc/ld.so.conf.d', '
 export interface SandboxSpec {
   /** The run's directory: the overlay's layers over the project, and bwrap's arguments. */
   run: RunDir;
+  /** Direct mode: the project itself, bound read-write at /workspace (no overlay is mounted). */
+  direct?: string | undefined;
   /** Directories below the root hidden by an empty read-only tmpfs (the state directory, what the policy hides). */
   maskDirs: readonly Buffer[];
   /** Files below the root hidden by /dev/null (the tokens file, the policy, what the policy hides). */
@@ -69,7 +71,7 @@ export function bwrapOptions(exec: ExecSettings, spec: SandboxSpec): Buffer {
   if (exec.network && exec.netFilesDir) for (const f of NET_FILES) a.push('--ro-bind', path.join(exec.netFilesDir, f), `/etc/${f}`);
   a.push('--proc', '/proc', '--dev', '/dev');
   a.push('--size', String(l.tmpBytes), '--tmpfs', '/tmp');
-  a.push('--bind', spec.run.merged, WORKSPACE_MOUNT);
+  a.push('--bind', spec.direct ?? spec.run.merged, WORKSPACE_MOUNT);
   // A hidden directory is an empty tmpfs made read-only: it takes no memory and names no host path.
   for (const d of spec.maskDirs) a.push('--tmpfs', inside(d), '--remount-ro', inside(d));
   for (const f of spec.maskFiles) a.push('--ro-bind', '/dev/null', inside(f));
@@ -143,15 +145,28 @@ export async function probeSandbox(exec: ExecSettings): Promise<string | null> {
     }
     // The layers need a file system with user xattrs, as the state directory: the probe's lie beside an empty project.
     const run = await layRunDir(path.join(probeDir, 'run'), path.join(probeDir, 'project'));
+    let direct = exec.mode === 'direct';
     const probe = async (network: boolean, argv: string[]): Promise<RunOutcome> =>
-      runSandboxed({ ...exec, network }, { run, maskDirs: [], maskFiles: [], cwd: WORKSPACE_MOUNT, env: {}, argv }, { timeoutMs: 10_000, stdin: undefined, signal: new AbortController().signal });
-    let r: RunOutcome;
-    try {
-      r = await probe(false, ['/bin/sh', '-c', 'exit 0']);
-    } catch (e) {
-      return `bwrap could not create the sandbox: ${(e as Error).message}`;
+      runSandboxed({ ...exec, network }, { run, ...(direct && { direct: path.join(probeDir, 'project') }), maskDirs: [], maskFiles: [], cwd: WORKSPACE_MOUNT, env: {}, argv }, { timeoutMs: 10_000, stdin: undefined, signal: new AbortController().signal });
+    const trial = async (): Promise<string | null> => {
+      try {
+        const r = await probe(false, ['/bin/sh', '-c', 'exit 0']);
+        return r.exitCode === 0 ? null : `exit ${String(r.exitCode)}: ${r.stderr.text.trim().slice(0, 300) || 'no message'}`;
+      } catch (e) {
+        return (e as Error).message;
+      }
+    };
+    const failed = await trial();
+    if (failed !== null && !direct) {
+      // Is it the overlay? A run without one tells: then the sandbox works, and only the overlay is missing.
+      direct = true;
+      if ((await trial()) === null) {
+        exec.overlayMissing = `an overlay cannot be mounted in a user namespace here (Linux 5.11+ with overlayfs): ${failed}`;
+        return null;
+      }
+      direct = false;
     }
-    if (r.exitCode !== 0) return `bwrap could not create the sandbox (exit ${String(r.exitCode)}): ${r.stderr.text.trim().slice(0, 300) || 'no message'} (bubblewrap missing, user namespaces disabled or refused by a seccomp profile, or no overlay mount in a user namespace (Linux 5.11+); docs/run-command.md)`;
+    if (failed !== null) return `bwrap could not create the sandbox (${failed}) (bubblewrap missing, user namespaces disabled or refused by a seccomp profile; docs/run-command.md)`;
     if (exec.network) return await probeNetwork(exec, probe);
     return null;
   } finally {
@@ -257,11 +272,12 @@ export const LAUNCHER_SHELL = '/bin/bash';
  * its arguments), installs the egress rules and waits for the network (fds 3 and 4, src/exec/network.ts),
  * mounts the overlay from inside the run's directory, runs bwrap, reports its status on fd 5 and keeps the
  * overlay mounted until the service has read the command's changes (a line or EOF on fd 6).
- * $1 the run's directory, $2 the egress rules or '', $3 nft, then bwrap and its argv.
+ * $1 the run's directory, $2 the egress rules or '', $3 nft, $4 the overlay's filesystem type ('' in direct
+ * mode: nothing is mounted), then bwrap and its argv.
  */
 const LAUNCHER = `for f in /proc/$$/fd/*; do n=\${f##*/}; case $n in [0-6]) ;; *) eval "exec $n>&-" ;; esac; done
-dir=$1 rules=$2 nft=$3
-shift 3
+dir=$1 rules=$2 nft=$3 fstype=$4
+shift 4
 if [ -n "$rules" ]; then
   printf '%s' "$rules" | "$nft" -f - || exit 125
   echo ready >&3 || exit 125
@@ -269,7 +285,9 @@ if [ -n "$rules" ]; then
 fi
 exec 3>&- 4<&-
 cd "$dir" || exit 125
-mount -n -t overlay overlay -o lowerdir=lower,upperdir=upper,workdir=work,userxattr merged || exit 125
+if [ -n "$fstype" ]; then
+  mount -n -t "$fstype" overlay -o lowerdir=lower,upperdir=upper,workdir=work,userxattr merged || exit 125
+fi
 cd / || exit 125
 unset PWD OLDPWD
 bwrap=$1
@@ -350,7 +368,7 @@ function launchArgv(exec: ExecSettings, spec: SandboxSpec, cgroupProcs: readonly
   const networked = exec.network && exec.netTools;
   const unshare = networked ? (exec.netTools as NetworkTools).unshare : '/usr/bin/unshare';
   const ns = ['--user', '--map-root-user', '--mount', ...(networked ? ['--net'] : [])];
-  const launcher = [unshare, ...ns, '--', LAUNCHER_SHELL, '--norc', '--noprofile', '-c', LAUNCHER, 'launcher', spec.run.dir, networked ? egressRules() : '', networked ? (exec.netTools as NetworkTools).nft : '', exec.bwrap ?? 'bwrap', ...bwrapCommand(exec, spec)];
+  const launcher = [unshare, ...ns, '--', LAUNCHER_SHELL, '--norc', '--noprofile', '-c', LAUNCHER, 'launcher', spec.run.dir, networked ? egressRules() : '', networked ? (exec.netTools as NetworkTools).nft : '', spec.direct === undefined ? exec.overlayFsType : '', exec.bwrap ?? 'bwrap', ...bwrapCommand(exec, spec)];
   return ['-c', `echo 1000 > /proc/self/oom_score_adj && ${join}exec "$@"`, 'sh', ...launcher];
 }
 

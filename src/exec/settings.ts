@@ -21,12 +21,17 @@ export interface ExecLimits {
 }
 
 export interface ExecSettings {
-  mode: 'off' | 'sandboxed';
+  /** `direct`: the project is bound read-write, no overlay (docs/run-command.md, "Direct mode"). */
+  mode: 'off' | 'sandboxed' | 'direct';
   limits: ExecLimits;
   /** TOOLGATE_EXEC_NETWORK: a user-mode network with egress rules instead of an empty network namespace. */
   network: boolean;
   /** Set by the start-up probe with the network on: a directory holding the sandbox's resolv.conf and hosts. */
   netFilesDir: string | null;
+  /** The filesystem type the launcher mounts a run's overlay with (tests name one the kernel lacks). */
+  overlayFsType: string;
+  /** Set by the start-up probe (`sandboxed`): why an overlay cannot be mounted here; run_command is then not offered. */
+  overlayMissing: string | null;
   /** Set by the start-up probe: where bwrap is on the service's PATH. */
   bwrap: string | null;
   /** Set by the start-up probe with the network on: where unshare, nft and slirp4netns are. */
@@ -62,6 +67,8 @@ export function execSettingsOf(config: Config): ExecSettings {
     netFilesDir: null,
     netTools: null,
     bwrap: null,
+    overlayFsType: 'overlay',
+    overlayMissing: null,
     limits: {
       concurrency: config.execConcurrency,
       timeoutS: config.execTimeoutS,

@@ -390,7 +390,7 @@ export class PolicyService {
       // With the network off a command that asks runs first on its overlay, and the person decides on what it did
       // (its changes are held); it sees only what this caller may read, as nobody has approved it yet.
       // A command that would see paths whose reading asks is approved before it runs, as with the network on.
-      const firstThenAsk = d.decision === 'ask' && tool.risk === 'execute' && input.dry_run !== true && p.ws.limits.exec?.network === false && !(await this.seesAskedReads(tool, p, switches, input));
+      const firstThenAsk = d.decision === 'ask' && tool.risk === 'execute' && input.dry_run !== true && p.ws.limits.exec?.mode === 'sandboxed' && p.ws.limits.exec.network === false && !(await this.seesAskedReads(tool, p, switches, input));
       const runFirst = firstThenAsk && !cleared && approvalId === undefined;
       if (d.decision === 'ask' && !cleared && !runFirst) await clear(p, d);
       this.filterWalk(tool, p, switches, runFirst ? 'own' : d.decision === 'ask', viewing, input);
@@ -401,6 +401,10 @@ export class PolicyService {
             return { decision: c.decision, message: c.message ?? '', rule: c.rule ? (c.rule.name ?? c.rule.index) : undefined };
           },
           runFirst,
+          changesRuled: [WRITE, DELETE].some((t) => {
+            const v = toolPolicyView(this.policy, t, switches);
+            return v.askPaths.length > 0 || v.denyPaths.length > 0;
+          }),
           approvalHolds: firstThenAsk,
           claim: async () => {
             if (approvalId === undefined) return null;

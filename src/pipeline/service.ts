@@ -32,6 +32,8 @@ export interface ServiceOptions {
   fdDir?: string | undefined;
   /** Where run_command looks for cgroups (tests of another host's layout); default /sys/fs/cgroup. */
   cgroupFs?: CgroupFs | undefined;
+  /** The filesystem type run_command's overlay is mounted with (tests of a kernel without overlayfs); default overlay. */
+  overlayFsType?: string | undefined;
   /** Where web_fetch and web_search resolve host names (tests of DNS failures); default the system resolver. */
   resolver?: Resolver | undefined;
 }
@@ -91,16 +93,25 @@ function chooseSandbox(config: Config, fdDir: string): boolean {
 }
 
 /** Opens everything a call needs; a ConfigError or PolicyError stops the start. */
-export async function openService(config: Config, opts: ServiceOptions): Promise<Service> {
+export async function openService(givenConfig: Config, opts: ServiceOptions): Promise<Service> {
+  let config = givenConfig;
   const weakSandbox = chooseSandbox(config, opts.fdDir ?? ownFdDir());
   const limits = limitsOf(config);
   if (opts.resolver && limits.web) limits.web = { ...limits.web, lookup: opts.resolver };
   const exec = limits.exec;
   if (exec && opts.cgroupFs) exec.cgroupFs = opts.cgroupFs;
-  if (exec && exec.mode === 'sandboxed') {
+  if (exec && opts.overlayFsType) exec.overlayFsType = opts.overlayFsType;
+  if (exec && exec.mode !== 'off') {
     // Never a command without its isolation: a sandbox that cannot be made here stops the start.
     const cause = await probeSandbox(exec);
-    if (cause) throw new ConfigError(`TOOLGATE_EXEC=sandboxed: ${cause}. Fix that, or set TOOLGATE_EXEC=off.`);
+    if (cause) throw new ConfigError(`TOOLGATE_EXEC=${exec.mode}: ${cause}. Fix that, or set TOOLGATE_EXEC=off.`);
+    // Without its overlay a command's changes could not be kept, decided or undone: the service runs without
+    // run_command and says so, unless the operator chose the direct mode (docs/run-command.md, "Direct mode").
+    if (exec.overlayMissing) {
+      opts.log.warn({ cause: exec.overlayMissing }, `run_command is not offered: ${exec.overlayMissing}. Set TOOLGATE_EXEC=direct to run commands on the project itself, without backups, undo, review of their changes or conflict checks (docs/run-command.md, "Direct mode").`);
+      exec.mode = 'off';
+      config = { ...config, exec: 'off' };
+    }
   }
   const ops = await prepareOperations(config, { version: opts.version, instanceId: opts.instanceId, limits, log: opts.log, auditStream: opts.auditStream, tokens: opts.tokens });
   const { auth, audit, metrics, rateLimiter: limiter } = ops;

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { E } from '../errors.js';
 import { TreeTooLarge } from '../exec/fd-walk.js';
 import { bindHeld, dropHeld, HeldRunAltered, holdRun, takeHeld, type HeldRun } from '../exec/held.js';
-import { countLayer, findHidden, LandingConflict, landSteps, layerBytes, makeRunDir, MAX_CHANGES_LISTED, MAX_LAYER_ENTRIES, MAX_TREE_DEPTH, projectStamp, previewChanges, removeRunDir, scanLayer, sweepRunDirs, type Hidden, type LandResult, type LayerChange, type Step } from '../exec/overlay.js';
+import { countLayer, entriesChanged, findHidden, LandingConflict, landSteps, layerBytes, makeRunDir, MAX_CHANGES_LISTED, MAX_LAYER_ENTRIES, MAX_TREE_DEPTH, projectEntries, projectStamp, previewChanges, removeRunDir, scanLayer, sweepRunDirs, type Hidden, type LandResult, type LayerChange, type Step } from '../exec/overlay.js';
 import { inRoot, runSandboxed, WORKSPACE_MOUNT, type RunOutcome, type StopReason } from '../exec/sandbox.js';
 import type { ExecSettings } from '../exec/settings.js';
 import { entryOf, type CommandReview, type ResolvedPath } from '../workspace/sandbox.js';
@@ -189,6 +189,7 @@ async function runOne(ctx: ToolContext, input: z.output<typeof Input>, exec: Exe
     // The person approved what a run did, not running it again: that run is gone (discarded, or landed).
     if (review.approvalHolds) throw E.heldRunGone(claimed);
   }
+  if (exec.mode === 'direct') return runDirect(ctx, input, exec, { env, root, dir });
   const limits = exec.limits;
   const timeoutMs = Math.min(input.timeout_s ?? limits.timeoutS, limits.timeoutS) * 1000;
   const hidden = await hiddenOf(ws, root);
@@ -260,6 +261,55 @@ async function runOne(ctx: ToolContext, input: z.output<typeof Input>, exec: Exe
     return commandAnswer(input, dir.realRel, outcome, landing);
   } finally {
     if (!kept) await removeRunDir(run.dir);
+  }
+}
+
+/**
+ * Direct mode (docs/run-command.md, "Direct mode"): the project bound read-write, no overlay, so what the command
+ * writes lands as it writes it. files_changed compares two listings of the project; nothing is backed up,
+ * decided, checked for conflicts or discarded when the command is stopped.
+ */
+async function runDirect(ctx: ToolContext, input: z.output<typeof Input>, exec: ExecSettings, checked: { env: Record<string, string>; root: ResolvedPath; dir: ResolvedPath }): Promise<ToolResult<Out>> {
+  const { env, root, dir } = checked;
+  if (input.dry_run) throw E.directNoDryRun();
+  // Nor can it keep a hidden file hidden: renaming its directory would carry it to a path no rule names.
+  if (root.commandReview?.changesRuled || root.allowsEntry) throw E.directChangesRuled();
+  const ws = ctx.ws;
+  const limits = exec.limits;
+  const hidden = await hiddenOf(ws, root);
+  const masked = { dirs: [...inRoot(ws.root, [ws.stateDir]), ...hidden.dirs], files: [...inRoot(ws.root, exec.hiddenFiles), ...hidden.files] };
+  const cwd = dir.realRel === '.' ? WORKSPACE_MOUNT : `${WORKSPACE_MOUNT}/${dir.realRel}`;
+  const argv = input.command !== undefined ? ['/bin/sh', '-c', input.command] : (input.argv as string[]);
+  const bounds = () => ({ maxEntries: PROJECT_STAMP_MAX_ENTRIES, deadline: Date.now() + ws.limits.searchTimeoutMs * 4 });
+  const listing = () => projectEntries(ws, bounds()).catch((e: unknown) => (e instanceof TreeTooLarge ? null : Promise.reject(e)));
+  const before = await listing();
+  // The project's growth is the volume's: what its free space lost since the start.
+  const freeNow = async () => {
+    const st = await fs.statfs(ws.root);
+    return st.bavail * st.bsize;
+  };
+  const freeAtStart = await freeNow();
+  const run = await makeRunDir(ws);
+  try {
+    const outcome = await runSandboxed(
+      exec,
+      { run, direct: ws.root, maskDirs: masked.dirs, maskFiles: masked.files, cwd, env, argv },
+      {
+        timeoutMs: Math.min(input.timeout_s ?? limits.timeoutS, limits.timeoutS) * 1000,
+        stdin: input.stdin,
+        signal: ctx.signal,
+        onOutput: ctx.progress,
+        check: async (): Promise<StopReason | null> => (limits.quotaBytes > 0 && freeAtStart - (await freeNow()) > limits.quotaBytes ? 'quota_exceeded' : null),
+      },
+    );
+    const after = before ? await listing() : null;
+    const changes = before && after ? entriesChanged(before, after) : [];
+    const answer = commandAnswer(input, dir.realRel, outcome, { result: { changes, notLanded: [], setIdCleared: [] }, unbackedUp: 0, discarded: null, why: null });
+    const unlisted = before && after ? '' : ' Its changes could not be listed: the project is larger than a listing holds.';
+    const stopped = outcome.stoppedBy ? ' What it wrote before it was stopped stays.' : '';
+    return { ...answer, text: `${answer.text} Direct mode (TOOLGATE_EXEC=direct): its changes landed as it made them, without backups or undo.${stopped}${unlisted}` };
+  } finally {
+    await removeRunDir(run.dir);
   }
 }
 

@@ -129,6 +129,8 @@ export interface CommandReview {
   decide(realRel: string, op: 'write' | 'delete'): { decision: 'allow' | 'ask' | 'deny'; message: string; rule: string | number | undefined };
   /** The call itself asks and nobody approved it yet: it runs on its overlay first, and a person decides on its effects. */
   readonly runFirst: boolean;
+  /** The policy has rules (deny or ask) on writes or deletes: a direct-mode command, whose changes land unseen, is refused. */
+  readonly changesRuled: boolean;
   /** An approval of this call is of a held run (it asked and ran first): without that run nothing may run. */
   readonly approvalHolds: boolean;
   /**
