@@ -1,8 +1,10 @@
 // `npx tsx bench/exec-ab.ts <refA> <refB>`: run_command's cost in two builds side by side (bench/README.md,
 // "run_command"), rounds interleaved: a call of `true` over REST; one changed file in a project of many files
 // (EXEC_BENCH_FILES, default 100,000); a command that removes a tree of 5,000 files and makes it again (a build's
-// output); EXEC_BENCH_ONLY picks some.
-// Each build serves its own copy of the project with TOOLGATE_EXEC=sandboxed. Prints medians in ms and B/A.
+// output); `npm ci` of a small project (express) from a cache inside it, offline; EXEC_BENCH_ONLY picks some.
+// Each build serves its own copy of the project with TOOLGATE_EXEC=sandboxed, or the mode after a colon
+// (`.:direct .:sandboxed` compares the two modes of the working tree). Prints medians in ms and B/A.
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
@@ -24,8 +26,11 @@ interface Workload {
   calls: number;
   body: Record<string, unknown>;
   /** The project this workload runs on. */
-  project: 'small' | 'large';
+  project: 'small' | 'large' | 'npm';
 }
+
+/** The npm project: its manifest, lock and a cache holding every package (under .cache, a bulk directory). */
+const NPM_CACHE = '.cache/npm';
 
 /** Removes a tree of 50 directories of 100 files (as a build or an install does) and makes it again. */
 function treeCommand(dir: string): string {
@@ -37,6 +42,7 @@ const ALL: Workload[] = [
   { name: `one changed file, ${FILES} files`, calls: 5, body: { command: 'echo x >> changed.txt' }, project: 'large' },
   { name: 'tree: 5,000 files removed and made again', calls: 3, body: { command: treeCommand('gen') }, project: 'small' },
   { name: 'deps: node_modules of 5,000 files removed and made again', calls: 3, body: { command: treeCommand('node_modules') }, project: 'small' },
+  { name: 'npm ci: express, offline from a cache in the project', calls: 3, body: { command: `npm ci --offline --cache /workspace/${NPM_CACHE} --no-audit --no-fund --loglevel=error`, timeout_s: 300 }, project: 'npm' },
 ];
 
 /** EXEC_BENCH_ONLY=true,tree (name prefixes) runs those workloads alone. */
@@ -56,21 +62,37 @@ async function makeProject(dir: string, files: number): Promise<void> {
 
 interface Subject {
   ref: string;
-  servers: Record<'small' | 'large', Server>;
+  servers: Record<'small' | 'large' | 'npm', Server>;
 }
 
-async function start(ref: string, base: string, token: string, tokensFile: string): Promise<Subject> {
+/** A template of the npm project, its cache filled once from the registry on the host (the bench's only download). */
+let npmTemplate: Promise<string> | null = null;
+function makeNpmTemplate(base: string): Promise<string> {
+  npmTemplate ??= (async () => {
+    const dir = path.join(base, 'npm-template');
+    await fs.mkdir(dir, { recursive: true });
+    await fs.writeFile(path.join(dir, 'package.json'), JSON.stringify({ name: 'bench-app', version: '1.0.0', private: true, dependencies: { express: '4.21.2' } }));
+    execFileSync('npm', ['install', '--cache', path.join(dir, NPM_CACHE), '--no-audit', '--no-fund', '--loglevel=error'], { cwd: dir, stdio: 'inherit' });
+    return dir;
+  })();
+  return npmTemplate;
+}
+
+async function start(spec: string, base: string, token: string, tokensFile: string): Promise<Subject> {
+  const [ref = '.', mode = 'sandboxed'] = spec.split(':');
   const build = await buildToolgate(ref === '.' ? null : ref);
   useToolgateMain(build.main);
-  const servers = {} as Record<'small' | 'large', Server>;
-  for (const kind of ['small', 'large'] as const) {
-    const root = path.join(base, `${build.commit}-${kind}`);
+  const servers = {} as Record<'small' | 'large' | 'npm', Server>;
+  const label = `${build.commit}-${mode}`;
+  for (const kind of ['small', 'large', 'npm'] as const) {
+    const root = path.join(base, `${label}-${kind}`);
     if (kind === 'large' && WORKLOADS.some((w) => w.project === 'large')) await makeProject(root, FILES);
+    else if (kind === 'npm' && WORKLOADS.some((w) => w.project === 'npm')) await fs.cp(await makeNpmTemplate(base), root, { recursive: true });
     else await makeProject(root, 10);
-    servers[kind] = await startToolgate(`${ref}-${kind}`, { root, tokensFile, instanceId: `exec-bench-${kind}`, logLevel: 'warn', extra: { TOOLGATE_EXEC: 'sandboxed', TOOLGATE_EXEC_MIN_FREE_BYTES: '0', TOOLGATE_AUDIT_STDOUT: 'false' } }, path.join(base, `${build.commit}-${kind}.log`), [], 120_000);
+    servers[kind] = await startToolgate(`${spec}-${kind}`, { root, tokensFile, instanceId: `exec-bench-${kind}`, logLevel: 'warn', extra: { TOOLGATE_EXEC: mode, TOOLGATE_EXEC_MIN_FREE_BYTES: '0', TOOLGATE_AUDIT_STDOUT: 'false' } }, path.join(base, `${label}-${kind}.log`), [], 120_000);
   }
   void token;
-  return { ref, servers };
+  return { ref: spec, servers };
 }
 
 async function call(server: Server, token: string, body: Record<string, unknown>): Promise<number> {
