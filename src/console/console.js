@@ -97,12 +97,17 @@ function changeTitle(c) {
 
 /**
  * A command's request (risk `execute`: run_command) as its preview shows it: `$ cd <dir>`, `$ <command line>`,
- * what the command is given (env, stdin, timeout, paths it will see), and last the service's own `network:` and
- * `limits:` lines. Null for any other request.
+ * what the command is given (env, stdin, timeout, paths it will see), for a run held for the person what it did
+ * (`exit:`, its output after `| `), then the service's own `network:` and `limits:` lines; a held run's changes
+ * follow in `changes`. Null for any other request.
  */
 function commandOf(a) {
-  if (a.risk !== 'execute' || (a.changes ?? []).length > 0 || !a.diff_preview) return null;
-  const lines = a.diff_preview.replace(/\n$/, '').split('\n');
+  if (a.risk !== 'execute' || !a.diff_preview) return null;
+  const all = a.diff_preview.replace(/\n$/, '').split('\n');
+  // Output lines start with '| ', so only the service's own line starts with 'limits: '.
+  const end = all.findIndex((l) => l.startsWith('limits: '));
+  if ((a.changes ?? []).length > 0 && end < 0) return null;
+  const lines = end >= 0 ? all.slice(0, end + 1) : all;
   const last = (key) => (lines.at(-1)?.startsWith(`${key}: `) ? lines.pop().slice(key.length + 2) : null);
   const limits = last('limits');
   const network = last('network');
@@ -116,10 +121,11 @@ function renderChanges(ol, a) {
   ol.replaceChildren();
   const changes = a.changes ?? [];
   const command = commandOf(a);
+  const changed = changes.map((c) => ({ op: c.op, title: changeTitle(c), lines: changeLines(c) }));
   const items = command
-    ? [{ op: 'run', title: command.cwd, lines: command.lines.map((l) => [l.startsWith('$ ') ? 'file' : 'ctx', l]), label: 'The command and what it is given' }]
+    ? [{ op: 'run', title: command.cwd, lines: command.lines.map((l) => [l.startsWith('$ ') ? 'file' : 'ctx', l]), label: changes.length > 0 ? 'The command, what it is given and what it did' : 'The command and what it is given' }, ...changed]
     : changes.length > 0
-    ? changes.map((c) => ({ op: c.op, title: changeTitle(c), lines: changeLines(c) }))
+    ? changed
     : [{
         op: a.risk === 'read' ? 'read' : 'call',
         title: a.path ?? '(no path)',

@@ -205,7 +205,7 @@ describe('a command in the console, and its icon', () => {
   });
   afterAll(async () => cmd?.close());
 
-  it('titles a command by its command line and shows its directory, network and limits', async () => {
+  it('titles a command by its command line and shows its directory, network, limits, what it did and its changes', async () => {
     const body = { command: 'npm test; echo more > more.txt', cwd: 'src', env: ['CI=1'], timeout_s: 10 };
     const r = await cmd.as(null, 'run_command', body);
     expect(r.status).toBe(202);
@@ -222,20 +222,30 @@ describe('a command in the console, and its icon', () => {
     expect(await fact('.network')).toBe('off');
     const limits = await fact('.limits');
     expect(limits).toMatch(/^time 30 s, CPU 60 s, memory 1024 MiB, 128 processes, files up to 256 MiB, 1024 open files, \/tmp 64 MiB, project growth up to 1024 MiB$/);
-    // The box shows what runs and what it is given; the settings are not repeated there.
-    expect(await page.$eval(`${card} .op`, (e) => e.textContent)).toBe('run');
-    expect(await page.$eval(`${card} .change-path`, (e) => e.textContent)).toBe('/workspace/src');
-    const shown = await page.$eval(`${card} .diff`, (e) => e.textContent ?? '');
+    // The first box shows what runs, what it is given and (the network being off, it ran first) what it did;
+    // the settings are not repeated there. The change it made follows, held until the person decides.
+    const first = `${card} .changes > li:nth-child(1)`;
+    expect(await page.$eval(`${first} .op`, (e) => e.textContent)).toBe('run');
+    expect(await page.$eval(`${first} .change-path`, (e) => e.textContent)).toBe('/workspace/src');
+    const shown = await page.$eval(`${first} .diff`, (e) => e.textContent ?? '');
     expect(shown).toContain('$ npm test; echo more > more.txt\n');
     expect(shown).toContain('env CI=1\n');
     expect(shown).toContain('timeout: 10 s\n');
+    expect(shown).toContain('exit: exited 0\n');
+    expect(shown).toMatch(/stderr \(\d+ bytes\):\n\| npm error/);
     expect(shown).not.toContain('limits:');
+    const second = `${card} .changes > li:nth-child(2)`;
+    expect(await page.$eval(`${second} .op`, (e) => e.textContent)).toBe('create');
+    expect(await page.$eval(`${second} .change-path`, (e) => e.textContent)).toBe('src/more.txt');
+    expect(await page.$eval(`${second} .diff`, (e) => e.textContent ?? '')).toContain('more');
+    expect(await fs.stat(cmd.file('src/more.txt')).catch(() => null)).toBeNull();
     expect(await page.$eval(`${card} .approve`, (e) => e.getAttribute('aria-label'))).toBe('Approve run_command npm test; echo more > more.txt');
     await page.screenshot({ path: '/tmp/toolgate-console-command.png', fullPage: true });
 
     // Every door shows the same: the record holds the settings after the call.
     const stored = (await cmd.get(null, `/v1/approvals/${a.id}`)).json.approval as { diff_preview: string };
     expect(stored.diff_preview).toMatch(/\nnetwork: off\nlimits: time 30 s, /);
+    expect(a.summary).toContain('it ran without landing');
 
     await page.click(`${card} .approve`);
     await page.waitForSelector(card, { hidden: true });
