@@ -60,6 +60,8 @@ export const execErrors = {
     new ToolError('INVALID_PARAM', 'dry_run is not available in direct mode (TOOLGATE_EXEC=direct): a command changes the project as it runs, so it cannot run without landing. Nothing ran.'),
   directChangesRuled: () =>
     new ToolError('ACCESS_DENIED', "run_command runs in direct mode (TOOLGATE_EXEC=direct), where a command's changes land as it makes them, before any rule could decide them; the policy has path rules (on writes, deletes or what a command may see), so no command runs. The operator runs commands on an overlay (TOOLGATE_EXEC=sandboxed) to have them decided."),
+  tooManyHeldRuns: (max: number) =>
+    new ToolError('RATE_LIMITED', `Nothing the command changed landed: its changes need a person's approval, and this project holds ${max} runs waiting for one already (each keeps its changes on the volume). Once people decide on those, run it again.`, { max_held_runs: max }),
   heldRunGone: (id: string) =>
     new ToolError('APPROVAL_EXPIRED', `The changes approval ${id} was given for are gone (discarded, or landed by another call); nothing ran and nothing landed. Repeat the call without approval_id to run the command again.`, { approval_id: id }),
   heldRunAltered: (id: string) =>

@@ -14,6 +14,16 @@ const PLAN = 'held.json';
 const UNBOUND = 't-';
 /** An unbound run older than this was left by a call that never recorded its request (a crash): swept. */
 const UNBOUND_MAX_AGE_MS = 10 * 60_000;
+/** Runs a project holds at once (each keeps a command's layer on the volume until a person decides). */
+export const MAX_HELD_RUNS = 32;
+
+/** Thrown by holdRun when the project holds MAX_HELD_RUNS already: the run is not kept. */
+export class HeldRunsFull extends Error {
+  constructor() {
+    super(`${MAX_HELD_RUNS} runs are held already`);
+  }
+}
+
 /** A held run's name: an approval's id (docs/approvals.md), or a token not yet bound to one. */
 const APPROVAL_ID = /^apr_[A-Za-z0-9_-]{22}$/;
 const NAME = /^(apr_[A-Za-z0-9_-]{22}|t-[0-9a-f]{18})$/;
@@ -59,6 +69,7 @@ export async function holdRun(ws: Workspace, run: RunDir, held: Omit<HeldRun, 'r
   // Only the result's own changes are listed; the rest are kept for the steps that name them.
   await fs.writeFile(path.join(run.dir, PLAN), JSON.stringify({ ...file, listed: held.result.changes.length }), { mode: 0o600 });
   await fs.mkdir(heldBase(ws), { recursive: true, mode: 0o700 });
+  if ((await fs.readdir(heldBase(ws))).filter((n) => NAME.test(n)).length >= MAX_HELD_RUNS) throw new HeldRunsFull();
   const token = `${UNBOUND}${randomBytes(9).toString('hex')}`;
   await fs.rename(run.dir, path.join(heldBase(ws), token));
   return token;

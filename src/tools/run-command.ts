@@ -5,7 +5,7 @@ import fs from 'node:fs/promises';
 import { z } from 'zod';
 import { E } from '../errors.js';
 import { TreeTooLarge } from '../exec/fd-walk.js';
-import { bindHeld, dropHeld, HeldRunAltered, holdRun, takeHeld, type HeldRun } from '../exec/held.js';
+import { bindHeld, dropHeld, HeldRunAltered, HeldRunsFull, holdRun, MAX_HELD_RUNS, takeHeld, type HeldRun } from '../exec/held.js';
 import { countLayer, entriesChanged, findHidden, LandingConflict, landSteps, layerBytes, makeRunDir, MAX_CHANGES_LISTED, MAX_LAYER_ENTRIES, MAX_TREE_DEPTH, projectEntries, projectStamp, previewChanges, removeRunDir, scanLayer, sweepRunDirs, type Hidden, type LandResult, type LayerChange, type Step } from '../exec/overlay.js';
 import { inRoot, runSandboxed, WORKSPACE_MOUNT, type RunOutcome, type StopReason } from '../exec/sandbox.js';
 import type { ExecSettings } from '../exec/settings.js';
@@ -251,7 +251,10 @@ async function runOne(ctx: ToolContext, input: z.output<typeof Input>, exec: Exe
     });
     if (landing.review && !outcome.stoppedBy && review) {
       const { steps, result, asking, planned } = landing.review;
-      const token = await holdRun(ws, run, { steps, result, outcome });
+      const token = await holdRun(ws, run, { steps, result, outcome }).catch((e: unknown) => {
+        if (e instanceof HeldRunsFull) throw E.tooManyHeldRuns(MAX_HELD_RUNS);
+        throw e;
+      });
       kept = true;
       throw new ChangesNeedReview(root, asking, planned, heldPreview(input, outcome, result, asking), (id) => bindHeld(ws, token, id), () => dropHeld(ws.stateDir, token));
     }

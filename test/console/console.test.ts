@@ -243,9 +243,9 @@ describe('a command in the console, and its icon', () => {
     await page.screenshot({ path: '/tmp/toolgate-console-command.png', fullPage: true });
 
     // Every door shows the same: the record holds the settings after the call.
-    const stored = (await cmd.get(null, `/v1/approvals/${a.id}`)).json.approval as { diff_preview: string };
+    const stored = (await cmd.get(null, `/v1/approvals/${a.id}`)).json.approval as { diff_preview: string; summary: string };
     expect(stored.diff_preview).toMatch(/\nnetwork: off\nlimits: time 30 s, /);
-    expect(a.summary).toContain('it ran without landing');
+    expect(stored.summary).toContain('it ran without landing');
 
     await page.click(`${card} .approve`);
     await page.waitForSelector(card, { hidden: true });

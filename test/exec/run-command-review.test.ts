@@ -9,6 +9,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makePolicyApp, type PolicyApp } from '../approvals/approval-helpers.js';
 import { makeTempDir } from '../helpers.js';
+import { MAX_HELD_RUNS } from '../../src/exec/held.js';
 
 interface Approval {
   id: string;
@@ -255,4 +256,37 @@ describe('run_command under the IDE policy (examples/policies/ide.yaml): every c
     expect(landed.status, JSON.stringify(landed.body)).toBe(200);
     expect(await fs.readFile(path.join(t.root, 'app.js'), 'utf8')).toBe('v2\n');
   });
+});
+
+describe('run_command: held runs are bounded', () => {
+  let t: PolicyApp;
+  let stateDir: string;
+  beforeAll(async () => {
+    stateDir = await makeTempDir('toolgate-held-bound-');
+    t = await makePolicyApp(POLICY, { TOOLGATE_EXEC: 'sandboxed', TOOLGATE_STATE_DIR: stateDir }, false);
+    await fs.mkdir(path.join(t.root, 'src'), { recursive: true });
+  });
+  afterAll(async () => {
+    await t.close();
+    await fs.rm(stateDir, { recursive: true, force: true });
+  });
+
+  it(`holds ${MAX_HELD_RUNS} runs at once; one more lands nothing and says why until a person decides`, async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < MAX_HELD_RUNS; i++) {
+      const r = await t.as(null, 'run_command', { command: `echo ${i} > src/f${i}.txt` });
+      expect(r.status, JSON.stringify(r.body)).toBe(202);
+      ids.push((r.body.data as { approval: Approval }).approval.id);
+    }
+    const over = await t.as(null, 'run_command', { command: 'echo over > src/over.txt' });
+    expect(over.body.error?.code, JSON.stringify(over.body)).toBe('RATE_LIMITED');
+    expect(over.body.error?.message).toContain(`${MAX_HELD_RUNS} runs waiting`);
+    expect(await fs.readdir(path.join(stateDir, 'exec-held'))).toHaveLength(MAX_HELD_RUNS);
+    expect(await exists(path.join(t.root, 'src/over.txt'))).toBe(false);
+    // A refusal frees a place.
+    expect((await t.decide(null, ids[0] as string, 'reject')).status).toBe(200);
+    await expect.poll(async () => (await fs.readdir(path.join(stateDir, 'exec-held'))).length).toBe(MAX_HELD_RUNS - 1);
+    const again = await t.as(null, 'run_command', { command: 'echo over > src/over.txt' });
+    expect(again.status, JSON.stringify(again.body)).toBe(202);
+  }, 120_000);
 });
