@@ -163,3 +163,24 @@ describe('confirmation_request / confirmation_response', () => {
     expect(await fs.readFile(t!.file('main.py'), 'utf8')).toBe('print("hi")\n');
   });
 });
+
+describe('a command held for the person, confirmed in band', () => {
+  it('the confirmation_request shows what the command did and its change; approving lands it without a second run', async () => {
+    const c = await ideConnection(null, { TOOLGATE_SELF_APPROVE: 'true', TOOLGATE_EXEC: 'sandboxed' });
+    await fs.writeFile(t!.file('package.json'), JSON.stringify({ name: 'p', version: '1.0.0', scripts: { test: 'od -An -N4 -tx1 /dev/urandom | tr -d " \\n" > main.py' } }));
+    c.send({ type: 'tool_call', call_id: 'r1', tool_name: 'run_command', arguments: { command: 'npm test' } });
+    // npm's output streams first (tool_progress), then the person is asked.
+    let ask = await c.one();
+    while (ask.type === 'tool_progress') ask = await c.one();
+    expect(ask).toMatchObject({ type: 'confirmation_request', call_id: 'r1', approval: { tool: 'run_command', risk: 'execute' } });
+    expect(ask.approval?.diff_preview).toContain('exit: exited 0');
+    const token = /\+([0-9a-f]{8})/.exec(ask.approval?.diff_preview ?? '')?.[1];
+    expect(token).toBeTruthy();
+    expect(await fs.readFile(t!.file('main.py'), 'utf8')).toBe('print("hi")\n');
+    c.send({ type: 'confirmation_response', call_id: 'r1', approved: true });
+    let result = await c.one();
+    while (result.type === 'tool_progress') result = await c.one();
+    expect(result).toMatchObject({ type: 'tool_result', call_id: 'r1', result: { status: 'success' } });
+    expect(await fs.readFile(t!.file('main.py'), 'utf8')).toBe(token);
+  });
+});
