@@ -292,6 +292,7 @@ async function runDirect(ctx: ToolContext, input: z.output<typeof Input>, exec: 
     return st.bavail * st.bsize;
   };
   const freeAtStart = await freeNow();
+  await sweptOnce(ws);
   const run = await makeRunDir(ws);
   try {
     const outcome = await runSandboxed(
@@ -353,7 +354,7 @@ async function landHeld(ctx: ToolContext, input: z.output<typeof Input>, cwdRel:
   try {
     const planned: PlannedChange[] = await previewChanges(ws, held.run, held.steps);
     await announce(ctx, () => planned);
-    const landed = await landSteps(ws, held.run, held.steps as Step[], { actor: ctx.caller.actor, bulk: bulkOf(exec) }).catch((e: unknown) => {
+    const landed = await landSteps(ws, held.run, held.steps, { actor: ctx.caller.actor, bulk: bulkOf(exec) }).catch((e: unknown) => {
       if (e instanceof LandingConflict) throw E.execChangedMeanwhile(e.paths);
       throw e;
     });
