@@ -108,6 +108,8 @@ export const SETTINGS = {
   regexTimeoutMs: { env: 'TOOLGATE_REGEX_TIMEOUT_MS', schema: int(1), default: '2000', doc: 'Hard time limit of a user regex.' },
   backupKeep: { env: 'TOOLGATE_BACKUP_KEEP', schema: int(0), default: '10', doc: 'Backups kept per file (0 disables backups).' },
   backupMaxBytes: { env: 'TOOLGATE_BACKUP_MAX_BYTES', schema: int(0), default: String(256 * 1024 * 1024), doc: 'Total bytes of all backups kept.' },
+  checkpointMaxTurns: { env: 'TOOLGATE_CHECKPOINT_MAX_TURNS', schema: int(1), default: '100', doc: 'Checkpoints (agent turns, and calls without a turn) kept per project for `list_checkpoints` and `rewind`; past it the oldest go. The backups a kept checkpoint needs are kept with it, beyond `TOOLGATE_BACKUP_KEEP` and `TOOLGATE_BACKUP_MAX_BYTES` (docs/api.md, "Turns, checkpoints and rewind").' },
+  checkpointMaxAgeDays: { env: 'TOOLGATE_CHECKPOINT_MAX_AGE_DAYS', schema: int(1), default: '30', doc: 'Days a checkpoint is kept at most; older ones go, with the hold on their backups.' },
   officeMaxBytes: { env: 'TOOLGATE_OFFICE_MAX_BYTES', schema: int(1), default: String(64 * 1024 * 1024), doc: 'Largest .docx/.xlsx file read_docx and read_excel open (their zip entries are bounded separately while inflating).' },
   attachmentRetentionS: { env: 'TOOLGATE_ATTACHMENT_RETENTION_S', schema: int(1), default: '3600', doc: 'Seconds an extracted image (`GET /v1/attachments/{id}`) is kept before it expires and is swept.' },
   bodyLimitBytes: { env: 'TOOLGATE_BODY_LIMIT_BYTES', schema: int(1024), default: String(12 * 1024 * 1024), doc: 'Largest HTTP request body.' },

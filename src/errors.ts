@@ -2,7 +2,7 @@
 // every error the service answers with as one factory of `E`, its code and message template declared together
 // (in the manner of Fastify's lib/errors.js). Sites throw `E.fileNotFound(rel)`, never a message of their own.
 //
-// Adding an error: in the area file under src/errors/ (calls, files, edit, search, documents, web, exec, access; a new
+// Adding an error: in the area file under src/errors/ (calls, files, edit, search, documents, web, exec, access, checkpoints; a new
 // area is a new file spread into `E` and listed in CATALOGUE_AREAS below), add one entry
 //     name: (arg: string, n: number) => new ToolError('CODE', `Text with ${arg} and ${n}.`, { detail: n }),
 // - CODE is a key of ERROR_STATUS (src/errors/tool-error.ts); a new code also gets its row in docs/api.md's
@@ -17,6 +17,7 @@
 // Nothing here imports zod or other heavy modules: the edit worker (src/edit/edit-worker.ts) loads this file.
 import { accessErrors } from './errors/access.js';
 import { callErrors } from './errors/calls.js';
+import { checkpointErrors } from './errors/checkpoints.js';
 import { documentErrors } from './errors/documents.js';
 import { editErrors } from './errors/edit.js';
 import { execErrors } from './errors/exec.js';
@@ -40,7 +41,8 @@ export const E = {
   ...webErrors,
   ...execErrors,
   ...accessErrors,
+  ...checkpointErrors,
 };
 
 /** The catalogue's areas by name, for the test that no two declare the same factory. */
-export const CATALOGUE_AREAS = { callErrors, fileErrors, editErrors, searchErrors, documentErrors, webErrors, execErrors, accessErrors };
+export const CATALOGUE_AREAS = { callErrors, fileErrors, editErrors, searchErrors, documentErrors, webErrors, execErrors, accessErrors, checkpointErrors };

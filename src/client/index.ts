@@ -42,6 +42,8 @@ export interface ToolCallOptions {
   waitSeconds?: number;
   /** X-Toolgate-Switches, e.g. `memory=on`. */
   switches?: string;
+  /** Toolgate-Turn: the agent turn the call belongs to; its changes are recorded under it (list_checkpoints, rewind). */
+  turn?: string;
   signal?: AbortSignal;
 }
 
@@ -84,6 +86,7 @@ export function createToolgateClient(options: ToolgateClientOptions): ToolgateCl
     if (call.ifMatch !== undefined) header['if-match'] = call.ifMatch;
     if (call.waitSeconds !== undefined) header.prefer = `wait=${call.waitSeconds}`;
     if (call.switches !== undefined) header['x-toolgate-switches'] = call.switches;
+    if (call.turn !== undefined) header['toolgate-turn'] = call.turn;
     // One generic call for every tool: TypeScript cannot pick the operation of a name not yet known, so
     // the typing is checked at callTool's signature and the union it returns, not here.
     const post = client.POST as unknown as (path: string, init: object) => Promise<{ data?: unknown; error?: unknown; response: Response }>;

@@ -42,6 +42,8 @@ export interface CallerInfo {
   timeoutMs?: number | undefined;
   /** Streams a running command's output (WebSocket tool_progress, MCP progress notifications). */
   progress?: CallInfo['progress'];
+  /** The agent turn the call belongs to, as received (validated by the executor). */
+  turn?: unknown;
 }
 
 export interface ToolCallOutcome extends CallOutcome {
@@ -148,6 +150,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       timeoutMs: caller.timeoutMs,
       confirm: caller.confirm && decidesOwnCalls(principal, deps.selfApproveWithoutToken ?? false) ? caller.confirm : undefined,
       progress: caller.progress,
+      turn: caller.turn,
       responseHeaders: headers,
     };
   }

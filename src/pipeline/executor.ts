@@ -10,12 +10,15 @@ import { findTool, TOOLS } from '../tools/registry.js';
 import { asLocalToolPath, lexicalRel } from '../workspace/path-syntax.js';
 import { HandleScope, resolveInWorkspace, type ResolvedPath, type ResolveOptions } from '../workspace/sandbox.js';
 import { parseArguments } from './arguments.js';
+import { CallRecorder, keepRecord, parseTurn } from './checkpoint-recorder.js';
 
 export interface ExecutorOptions {
   toolTimeoutMs: number;
   before?: BeforeHook[];
   after?: AfterHook[];
   gate?: CallGate | undefined;
+  /** A checkpoint record that could not be written (the change stands; the log says so). */
+  onRecordError?: ((err: unknown) => void) | undefined;
 }
 
 const CROSS_PROJECT = /^\[([^\]]*)\]\/(.*)$/s;
@@ -39,6 +42,7 @@ export function createExecutor(opts: ExecutorOptions) {
       }
       const { approval_id: approvalId, ...args } = params;
       if (approvalId !== undefined && approvalId !== null && typeof approvalId !== 'string') throw E.approvalIdNotString();
+      const turn = parseTurn(call.turn);
       const input = parseArguments(tool, args);
       if (typeof input.path === 'string') pathResolved = lexicalRel(input.path);
       for (const hook of before) {
@@ -46,8 +50,22 @@ export function createExecutor(opts: ExecutorOptions) {
         const pending = hook(call, tool, input);
         if (pending) await pending;
       }
-      const runTool: RunTool = (i, onResolve, onPlan) => runWithTimeout(tool, call, i, Math.min(opts.toolTimeoutMs, call.timeoutMs ?? Infinity), onResolve, onPlan);
+      // Every change is recorded under its turn, once here for every tool (./checkpoint-recorder.ts).
+      const recorder = tool.mutates && !tool.recordsItself ? new CallRecorder() : null;
+      const extras: CallExtras = { turn, keptBackup: recorder?.kept };
+      const runTool: RunTool = (i, onResolve, onPlan) => {
+        recorder?.started(i.dry_run === true);
+        const plan: PlanHook | undefined = recorder
+          ? async (changes) => {
+              recorder.planned(changes);
+              if (onPlan) await onPlan(changes);
+            }
+          : onPlan;
+        return runWithTimeout(tool, call, i, Math.min(opts.toolTimeoutMs, call.timeoutMs ?? Infinity), onResolve, plan, extras);
+      };
       const { result, httpStatus } = opts.gate ? await opts.gate(call, tool, input, approvalId ?? undefined, runTool) : { result: await runTool(input, undefined, undefined), httpStatus: 200 };
+      const record = recorder && httpStatus === 200 ? recorder.recordOf(tool, result, { turn, actor: call.actor ?? null, requestId: call.requestId }) : null;
+      if (record) await keepRecord(call.ws, record, opts.onRecordError ?? (() => undefined));
       risk = tool.risk;
       riskLevel = result.riskLevel ?? tool.riskLevel;
       if (result.pathResolved !== undefined) pathResolved = result.pathResolved;
@@ -87,7 +105,13 @@ function contextOf(call: CallInfo, params: Record<string, unknown>, pathResolved
   };
 }
 
-export async function runWithTimeout(tool: ToolDefinition, call: CallInfo, input: Record<string, unknown>, timeoutMs: number, onResolve?: ResolveHook, onPlan?: PlanHook): Promise<ToolResult<unknown>> {
+/** What the executor adds to a tool's context besides the call: the turn, and where kept backups are told. */
+export interface CallExtras {
+  turn: string | null;
+  keptBackup?: ((sha256: string | null, id: string) => void) | undefined;
+}
+
+export async function runWithTimeout(tool: ToolDefinition, call: CallInfo, input: Record<string, unknown>, timeoutMs: number, onResolve?: ResolveHook, onPlan?: PlanHook, extras?: CallExtras): Promise<ToolResult<unknown>> {
   // The tool's signal is made when the tool first asks for it: most calls (a small read) never do, and an
   // AbortController per call shows in a small read's profile. Aborts that come before are remembered.
   let controller: AbortController | null = null;
@@ -124,6 +148,8 @@ export async function runWithTimeout(tool: ToolDefinition, call: CallInfo, input
       : (p: string, o?: ResolveOptions) => resolveToolPath(call, p, o, scope),
     admit: async (p: ResolvedPath) => onResolve?.(p, undefined),
     planned: onPlan,
+    turn: extras?.turn ?? null,
+    keptBackup: extras?.keptBackup,
   };
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {

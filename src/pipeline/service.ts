@@ -68,6 +68,8 @@ export function limitsOf(config: Config): WorkspaceLimits {
     memoryBudgetBytes: config.memoryBudgetBytes,
     officeMaxBytes: config.officeMaxBytes,
     patchMaxFiles: config.patchMaxFiles,
+    checkpointMaxTurns: config.checkpointMaxTurns,
+    checkpointMaxAgeMs: config.checkpointMaxAgeDays * 24 * 3600 * 1000,
     attachmentRetentionMs: config.attachmentRetentionS * 1000,
     web: webSettingsOf(config),
     exec: execSettingsOf(config),
@@ -125,7 +127,7 @@ export async function openService(givenConfig: Config, opts: ServiceOptions): Pr
   const before: BeforeHook[] = [offered, authorize, ...(opts.before ?? []), ...(limiter?.check ? [limiter.check] : [])];
   const after: AfterHook[] = [...(metrics ? [metrics.recordCall] : []), (call, name, outcome) => audit.record(call, name, outcome), ...(opts.after ?? [])];
   // The policy and approvals (./policy-gate.ts) wrap the run of every validated call.
-  const executor = createExecutor({ toolTimeoutMs: config.toolTimeoutMs, before, after, gate: policy.gate });
+  const executor = createExecutor({ toolTimeoutMs: config.toolTimeoutMs, before, after, gate: policy.gate, onRecordError: (err) => opts.log.error({ err }, 'checkpoint record not written') });
   const pipeline = createPipeline({
     auth,
     projects: ops.projects,

@@ -37,6 +37,8 @@ export interface CallInfo {
   confirm?: ConfirmFn | undefined;
   /** Output of a running command as it comes (run_command), for doors that stream it. */
   progress?: ProgressFn | undefined;
+  /** The agent turn as the door received it (REST `Toolgate-Turn`, WebSocket `turn`, MCP `_meta["toolgate/turn"]`); the executor validates it. */
+  turn?: unknown;
 }
 
 /** An approval request as a door shows it to the person deciding (the `approval` of the 202 answer). */

@@ -40,7 +40,7 @@ export interface Committed {
  * so that undo_edit and restore_backup see every change the same way (docs/api.md, "Durable writes and backups").
  */
 export function backupRecord(ctx: ToolContext, p: ResolvedPath, operation: string, old: { stat: { mode: number }; version: VersionStamp }): BackupInput {
-  return { rel: p.realRel, operation, mode: modeOf(old), sha256: old.version.sha256, actor: ctx.caller.actor };
+  return { rel: p.realRel, operation, mode: modeOf(old), sha256: old.version.sha256, actor: ctx.caller.actor, kept: ctx.keptBackup && ((id) => ctx.keptBackup?.(old.version.sha256, id)) };
 }
 
 /**

@@ -4,6 +4,7 @@ import type { Config } from '../config.js';
 import type { Risk, RiskLevel, VersionStamp } from '../envelope.js';
 import type { PlanHook, PlannedChange } from './plan.js';
 import type { HandleScope, ResolvedPath, ResolveOptions } from '../workspace/sandbox.js';
+import type { RecordedChange } from '../workspace/checkpoints.js';
 import type { VersionMatch } from '../workspace/versions.js';
 import type { Workspace } from '../workspace/workspace.js';
 
@@ -27,6 +28,10 @@ export interface ToolContext {
   admit?(p: ResolvedPath): Promise<void>;
   /** Told what a mutating call is about to change, before its first write (src/tools/plan.ts, `announce`). */
   readonly planned?: PlanHook | undefined;
+  /** The agent turn the call names (validated), or null (docs/api.md, "Turns, checkpoints and rewind"). */
+  readonly turn?: string | null;
+  /** Told each backup the call keeps (the sha256 of the content kept, its id), for the call's checkpoint record. */
+  readonly keptBackup?: ((sha256: string | null, id: string) => void) | undefined;
 }
 
 /**
@@ -74,6 +79,11 @@ export interface ToolResult<D> {
   riskLevel?: RiskLevel;
   /** Version of the file after the call; becomes the REST ETag. */
   version?: VersionStamp | null;
+  /**
+   * What the call changed, when the tool tells it itself (run_command's landing): its checkpoint record takes
+   * this instead of the changes the call announced (src/pipeline/checkpoint-recorder.ts).
+   */
+  changed?: RecordedChange[];
   /** Facts for the audit line (never file contents). */
   audit?: { sha256_before?: string | null; sha256_after?: string | null; bytes_read?: number; bytes_written?: number; exec?: Record<string, unknown> };
 }
@@ -134,6 +144,8 @@ export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, O extends z
   example?: z.input<I>;
   /** Further request examples, after `example` (write_file's create the documents the readers' examples read). */
   moreExamples?: z.input<I>[];
+  /** The tool writes its own checkpoint record (rewind, whose recovery after a crash writes it too); the pipeline records none for it. */
+  recordsItself?: boolean;
   output: O;
   run(ctx: ToolContext, input: z.output<I>): Promise<ToolResult<z.output<O>>>;
 }

@@ -14,6 +14,7 @@ import type { Workspace } from '../workspace/workspace.js';
 import { VersionSchema } from './args.js';
 import { announce, ChangeEntrySchema, describeChange, type ChangeEntry, type PlannedChange } from './plan.js';
 import { ChangesNeedReview, defineTool, type ToolContext, type ToolResult } from './define.js';
+import { landedChanges } from './landed-changes.js';
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /**
@@ -500,6 +501,7 @@ function commandAnswer(input: z.output<typeof Input>, cwdRel: string, outcome: R
     stats: { duration_ms: data.duration_ms, files_changed: changes.length },
     partial: outcome.stoppedBy !== null || cut !== '' || truncated || landing.discarded !== null || notLanded.length > 0,
     pathResolved: cwdRel,
+    ...(landing.result && !landing.preview && { changed: landedChanges(changes) }),
     audit: {
       exec: {
         command: text.slice(0, 1000),

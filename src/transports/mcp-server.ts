@@ -242,6 +242,9 @@ export function elicitationConfirm(server: Server, maxWaitMs: number): ConfirmFn
   };
 }
 
+/** The `_meta` key of a tools/call that names its agent turn. */
+export const TURN_META = 'toolgate/turn';
+
 export interface McpServerOptions {
   version: string;
   pipeline: Pipeline;
@@ -299,6 +302,9 @@ export async function runToolCall(
       void notify({ method: 'notifications/progress', params: { progressToken, progress: ++n, message: `${stream}: ${data}` } }).catch(() => undefined);
     };
   }
+  // The agent turn rides in the request's _meta, beside progressToken (docs/api.md, "Turns, checkpoints and rewind").
+  const turn = params._meta?.[TURN_META];
+  if (turn !== undefined) caller.turn = turn;
   const outcome = await pipeline.executeTool(caller, params.name, params.arguments ?? {});
   // Attachments are loaded for the same caller and project as the call (the rule of GET /v1/attachments/{id}).
   let resolved: ReturnType<Pipeline['resolveCaller']> | null = null;

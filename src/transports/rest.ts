@@ -80,6 +80,8 @@ export function restCaller(req: FastifyRequest, urlProject?: string): CallerInfo
   caller.expectedVersion = ifMatch === undefined ? undefined : parseIfMatch(ifMatch);
   const prefer = req.headers.prefer;
   caller.waitS = prefer === undefined ? undefined : preferWait(prefer);
+  // The agent turn the call belongs to (docs/api.md, "Turns, checkpoints and rewind"); the executor checks it.
+  caller.turn = req.headers['toolgate-turn'];
   return caller;
 }
 
@@ -155,6 +157,7 @@ function registerToolRoutes(app: FastifyInstance, handle: ToolCallHandler): void
     'x-request-id': z.string().optional(),
     'x-project-id': z.string().optional(),
     'x-toolgate-switches': z.string().optional().describe('Policy switches for this call, e.g. `memory=on`.'),
+    'toolgate-turn': z.string().optional().describe('The agent turn this call belongs to (1 to 128 printable ASCII characters, no spaces): its changes are recorded under it, for `list_checkpoints` and `rewind`.'),
     prefer: z.string().optional().describe('`wait=N`: hold a call that needs approval up to N seconds for the decision (TOOLGATE_APPROVAL_MAX_WAIT_S at most).'),
   });
   const PendingAnswer = PendingApprovalEnvelopeSchema.describe('waiting for approval: nothing changed yet');

@@ -38,6 +38,8 @@ const ToolCallMessage = z.object({
   confirmation_timeout_seconds: z.number().positive().max(3600).optional(),
   /** This call's policy switches (`memory=on`), in place of the upgrade's X-Toolgate-Switches: browsers cannot set headers. */
   switches: z.string().max(1024).optional(),
+  /** The agent turn the call belongs to (docs/api.md, "Turns, checkpoints and rewind"); the executor checks it, so a bad one is an envelope. */
+  turn: z.unknown().optional(),
 });
 
 // Strict: a misspelt `approve` or a string "true" must not pass as a decision nobody made.
@@ -56,7 +58,7 @@ const ConfirmationResponseMessage = z
 const CancelMessage = z.object({ type: z.literal('cancel'), call_id: z.string().min(1).max(128) }).strict();
 
 const MESSAGE_SHAPES =
-  '{"type":"tool_call","call_id","tool_name","arguments","timeout_seconds"?,"confirmation_timeout_seconds"?,"switches"?}, ' +
+  '{"type":"tool_call","call_id","tool_name","arguments","timeout_seconds"?,"confirmation_timeout_seconds"?,"switches"?,"turn"?}, ' +
   '{"type":"confirmation_response","call_id","approved":true|false,"reason"?} or {"type":"cancel","call_id"}';
 
 export interface WsOptions {
@@ -197,6 +199,7 @@ class Connection {
           ...base,
           projectId: this.project,
           switches: call.switches ?? base.switches,
+          turn: call.turn,
           requestId: `${String(this.req.id)}:${call.call_id}`,
           signal: AbortSignal.any([this.gone.signal, cancel.signal]),
           timeoutMs: (call.timeout_seconds ?? DEFAULT_TIMEOUT_S) * 1000,

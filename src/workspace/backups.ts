@@ -5,6 +5,7 @@ import { closeSync, constants as fsConstants, mkdirSync, readdirSync, readFileSy
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { E } from '../errors.js';
+import { neededBackupIds } from './checkpoints.js';
 import { openForWrite, writeAll } from './sync-first-io.js';
 import type { Workspace } from './workspace.js';
 
@@ -59,6 +60,8 @@ export interface BackupInput {
   sha256: string | null;
   /** Who made the change (token id; null without auth): undo_edit takes back a caller's own last change. Required, so that no change goes unattributed. */
   actor: string | null;
+  /** Told the id of the backup once it is kept: the call's checkpoint record names it as the content before. */
+  kept?: ((id: string) => void) | undefined;
 }
 
 /** Keeps `content` as a backup of `rel`; returns the backup id, or null when backups are disabled. */
@@ -72,6 +75,7 @@ export async function createBackup(ws: Workspace, input: BackupInput, content: B
   await writeNew(loc.data, content);
   knownSizes.set(loc.data, content.length);
   await writeMeta(loc.meta, id, ws.id, input, content.length);
+  input.kept?.(id);
   await prune(ws, loc.dir, content.length);
   return id;
 }
@@ -125,6 +129,7 @@ export async function moveToBackup(ws: Workspace, at: string, input: BackupInput
     await fs.rename(part, loc.data);
     await fs.unlink(at);
   }
+  input.kept?.(id);
   await prune(ws, loc.dir, size);
   return id;
 }
@@ -205,17 +210,26 @@ async function prune(ws: Workspace, dir: string, added: number): Promise<void> {
     .sort()
     .reverse();
   let removed = 0;
-  for (const size of await Promise.all(ids.slice(ws.limits.backupKeep).map((old) => removeBackup(ws, old)))) removed += size;
+  // Read only when something would go: the backups a kept checkpoint needs stay (docs/api.md, "Turns, checkpoints and rewind").
+  let needed: ReadonlySet<string> | null = null;
+  const over = ids.slice(ws.limits.backupKeep);
+  if (over.length > 0) {
+    needed = await neededBackupIds(ws);
+    const held = needed;
+    for (const size of await Promise.all(over.filter((id) => !held.has(id)).map((old) => removeBackup(ws, old)))) removed += size;
+  }
   let total = totals.get(ws.stateDir);
   total = total === undefined ? scanSizes(ws).reduce((n, b) => n + b.size, 0) : total + added - removed;
   if (total > ws.limits.backupMaxBytes) {
     // Exact again (other replicas add and prune too), then oldest first.
     const all = scanSizes(ws);
+    needed ??= await neededBackupIds(ws);
     total = all.reduce((n, b) => n + b.size, 0);
     const target = Math.floor(ws.limits.backupMaxBytes * PRUNE_TO);
     const oldest: Array<Promise<number>> = [];
     for (let i = 0; i < all.length && total > target; i++) {
       const b = all[i] as { id: string; size: number };
+      if (needed.has(b.id)) continue;
       oldest.push(removeBackup(ws, b.id));
       total -= b.size;
     }

@@ -25,6 +25,9 @@ export interface WorkspaceLimits {
   officeMaxBytes?: number;
   /** How long extracted attachments are kept (attachments.ts). */
   attachmentRetentionMs?: number;
+  /** Checkpoints kept per project (TOOLGATE_CHECKPOINT_MAX_TURNS) and their longest age, ms; defaults where a workspace is opened without a config (checkpoints.ts). */
+  checkpointMaxTurns?: number;
+  checkpointMaxAgeMs?: number;
   /** The web tools' settings; absent in workspaces opened without a config, where DEFAULT_WEB_SETTINGS apply. */
   web?: WebSettings;
   // run_command's settings (`exec`) join this record in src/exec/settings.ts, so that workspace/ imports nothing above it.

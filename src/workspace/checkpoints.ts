@@ -1,0 +1,236 @@
+// The record of what every change did, grouped into checkpoints (docs/api.md, "Turns, checkpoints and rewind"):
+// one small JSON file per mutating call under <state>/checkpoints/records/, written whole and renamed into
+// place, so replicas on one volume see the same records and a restart keeps them. A record names what changed
+// and the backups that hold the content before (its pre-images); it never copies a file.
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import type { Workspace } from './workspace.js';
+
+export const CHECKPOINT_OPS = ['create', 'update', 'delete', 'move'] as const;
+export type CheckpointOp = (typeof CHECKPOINT_OPS)[number];
+export type CheckpointKind = 'file' | 'directory' | 'symlink' | 'other';
+
+/** One path a call changed. */
+export interface RecordedChange {
+  /** The path as the call named it (relative to the project root); a move's source. */
+  path: string;
+  op: CheckpointOp;
+  kind: CheckpointKind;
+  /** A move's destination. */
+  to?: string;
+  /** sha256 of the file before (null: none, or a directory). */
+  sha256_before: string | null;
+  /** sha256 of the file the change left (null: removed, a directory, or not known). */
+  sha256_after: string | null;
+  /** The backup that holds the content before (null: none known; a rewind then looks one up by sha256). */
+  backup_id: string | null;
+  lines_added: number;
+  lines_removed: number;
+}
+
+/** What one mutating call changed, and under which turn. */
+export interface CheckpointRecord {
+  id: string;
+  turn: string | null;
+  at: string;
+  actor: string | null;
+  tool: string;
+  request_id: string;
+  changes: RecordedChange[];
+  /** A rewind's own record: the checkpoint it rewound to. */
+  rewound_to?: string;
+}
+
+/** A checkpoint: every record of one turn (or the one record of a call without a turn), oldest first. */
+export interface Checkpoint {
+  id: string;
+  turn: string | null;
+  records: CheckpointRecord[];
+}
+
+const RECORD_ID = /^[0-9a-z]{9}-[0-9a-z]{4}-[0-9a-f]{6}$/;
+export const DEFAULT_CHECKPOINT_MAX_TURNS = 100;
+export const DEFAULT_CHECKPOINT_MAX_AGE_MS = 30 * 24 * 3600 * 1000;
+/** Appends between two retention checks of one process (a check lists the records). */
+const RETENTION_EVERY = 32;
+
+function checkpointsDir(ws: Workspace): string {
+  return path.join(ws.stateDir, 'checkpoints');
+}
+function recordsDir(ws: Workspace): string {
+  return path.join(checkpointsDir(ws), 'records');
+}
+function prunedFile(ws: Workspace): string {
+  return path.join(checkpointsDir(ws), 'pruned.json');
+}
+
+let lastMs = 0;
+let seq = 0;
+
+/**
+ * A record id that sorts in the order the changes were made: the time, then a sequence within this process's
+ * millisecond. Taken when a call announces its change, under the file's lock, so two changes of one file sort
+ * as they happened even when their records are written in the other order.
+ */
+export function newRecordId(): string {
+  const now = Date.now();
+  if (now > lastMs) {
+    lastMs = now;
+    seq = 0;
+  } else seq++;
+  return `${lastMs.toString(36).padStart(9, '0')}-${seq.toString(36).padStart(4, '0')}-${randomBytes(3).toString('hex')}`;
+}
+
+/** The time in a record id, ms. */
+export function timeOfRecordId(id: string): number {
+  return parseInt(id.slice(0, 9), 36);
+}
+
+export function isRecordId(id: string): boolean {
+  return RECORD_ID.test(id);
+}
+
+interface Store {
+  records: Map<string, CheckpointRecord>;
+  loaded: boolean;
+  appends: number;
+}
+/** Records by state directory: a record never changes once written, so each file is read once per process. */
+const stores = new Map<string, Store>();
+
+function storeOf(ws: Workspace): Store {
+  let store = stores.get(ws.stateDir);
+  if (!store) stores.set(ws.stateDir, (store = { records: new Map(), loaded: false, appends: 0 }));
+  return store;
+}
+
+/** Writes the record whole under a hidden name and renames it into place: a reader sees all of it or nothing. */
+export async function writeRecord(ws: Workspace, record: CheckpointRecord): Promise<void> {
+  const dir = recordsDir(ws);
+  const file = path.join(dir, `${record.id}.json`);
+  const temp = path.join(dir, `.${record.id}.${randomBytes(3).toString('hex')}`);
+  const text = JSON.stringify(record);
+  try {
+    await fs.writeFile(temp, text, { mode: 0o600 });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    await fs.mkdir(dir, { recursive: true, mode: 0o700 });
+    await fs.writeFile(temp, text, { mode: 0o600 });
+  }
+  await fs.rename(temp, file);
+  const store = storeOf(ws);
+  store.records.set(record.id, record);
+  if (++store.appends % RETENTION_EVERY === 1) await applyRetention(ws);
+}
+
+/** Whether the record with this id exists (a rewind's recovery writes its record once). */
+export async function hasRecord(ws: Workspace, id: string): Promise<boolean> {
+  try {
+    await fs.access(path.join(recordsDir(ws), `${id}.json`));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Every record of the project, oldest first (other replicas' included: the directory is listed each time). */
+export async function readRecords(ws: Workspace): Promise<CheckpointRecord[]> {
+  const store = storeOf(ws);
+  const names = await fs.readdir(recordsDir(ws)).catch(() => [] as string[]);
+  const present = new Set<string>();
+  const fresh: string[] = [];
+  for (const n of names) {
+    if (!n.endsWith('.json')) continue;
+    const id = n.slice(0, -5);
+    if (!RECORD_ID.test(id)) continue;
+    present.add(id);
+    if (!store.records.has(id)) fresh.push(id);
+  }
+  await Promise.all(
+    fresh.map(async (id) => {
+      try {
+        const rec = JSON.parse(await fs.readFile(path.join(recordsDir(ws), `${id}.json`), 'utf8')) as CheckpointRecord;
+        if (rec && rec.id === id && Array.isArray(rec.changes)) store.records.set(id, rec);
+      } catch {
+        // Pruned meanwhile by another replica, or not a record: skip it.
+      }
+    }),
+  );
+  for (const id of store.records.keys()) if (!present.has(id)) store.records.delete(id);
+  store.loaded = true;
+  return [...store.records.values()].sort((a, b) => (a.id < b.id ? -1 : 1));
+}
+
+/** The records grouped into checkpoints (one per turn, one per call without a turn), oldest first. */
+export function groupCheckpoints(records: readonly CheckpointRecord[]): Checkpoint[] {
+  const byTurn = new Map<string, Checkpoint>();
+  const all: Checkpoint[] = [];
+  for (const r of records) {
+    if (r.turn === null) {
+      all.push({ id: r.id, turn: null, records: [r] });
+      continue;
+    }
+    let cp = byTurn.get(r.turn);
+    if (!cp) {
+      cp = { id: r.id, turn: r.turn, records: [] };
+      byTurn.set(r.turn, cp);
+      all.push(cp);
+    }
+    cp.records.push(r);
+  }
+  return all;
+}
+
+export interface PrunedNote {
+  /** Checkpoints pruned by retention so far (as this volume counted them). */
+  count: number;
+  /** The newest pruned checkpoint's time: nothing before it can be rewound. */
+  before: string | null;
+}
+
+export async function readPruned(ws: Workspace): Promise<PrunedNote> {
+  try {
+    const note = JSON.parse(await fs.readFile(prunedFile(ws), 'utf8')) as PrunedNote;
+    return { count: Number(note.count) || 0, before: typeof note.before === 'string' ? note.before : null };
+  } catch {
+    return { count: 0, before: null };
+  }
+}
+
+/**
+ * Drops the checkpoints past TOOLGATE_CHECKPOINT_MAX_TURNS (the oldest) or older than the age limit: their record
+ * files go, and with them the hold on their backups (neededBackupIds). The note says how many went and up to when.
+ */
+export async function applyRetention(ws: Workspace, now = Date.now()): Promise<number> {
+  const maxTurns = ws.limits.checkpointMaxTurns ?? DEFAULT_CHECKPOINT_MAX_TURNS;
+  const maxAge = ws.limits.checkpointMaxAgeMs ?? DEFAULT_CHECKPOINT_MAX_AGE_MS;
+  const checkpoints = groupCheckpoints(await readRecords(ws));
+  const cut = Math.max(0, checkpoints.length - maxTurns);
+  const gone = checkpoints.filter((cp, i) => i < cut || now - timeOfRecordId(cp.id) > maxAge);
+  if (gone.length === 0) return 0;
+  const store = storeOf(ws);
+  await Promise.all(
+    gone.flatMap((cp) =>
+      cp.records.map(async (r) => {
+        store.records.delete(r.id);
+        await fs.rm(path.join(recordsDir(ws), `${r.id}.json`), { force: true });
+      }),
+    ),
+  );
+  const note = await readPruned(ws);
+  const newest = gone[gone.length - 1] as Checkpoint;
+  const last = newest.records[newest.records.length - 1] as CheckpointRecord;
+  const before = note.before !== null && note.before > last.at ? note.before : last.at;
+  const temp = `${prunedFile(ws)}.${randomBytes(3).toString('hex')}`;
+  await fs.writeFile(temp, JSON.stringify({ count: note.count + gone.length, before }), { mode: 0o600 });
+  await fs.rename(temp, prunedFile(ws));
+  return gone.length;
+}
+
+/** The backups kept checkpoints hold: backup pruning leaves them (src/workspace/backups.ts). */
+export async function neededBackupIds(ws: Workspace): Promise<ReadonlySet<string>> {
+  const ids = new Set<string>();
+  for (const r of await readRecords(ws)) for (const c of r.changes) if (c.backup_id) ids.add(c.backup_id);
+  return ids;
+}
