@@ -6,6 +6,7 @@ import path from 'node:path';
 import { ConfigError, type Config } from '../config.js';
 import { E } from '../errors.js';
 import { sweepTempFiles } from '../workspace/atomic.js';
+import { recoverRewinds } from '../workspace/rewind-journal.js';
 import { closeWorkspace, openWorkspace, type Workspace, type WorkspaceLimits, type WorkspaceObserver } from '../workspace/workspace.js';
 import { allowsProject, type Principal } from './auth.js';
 
@@ -50,6 +51,8 @@ export class Projects {
       create: true,
     });
     await sweepTempFiles(ws);
+    // A rewind killed half way is finished before the first call (docs/api.md, "Turns, checkpoints and rewind").
+    await recoverRewinds(ws);
     return new Projects(opts, ws);
   }
 
@@ -122,6 +125,8 @@ export class Projects {
       create: false,
     });
     await sweepTempFiles(ws);
+    // A rewind killed half way is finished before the first call (docs/api.md, "Turns, checkpoints and rewind").
+    await recoverRewinds(ws);
     return ws;
   }
 }

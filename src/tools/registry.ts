@@ -27,6 +27,8 @@ import { applyPatch } from './apply-patch.js';
 import { textEditor } from './text-editor.js';
 import { readMultipleFiles } from './read-multiple-files.js';
 import { runCommand } from './run-command.js';
+import { listCheckpoints } from './list-checkpoints.js';
+import { rewind } from './rewind.js';
 
 // One entry per line, in the order tools are listed (GET /v1/tools, OpenAPI). The order is also the tour
 // the OpenAPI examples take: run in this order on a fresh workspace, each example succeeds (write_file's
@@ -46,6 +48,8 @@ const ALL = [
   appendToFile,
   listBackups,
   restoreBackup,
+  listCheckpoints,
+  rewind,
   createDirectory,
   moveFile,
   deleteFile,

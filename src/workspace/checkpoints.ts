@@ -120,8 +120,25 @@ export async function writeRecord(ws: Workspace, record: CheckpointRecord): Prom
   }
   await fs.rename(temp, file);
   const store = storeOf(ws);
+  const first = !store.loaded;
   store.records.set(record.id, record);
-  if (++store.appends % RETENTION_EVERY === 1) await applyRetention(ws);
+  // The cache holds this process's view: over a limit there, or now and then for the other replicas', the directory decides.
+  if (first || ++store.appends % RETENTION_EVERY === 0 || overLimits(ws, store)) await applyRetention(ws);
+}
+
+/** Whether the cached records hold more checkpoints than kept, or one older than kept. */
+function overLimits(ws: Workspace, store: Store): boolean {
+  const maxTurns = ws.limits.checkpointMaxTurns ?? DEFAULT_CHECKPOINT_MAX_TURNS;
+  const maxAge = ws.limits.checkpointMaxAgeMs ?? DEFAULT_CHECKPOINT_MAX_AGE_MS;
+  const turns = new Set<string>();
+  let count = 0;
+  let oldest = Infinity;
+  for (const r of store.records.values()) {
+    if (r.turn === null || !turns.has(r.turn)) count++;
+    if (r.turn !== null) turns.add(r.turn);
+    oldest = Math.min(oldest, timeOfRecordId(r.id));
+  }
+  return count > maxTurns || Date.now() - oldest > maxAge;
 }
 
 /** Whether the record with this id exists (a rewind's recovery writes its record once). */

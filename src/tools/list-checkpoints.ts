@@ -1,0 +1,127 @@
+// list_checkpoints: the project's checkpoints, newest first — one per agent turn, one per call without a turn —
+// with the files each changed (docs/api.md, "Turns, checkpoints and rewind"). Read from the records the pipeline
+// keeps (src/workspace/checkpoints.ts); nothing here looks at the project's files.
+import { z } from 'zod';
+import { applyRetention, groupCheckpoints, readPruned, readRecords, timeOfRecordId, type Checkpoint, type CheckpointRecord } from '../workspace/checkpoints.js';
+import { defineTool } from './define.js';
+
+/** Files listed per checkpoint; the rest are counted (files_count). */
+const FILES_LISTED = 200;
+const MAX_LIMIT = 100;
+export const CheckpointIdArg = z.string().regex(/^[0-9a-z]{9}-[0-9a-z]{4}-[0-9a-f]{6}$/, 'a checkpoint id as list_checkpoints gives it');
+
+const Input = z.strictObject({
+  limit: z.number().int().min(1).max(MAX_LIMIT).default(20).describe(`Checkpoints to list, newest first (at most ${MAX_LIMIT}).`),
+  before: CheckpointIdArg.optional().describe('List only checkpoints older than this one (next_before of the previous page).'),
+});
+
+const FileChange = z.object({
+  path: z.string(),
+  op: z.enum(['create', 'update', 'delete', 'move']),
+  kind: z.enum(['file', 'directory', 'symlink', 'other']),
+  to: z.string().optional().describe('A move: the destination.'),
+  lines_added: z.number().int().describe('Insertions (0 when not known: a command\'s change, a binary file).'),
+  lines_removed: z.number().int().describe('Deletions.'),
+});
+
+const CheckpointSchema = z.object({
+  id: z.string().describe('The checkpoint id: rewind {checkpoint} puts every file changed at or after it back as it was just before it.'),
+  turn: z.string().nullable().describe('The agent turn its calls named; null for a call without a turn (a checkpoint of its own).'),
+  created_at: z.string().describe('Time of its first change (ISO 8601).'),
+  updated_at: z.string().describe('Time of its last change.'),
+  actor: z.string().nullable().describe('Who made its first change (token id; null without tokens).'),
+  actors: z.array(z.string().nullable()).describe('Everyone who changed files in it.'),
+  calls: z.number().int().describe('Mutating calls recorded in it.'),
+  tools: z.array(z.string()).describe('The tools of those calls.'),
+  rewound_to: z.string().nullable().describe('A rewind: the checkpoint it rewound to (it can itself be rewound).'),
+  files: z.array(FileChange).describe(`The changes, in order, each path once per operation (at most ${FILES_LISTED} listed).`),
+  files_count: z.number().int().describe('Changes in all (files lists the first ones).'),
+  lines_added: z.number().int(),
+  lines_removed: z.number().int(),
+});
+
+const Output = z.object({
+  checkpoints: z.array(CheckpointSchema),
+  next_before: z.string().nullable().describe('More, older checkpoints: pass this as before. null when this is the last page.'),
+  pruned: z.object({
+    count: z.number().int().describe('Checkpoints dropped by retention (TOOLGATE_CHECKPOINT_MAX_TURNS, TOOLGATE_CHECKPOINT_MAX_AGE_DAYS).'),
+    before: z.string().nullable().describe('The time of the newest dropped one: nothing before it can be rewound.'),
+  }),
+});
+
+type FileEntry = z.output<typeof FileChange>;
+
+function describeCheckpoint(cp: Checkpoint) {
+  const files: FileEntry[] = [];
+  const seen = new Map<string, FileEntry>();
+  let count = 0;
+  let added = 0;
+  let removed = 0;
+  for (const r of cp.records) {
+    for (const c of r.changes) {
+      added += c.lines_added;
+      removed += c.lines_removed;
+      const key = `${c.op}\0${c.path}\0${c.to ?? ''}`;
+      const known = seen.get(key);
+      if (known) {
+        known.lines_added += c.lines_added;
+        known.lines_removed += c.lines_removed;
+        continue;
+      }
+      count++;
+      if (files.length >= FILES_LISTED) continue;
+      const entry: FileEntry = { path: c.path, op: c.op, kind: c.kind, ...(c.to !== undefined && { to: c.to }), lines_added: c.lines_added, lines_removed: c.lines_removed };
+      seen.set(key, entry);
+      files.push(entry);
+    }
+  }
+  const first = cp.records[0] as CheckpointRecord;
+  const last = cp.records[cp.records.length - 1] as CheckpointRecord;
+  return {
+    id: cp.id,
+    turn: cp.turn,
+    created_at: new Date(timeOfRecordId(first.id)).toISOString(),
+    updated_at: last.at,
+    actor: first.actor,
+    actors: [...new Set(cp.records.map((r) => r.actor))],
+    calls: cp.records.length,
+    tools: [...new Set(cp.records.map((r) => r.tool))],
+    rewound_to: cp.records.find((r) => r.rewound_to !== undefined)?.rewound_to ?? null,
+    files,
+    files_count: count,
+    lines_added: added,
+    lines_removed: removed,
+  };
+}
+
+export const listCheckpoints = defineTool({
+  name: 'list_checkpoints',
+  description:
+    "List the project's checkpoints, newest first: one per agent turn (the turn a call names: REST Toolgate-Turn, WebSocket turn, MCP _meta toolgate/turn) and one per call without a turn, each with the files it created, changed, removed or moved. rewind takes the project back to just before one.",
+  risk: 'read',
+  riskLevel: 'low',
+  input: Input,
+  example: { limit: 10 },
+  output: Output,
+  async run(ctx, input) {
+    await applyRetention(ctx.ws);
+    const all = groupCheckpoints(await readRecords(ctx.ws)).reverse();
+    const start = input.before === undefined ? 0 : all.findIndex((cp) => cp.id < (input.before as string));
+    const page = start < 0 ? [] : all.slice(start, start + input.limit);
+    const more = start >= 0 && start + input.limit < all.length;
+    const pruned = await readPruned(ctx.ws);
+    const checkpoints = page.map(describeCheckpoint);
+    const text =
+      checkpoints.length === 0
+        ? `No checkpoints${input.before ? ` before ${input.before}` : ''}.${pruned.count > 0 ? ` ${pruned.count} older ones were pruned (up to ${pruned.before}).` : ''}`
+        : `${checkpoints.length} checkpoint${checkpoints.length === 1 ? '' : 's'}, newest first:\n` +
+          checkpoints.map((c) => `${c.id}${c.turn ? ` (turn ${c.turn})` : ''} ${c.created_at}: ${c.files_count} change${c.files_count === 1 ? '' : 's'}, +${c.lines_added}/-${c.lines_removed}`).join('\n') +
+          (more ? `\nMore: before=${(page[page.length - 1] as Checkpoint).id}.` : '') +
+          (pruned.count > 0 ? `\n${pruned.count} older checkpoints were pruned (up to ${pruned.before}).` : '');
+    return {
+      data: { checkpoints, next_before: more ? (page[page.length - 1] as Checkpoint).id : null, pruned },
+      text,
+      stats: { checkpoints: checkpoints.length },
+    };
+  },
+});
