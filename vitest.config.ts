@@ -11,6 +11,7 @@ const PROCESS_SUITES = [
   'test/policy/approvals-processes.test.ts',
   'test/replicas/**/*.test.ts',
   'test/approvals/replicas.test.ts',
+  'test/checkpoints/rewind-crash.test.ts',
 ];
 
 const shared = { testTimeout: 60_000, hookTimeout: 60_000, pool: 'forks' } as const;
