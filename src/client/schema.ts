@@ -287,6 +287,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tools/list_checkpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * List the project's checkpoints
+         * @description List the project's checkpoints, newest first: one per agent turn (the turn a call names: REST Toolgate-Turn, WebSocket turn, MCP _meta toolgate/turn) and one per call without a turn, each with the files it created, changed, removed or moved. rewind takes the project back to just before one.
+         *
+         *     Risk: read (low).
+         */
+        post: operations["list_checkpoints"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tools/rewind": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Take back agent turns
+         * @description Take back agent turns: put every file changed at or after a checkpoint (list_checkpoints) back as it was just before it — changed files restored, created ones removed, removed ones restored, moves undone — by every tool and command. dry_run answers the changes with diffs and changes nothing. A file changed since its last recorded change stops it with CONFLICT unless force. The rewind is a checkpoint itself, so it can be taken back too.
+         *
+         *     Risk: destructive (high).
+         */
+        post: operations["rewind"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tools/create_directory": {
         parameters: {
             query?: never;
@@ -1223,6 +1267,8 @@ export interface operations {
                 "x-project-id"?: string;
                 /** @description Policy switches for this call, e.g. `memory=on`. */
                 "x-toolgate-switches"?: string;
+                /** @description The agent turn this call belongs to (1 to 128 printable ASCII characters, no spaces): its changes are recorded under it, for `list_checkpoints` and `rewind`. */
+                "toolgate-turn"?: string;
                 /** @description `wait=N`: hold a call that needs approval up to N seconds for the decision (TOOLGATE_APPROVAL_MAX_WAIT_S at most). */
                 prefer?: string;
             };
@@ -1342,6 +1388,8 @@ export interface operations {
                 "x-project-id"?: string;
                 /** @description Policy switches for this call, e.g. `memory=on`. */
                 "x-toolgate-switches"?: string;
+                /** @description The agent turn this call belongs to (1 to 128 printable ASCII characters, no spaces): its changes are recorded under it, for `list_checkpoints` and `rewind`. */
+                "toolgate-turn"?: string;
                 /** @description `wait=N`: hold a call that needs approval up to N seconds for the decision (TOOLGATE_APPROVAL_MAX_WAIT_S at most). */
                 prefer?: string;
             };
@@ -1451,6 +1499,8 @@ export interface operations {
                 "x-project-id"?: string;
                 /** @description Policy switches for this call, e.g. `memory=on`. */
                 "x-toolgate-switches"?: string;
+                /** @description The agent turn this call belongs to (1 to 128 printable ASCII characters, no spaces): its changes are recorded under it, for `list_checkpoints` and `rewind`. */
+                "toolgate-turn"?: string;
                 /** @description `wait=N`: hold a call that needs approval up to N seconds for the decision (TOOLGATE_APPROVAL_MAX_WAIT_S at most). */
                 prefer?: string;
             };
@@ -1573,6 +1623,8 @@ export interface operations {
                 "x-project-id"?: string;
                 /** @description Policy switches for this call, e.g. `memory=on`. */
                 "x-toolgate-switches"?: string;
+                /** @description The agent turn this call belongs to (1 to 128 printable ASCII characters, no spaces): its changes are recorded under it, for `list_checkpoints` and `rewind`. */
+                "toolgate-turn"?: string;
                 /** @description `wait=N`: hold a call that needs approval up to N seconds for the decision (TOOLGATE_APPROVAL_MAX_WAIT_S at most). */
                 prefer?: string;
             };
@@ -1671,6 +1723,8 @@ export interface operations {
                 "x-project-id"?: string;
                 /** @description Policy switches for this call, e.g. `memory=on`. */
                 "x-toolgate-switches"?: string;
+                /** @description The agent turn this call belongs to (1 to 128 printable ASCII characters, no spaces): its changes are recorded under it, for `list_checkpoints` and `rewind`. */
+                "toolgate-turn"?: string;
                 /** @description `wait=N`: hold a call that needs approval up to N seconds for the decision (TOOLGATE_APPROVAL_MAX_WAIT_S at most). */
                 prefer?: string;
             };
@@ -1786,6 +1840,8 @@ export interface operations {
                 "x-project-id"?: string;
                 /** @description Policy switches for this call, e.g. `memory=on`. */
                 "x-toolgate-switches"?: string;
+                /** @description The agent turn this call belongs to (1 to 128 printable ASCII characters, no spaces): its changes are recorded under it, for `list_checkpoints` and `rewind`. */
+                "toolgate-turn"?: string;
                 /** @description `wait=N`: hold a call that needs approval up to N seconds for the decision (TOOLGATE_APPROVAL_MAX_WAIT_S at most). */
                 prefer?: string;
             };
@@ -1929,6 +1985,8 @@ export interface operations {
                 "x-project-id"?: string;
                 /** @description Policy switches for this call, e.g. `memory=on`. */
                 "x-toolgate-switches"?: string;
+                /** @description The agent turn this call belongs to (1 to 128 printable ASCII characters, no spaces): its changes are recorded under it, for `list_checkpoints` and `rewind`. */
+                "toolgate-turn"?: string;
                 /** @description `wait=N`: hold a call that needs approval up to N seconds for the decision (TOOLGATE_APPROVAL_MAX_WAIT_S at most). */
                 prefer?: string;
             };
@@ -2068,6 +2126,8 @@ export interface operations {
                 "x-project-id"?: string;
                 /** @description Policy switches for this call, e.g. `memory=on`. */
                 "x-toolgate-switches"?: string;
+                /** @description The agent turn this call belongs to (1 to 128 printable ASCII characters, no spaces): its changes are recorded under it, for `list_checkpoints` and `rewind`. */
+                "toolgate-turn"?: string;
                 /** @description `wait=N`: hold a call that needs approval up to N seconds for the decision (TOOLGATE_APPROVAL_MAX_WAIT_S at most). */
                 prefer?: string;
             };
@@ -2184,6 +2244,8 @@ export interface operations {
                 "x-project-id"?: string;
                 /** @description Policy switches for this call, e.g. `memory=on`. */
                 "x-toolgate-switches"?: string;
+                /** @description The agent turn this call belongs to (1 to 128 printable ASCII characters, no spaces): its changes are recorded under it, for `list_checkpoints` and `rewind`. */
+                "toolgate-turn"?: string;
                 /** @description `wait=N`: hold a call that needs approval up to N seconds for the decision (TOOLGATE_APPROVAL_MAX_WAIT_S at most). */
                 prefer?: string;
             };
@@ -2298,6 +2360,8 @@ export interface operations {
                 "x-project-id"?: string;
                 /** @description Policy switches for this call, e.g. `memory=on`. */
                 "x-toolgate-switches"?: string;
+                /** @description The agent turn this call belongs to (1 to 128 printable ASCII characters, no spaces): its changes are recorded under it, for `list_checkpoints` and `rewind`. */
+                "toolgate-turn"?: string;
                 /** @description `wait=N`: hold a call that needs approval up to N seconds for the decision (TOOLGATE_APPROVAL_MAX_WAIT_S at most). */
                 prefer?: string;
             };
@@ -2433,6 +2497,8 @@ export interface operations {
                 "x-project-id"?: string;
                 /** @description Policy switches for this call, e.g. `memory=on`. */
                 "x-toolgate-switches"?: string;
+                /** @description The agent turn this call belongs to (1 to 128 printable ASCII characters, no spaces): its changes are recorded under it, for `list_checkpoints` and `rewind`. */
+                "toolgate-turn"?: string;
                 /** @description `wait=N`: hold a call that needs approval up to N seconds for the decision (TOOLGATE_APPROVAL_MAX_WAIT_S at most). */
                 prefer?: string;
             };
@@ -2538,6 +2604,8 @@ export interface operations {
                 "x-project-id"?: string;
                 /** @description Policy switches for this call, e.g. `memory=on`. */
                 "x-toolgate-switches"?: string;
+                /** @description The agent turn this call belongs to (1 to 128 printable ASCII characters, no spaces): its changes are recorded under it, for `list_checkpoints` and `rewind`. */
+                "toolgate-turn"?: string;
                 /** @description `wait=N`: hold a call that needs approval up to N seconds for the decision (TOOLGATE_APPROVAL_MAX_WAIT_S at most). */
                 prefer?: string;
             };
@@ -2631,6 +2699,8 @@ export interface operations {
                 "x-project-id"?: string;
                 /** @description Policy switches for this call, e.g. `memory=on`. */
                 "x-toolgate-switches"?: string;
+                /** @description The agent turn this call belongs to (1 to 128 printable ASCII characters, no spaces): its changes are recorded under it, for `list_checkpoints` and `rewind`. */
+                "toolgate-turn"?: string;
                 /** @description `wait=N`: hold a call that needs approval up to N seconds for the decision (TOOLGATE_APPROVAL_MAX_WAIT_S at most). */
                 prefer?: string;
             };
@@ -2727,6 +2797,246 @@ export interface operations {
             };
         };
     };
+    list_checkpoints: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description ETag of the version you read (`"<sha256>"`, as the ETag header gave it); CONFLICT when the file changed. */
+                "if-match"?: string;
+                "x-request-id"?: string;
+                "x-project-id"?: string;
+                /** @description Policy switches for this call, e.g. `memory=on`. */
+                "x-toolgate-switches"?: string;
+                /** @description The agent turn this call belongs to (1 to 128 printable ASCII characters, no spaces): its changes are recorded under it, for `list_checkpoints` and `rewind`. */
+                "toolgate-turn"?: string;
+                /** @description `wait=N`: hold a call that needs approval up to N seconds for the decision (TOOLGATE_APPROVAL_MAX_WAIT_S at most). */
+                prefer?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "limit": 10
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description Checkpoints to list, newest first (at most 100).
+                     * @default 20
+                     */
+                    limit?: number;
+                    /** @description List only checkpoints older than this one (next_before of the previous page). */
+                    before?: string;
+                    /** @description Repeat of a call that needed approval: the id from data.approval.id. */
+                    approval_id?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description success or partial */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "success" | "partial";
+                        data: {
+                            checkpoints: {
+                                /** @description The checkpoint id: rewind {checkpoint} puts every file changed at or after it back as it was just before it. */
+                                id: string;
+                                /** @description The agent turn its calls named; null for a call without a turn (a checkpoint of its own). */
+                                turn: string | null;
+                                /** @description Time of its first change (ISO 8601). */
+                                created_at: string;
+                                /** @description Time of its last change. */
+                                updated_at: string;
+                                /** @description Who made its first change (token id; null without tokens). */
+                                actor: string | null;
+                                /** @description Everyone who changed files in it. */
+                                actors: (string | null)[];
+                                /** @description Mutating calls recorded in it. */
+                                calls: number;
+                                /** @description The tools of those calls. */
+                                tools: string[];
+                                /** @description A rewind: the checkpoint it rewound to (it can itself be rewound). */
+                                rewound_to: string | null;
+                                /** @description The changes, in order, each path once per operation (at most 200 listed). */
+                                files: {
+                                    path: string;
+                                    /** @enum {string} */
+                                    op: "create" | "update" | "delete" | "move";
+                                    /** @enum {string} */
+                                    kind: "file" | "directory" | "symlink" | "other";
+                                    /** @description A move: the destination. */
+                                    to?: string;
+                                    /** @description Insertions (0 when not known: a command's change, a binary file). */
+                                    lines_added: number;
+                                    /** @description Deletions. */
+                                    lines_removed: number;
+                                }[];
+                                /** @description Changes in all (files lists the first ones). */
+                                files_count: number;
+                                lines_added: number;
+                                lines_removed: number;
+                            }[];
+                            /** @description More, older checkpoints: pass this as before. null when this is the last page. */
+                            next_before: string | null;
+                            pruned: {
+                                /** @description Checkpoints dropped by retention (TOOLGATE_CHECKPOINT_MAX_TURNS, TOOLGATE_CHECKPOINT_MAX_AGE_DAYS). */
+                                count: number;
+                                /** @description The time of the newest dropped one: nothing before it can be rewound. */
+                                before: string | null;
+                            };
+                        } | null;
+                        text: string;
+                        stats: {
+                            [key: string]: number;
+                        };
+                        context: components["schemas"]["EnvelopeContext"];
+                        error?: unknown;
+                    };
+                };
+            };
+            /** @description waiting for approval: nothing changed yet */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PendingApprovalEnvelope"];
+                };
+            };
+            /** @description error envelope */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description error envelope */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    rewind: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description ETag of the version you read (`"<sha256>"`, as the ETag header gave it); CONFLICT when the file changed. */
+                "if-match"?: string;
+                "x-request-id"?: string;
+                "x-project-id"?: string;
+                /** @description Policy switches for this call, e.g. `memory=on`. */
+                "x-toolgate-switches"?: string;
+                /** @description The agent turn this call belongs to (1 to 128 printable ASCII characters, no spaces): its changes are recorded under it, for `list_checkpoints` and `rewind`. */
+                "toolgate-turn"?: string;
+                /** @description `wait=N`: hold a call that needs approval up to N seconds for the decision (TOOLGATE_APPROVAL_MAX_WAIT_S at most). */
+                prefer?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The checkpoint to go back to (an id from list_checkpoints): every file changed at or after it is put back as it was just before it. Give this or turn. */
+                    checkpoint?: string;
+                    /** @description Instead of checkpoint: the turn id the calls named (that turn's checkpoint). */
+                    turn?: string;
+                    /**
+                     * @description Answer the changes the rewind would make, with their diffs, and change nothing.
+                     * @default false
+                     */
+                    dry_run?: boolean;
+                    /**
+                     * @description Overwrite files changed since their last recorded change (by hand, by another service) instead of stopping with CONFLICT.
+                     * @default false
+                     */
+                    force?: boolean;
+                    /** @description Repeat of a call that needed approval: the id from data.approval.id. */
+                    approval_id?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description success or partial */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "success" | "partial";
+                        data: {
+                            applied: boolean;
+                            /** @description The checkpoint rewound to. */
+                            checkpoint: string;
+                            turn: string | null;
+                            /** @description Checkpoints at or after it whose changes were taken back. */
+                            checkpoints_rewound: number;
+                            /** @description Every change the rewind makes (or would make), in order, with its diff or the content a delete removes. */
+                            changes: components["schemas"]["ApprovalChange"][];
+                            /** @description Diffs and contents past 256 KiB in all were left out (the entries stay). */
+                            changes_truncated: boolean;
+                            /** @description Paths changed outside the record that force: true overwrote. */
+                            forced: string[];
+                            /** @description The rewind's own checkpoint (null on a dry run or when nothing changed): rewinding to it takes the rewind back. */
+                            rewind_checkpoint: string | null;
+                            lines_added: number;
+                            lines_removed: number;
+                        } | null;
+                        text: string;
+                        stats: {
+                            [key: string]: number;
+                        };
+                        context: components["schemas"]["EnvelopeContext"];
+                        error?: unknown;
+                    };
+                };
+            };
+            /** @description waiting for approval: nothing changed yet */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PendingApprovalEnvelope"];
+                };
+            };
+            /** @description error envelope */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description error envelope */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     create_directory: {
         parameters: {
             query?: never;
@@ -2737,6 +3047,8 @@ export interface operations {
                 "x-project-id"?: string;
                 /** @description Policy switches for this call, e.g. `memory=on`. */
                 "x-toolgate-switches"?: string;
+                /** @description The agent turn this call belongs to (1 to 128 printable ASCII characters, no spaces): its changes are recorded under it, for `list_checkpoints` and `rewind`. */
+                "toolgate-turn"?: string;
                 /** @description `wait=N`: hold a call that needs approval up to N seconds for the decision (TOOLGATE_APPROVAL_MAX_WAIT_S at most). */
                 prefer?: string;
             };
@@ -2827,6 +3139,8 @@ export interface operations {
                 "x-project-id"?: string;
                 /** @description Policy switches for this call, e.g. `memory=on`. */
                 "x-toolgate-switches"?: string;
+                /** @description The agent turn this call belongs to (1 to 128 printable ASCII characters, no spaces): its changes are recorded under it, for `list_checkpoints` and `rewind`. */
+                "toolgate-turn"?: string;
                 /** @description `wait=N`: hold a call that needs approval up to N seconds for the decision (TOOLGATE_APPROVAL_MAX_WAIT_S at most). */
                 prefer?: string;
             };
@@ -2933,6 +3247,8 @@ export interface operations {
                 "x-project-id"?: string;
                 /** @description Policy switches for this call, e.g. `memory=on`. */
                 "x-toolgate-switches"?: string;
+                /** @description The agent turn this call belongs to (1 to 128 printable ASCII characters, no spaces): its changes are recorded under it, for `list_checkpoints` and `rewind`. */
+                "toolgate-turn"?: string;
                 /** @description `wait=N`: hold a call that needs approval up to N seconds for the decision (TOOLGATE_APPROVAL_MAX_WAIT_S at most). */
                 prefer?: string;
             };
@@ -3030,6 +3346,8 @@ export interface operations {
                 "x-project-id"?: string;
                 /** @description Policy switches for this call, e.g. `memory=on`. */
                 "x-toolgate-switches"?: string;
+                /** @description The agent turn this call belongs to (1 to 128 printable ASCII characters, no spaces): its changes are recorded under it, for `list_checkpoints` and `rewind`. */
+                "toolgate-turn"?: string;
                 /** @description `wait=N`: hold a call that needs approval up to N seconds for the decision (TOOLGATE_APPROVAL_MAX_WAIT_S at most). */
                 prefer?: string;
             };
@@ -3135,6 +3453,8 @@ export interface operations {
                 "x-project-id"?: string;
                 /** @description Policy switches for this call, e.g. `memory=on`. */
                 "x-toolgate-switches"?: string;
+                /** @description The agent turn this call belongs to (1 to 128 printable ASCII characters, no spaces): its changes are recorded under it, for `list_checkpoints` and `rewind`. */
+                "toolgate-turn"?: string;
                 /** @description `wait=N`: hold a call that needs approval up to N seconds for the decision (TOOLGATE_APPROVAL_MAX_WAIT_S at most). */
                 prefer?: string;
             };
@@ -3233,6 +3553,8 @@ export interface operations {
                 "x-project-id"?: string;
                 /** @description Policy switches for this call, e.g. `memory=on`. */
                 "x-toolgate-switches"?: string;
+                /** @description The agent turn this call belongs to (1 to 128 printable ASCII characters, no spaces): its changes are recorded under it, for `list_checkpoints` and `rewind`. */
+                "toolgate-turn"?: string;
                 /** @description `wait=N`: hold a call that needs approval up to N seconds for the decision (TOOLGATE_APPROVAL_MAX_WAIT_S at most). */
                 prefer?: string;
             };
@@ -3325,6 +3647,8 @@ export interface operations {
                 "x-project-id"?: string;
                 /** @description Policy switches for this call, e.g. `memory=on`. */
                 "x-toolgate-switches"?: string;
+                /** @description The agent turn this call belongs to (1 to 128 printable ASCII characters, no spaces): its changes are recorded under it, for `list_checkpoints` and `rewind`. */
+                "toolgate-turn"?: string;
                 /** @description `wait=N`: hold a call that needs approval up to N seconds for the decision (TOOLGATE_APPROVAL_MAX_WAIT_S at most). */
                 prefer?: string;
             };
@@ -3442,6 +3766,8 @@ export interface operations {
                 "x-project-id"?: string;
                 /** @description Policy switches for this call, e.g. `memory=on`. */
                 "x-toolgate-switches"?: string;
+                /** @description The agent turn this call belongs to (1 to 128 printable ASCII characters, no spaces): its changes are recorded under it, for `list_checkpoints` and `rewind`. */
+                "toolgate-turn"?: string;
                 /** @description `wait=N`: hold a call that needs approval up to N seconds for the decision (TOOLGATE_APPROVAL_MAX_WAIT_S at most). */
                 prefer?: string;
             };
@@ -3532,6 +3858,8 @@ export interface operations {
                 "x-project-id"?: string;
                 /** @description Policy switches for this call, e.g. `memory=on`. */
                 "x-toolgate-switches"?: string;
+                /** @description The agent turn this call belongs to (1 to 128 printable ASCII characters, no spaces): its changes are recorded under it, for `list_checkpoints` and `rewind`. */
+                "toolgate-turn"?: string;
                 /** @description `wait=N`: hold a call that needs approval up to N seconds for the decision (TOOLGATE_APPROVAL_MAX_WAIT_S at most). */
                 prefer?: string;
             };
@@ -3625,6 +3953,8 @@ export interface operations {
                 "x-project-id"?: string;
                 /** @description Policy switches for this call, e.g. `memory=on`. */
                 "x-toolgate-switches"?: string;
+                /** @description The agent turn this call belongs to (1 to 128 printable ASCII characters, no spaces): its changes are recorded under it, for `list_checkpoints` and `rewind`. */
+                "toolgate-turn"?: string;
                 /** @description `wait=N`: hold a call that needs approval up to N seconds for the decision (TOOLGATE_APPROVAL_MAX_WAIT_S at most). */
                 prefer?: string;
             };
@@ -3721,6 +4051,8 @@ export interface operations {
                 "x-project-id"?: string;
                 /** @description Policy switches for this call, e.g. `memory=on`. */
                 "x-toolgate-switches"?: string;
+                /** @description The agent turn this call belongs to (1 to 128 printable ASCII characters, no spaces): its changes are recorded under it, for `list_checkpoints` and `rewind`. */
+                "toolgate-turn"?: string;
                 /** @description `wait=N`: hold a call that needs approval up to N seconds for the decision (TOOLGATE_APPROVAL_MAX_WAIT_S at most). */
                 prefer?: string;
             };
@@ -3825,6 +4157,8 @@ export interface operations {
                 "x-project-id"?: string;
                 /** @description Policy switches for this call, e.g. `memory=on`. */
                 "x-toolgate-switches"?: string;
+                /** @description The agent turn this call belongs to (1 to 128 printable ASCII characters, no spaces): its changes are recorded under it, for `list_checkpoints` and `rewind`. */
+                "toolgate-turn"?: string;
                 /** @description `wait=N`: hold a call that needs approval up to N seconds for the decision (TOOLGATE_APPROVAL_MAX_WAIT_S at most). */
                 prefer?: string;
             };
@@ -3922,6 +4256,8 @@ export interface operations {
                 "x-project-id"?: string;
                 /** @description Policy switches for this call, e.g. `memory=on`. */
                 "x-toolgate-switches"?: string;
+                /** @description The agent turn this call belongs to (1 to 128 printable ASCII characters, no spaces): its changes are recorded under it, for `list_checkpoints` and `rewind`. */
+                "toolgate-turn"?: string;
                 /** @description `wait=N`: hold a call that needs approval up to N seconds for the decision (TOOLGATE_APPROVAL_MAX_WAIT_S at most). */
                 prefer?: string;
             };
@@ -4009,6 +4345,8 @@ export interface operations {
                 "x-project-id"?: string;
                 /** @description Policy switches for this call, e.g. `memory=on`. */
                 "x-toolgate-switches"?: string;
+                /** @description The agent turn this call belongs to (1 to 128 printable ASCII characters, no spaces): its changes are recorded under it, for `list_checkpoints` and `rewind`. */
+                "toolgate-turn"?: string;
                 /** @description `wait=N`: hold a call that needs approval up to N seconds for the decision (TOOLGATE_APPROVAL_MAX_WAIT_S at most). */
                 prefer?: string;
             };
