@@ -1,0 +1,36 @@
+// A command's landed changes are recorded under its turn and rewound like any tool's (issue 35 point 1):
+// run_command in its sandbox (TOOLGATE_EXEC=sandboxed), through the REST door.
+import fs from 'node:fs/promises';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { makeApp, pathExists, type TestApp } from '../helpers.js';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await makeApp({ TOOLGATE_EXEC: 'sandboxed' });
+});
+afterAll(async () => t.close());
+
+it("records what a command changed under the call's turn; rewind takes it back, the directory it made included", async () => {
+  await fs.writeFile(t.file('a.txt'), 'before a\n');
+  await fs.writeFile(t.file('c.txt'), 'before c\n');
+  const cmd = 'echo changed > a.txt && echo new > b.txt && rm c.txt && mkdir d && echo x > d/e.txt';
+  const ran = await t.call('run_command', { command: cmd }, { 'toolgate-turn': 'cmd-turn' });
+  expect(ran.status, JSON.stringify(ran.body.error)).toBe(200);
+  const listed = (await t.call('list_checkpoints', {})).body.data as { checkpoints: { turn: string; tools: string[]; files: { path: string; op: string; kind: string }[] }[] };
+  expect(listed.checkpoints[0]).toMatchObject({ turn: 'cmd-turn', tools: ['run_command'] });
+  expect(listed.checkpoints[0]?.files.map((f) => [f.path, f.op, f.kind]).sort()).toEqual([
+    ['a.txt', 'update', 'file'],
+    ['b.txt', 'create', 'file'],
+    ['c.txt', 'delete', 'file'],
+    ['d', 'create', 'directory'],
+    ['d/e.txt', 'create', 'file'],
+  ]);
+  const dry = await t.call('rewind', { turn: 'cmd-turn', dry_run: true });
+  expect((dry.body.data as { changes: { path: string; diff: string }[] }).changes.find((c) => c.path === 'a.txt')?.diff).toContain('-changed\n+before a');
+  const done = await t.call('rewind', { turn: 'cmd-turn' });
+  expect(done.status, JSON.stringify(done.body.error)).toBe(200);
+  expect(await fs.readFile(t.file('a.txt'), 'utf8')).toBe('before a\n');
+  expect(await fs.readFile(t.file('c.txt'), 'utf8')).toBe('before c\n');
+  expect(await pathExists(t.file('b.txt'))).toBe(false);
+  expect(await pathExists(t.file('d'))).toBe(false);
+});
