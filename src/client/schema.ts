@@ -2951,9 +2951,15 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "checkpoint": "latest",
+                 *       "dry_run": true
+                 *     }
+                 */
                 "application/json": {
-                    /** @description The checkpoint to go back to (an id from list_checkpoints): every file changed at or after it is put back as it was just before it. Give this or turn. */
-                    checkpoint?: string;
+                    /** @description The checkpoint to go back to (an id from list_checkpoints, or 'latest' for the newest): every file changed at or after it is put back as it was just before it. Give this or turn. */
+                    checkpoint?: string | "latest";
                     /** @description Instead of checkpoint: the turn id the calls named (that turn's checkpoint). */
                     turn?: string;
                     /**

@@ -23,7 +23,10 @@ import { CheckpointIdArg } from './list-checkpoints.js';
 import { announce, ChangeEntrySchema, describeChange, REMOVED_HEAD_BYTES, type ChangeEntry, type PlannedChange } from './plan.js';
 
 const Input = z.strictObject({
-  checkpoint: CheckpointIdArg.optional().describe('The checkpoint to go back to (an id from list_checkpoints): every file changed at or after it is put back as it was just before it. Give this or turn.'),
+  checkpoint: z
+    .union([CheckpointIdArg, z.literal('latest')])
+    .optional()
+    .describe("The checkpoint to go back to (an id from list_checkpoints, or 'latest' for the newest): every file changed at or after it is put back as it was just before it. Give this or turn."),
   turn: z.string().min(1).max(128).optional().describe("Instead of checkpoint: the turn id the calls named (that turn's checkpoint)."),
   dry_run: DryRunArg.describe('Answer the changes the rewind would make, with their diffs, and change nothing.'),
   force: z.boolean().default(false).describe('Overwrite files changed since their last recorded change (by hand, by another service) instead of stopping with CONFLICT.'),
@@ -188,7 +191,8 @@ interface Planned {
 
 function pickCheckpoint(checkpoints: readonly Checkpoint[], input: { checkpoint?: string | undefined; turn?: string | undefined }): Checkpoint {
   if ((input.checkpoint === undefined) === (input.turn === undefined)) throw E.checkpointArgs();
-  const cp = input.checkpoint !== undefined ? checkpoints.find((c) => c.id === input.checkpoint) : checkpoints.find((c) => c.turn === input.turn);
+  const cp =
+    input.checkpoint === 'latest' ? checkpoints[checkpoints.length - 1] : input.checkpoint !== undefined ? checkpoints.find((c) => c.id === input.checkpoint) : checkpoints.find((c) => c.turn === input.turn);
   if (!cp) throw E.checkpointNotFound(input.checkpoint ?? `turn ${input.turn as string}`);
   return cp;
 }
@@ -315,6 +319,8 @@ export const rewind = defineTool({
   riskLevel: 'high',
   recordsItself: true,
   input: Input,
+  // The examples before it (write_file, the edits, restore_backup) are checkpoints: this previews taking back the newest.
+  example: { checkpoint: 'latest', dry_run: true },
   output: Output,
   async run(ctx, input) {
     // Retention first: a checkpoint past it has lost the hold on its backups, so it is not offered.

@@ -5,7 +5,7 @@ import { closeSync, constants as fsConstants, mkdirSync, readdirSync, readFileSy
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { E } from '../errors.js';
-import { neededBackupIds } from './checkpoints.js';
+import { dropCheckpointsNeeding, neededBackupIds } from './checkpoints.js';
 import { openForWrite, writeAll } from './sync-first-io.js';
 import type { Workspace } from './workspace.js';
 
@@ -76,7 +76,7 @@ export async function createBackup(ws: Workspace, input: BackupInput, content: B
   knownSizes.set(loc.data, content.length);
   await writeMeta(loc.meta, id, ws.id, input, content.length);
   input.kept?.(id);
-  await prune(ws, loc.dir, content.length);
+  await prune(ws, loc.dir, content.length, id);
   return id;
 }
 
@@ -130,7 +130,7 @@ export async function moveToBackup(ws: Workspace, at: string, input: BackupInput
     await fs.unlink(at);
   }
   input.kept?.(id);
-  await prune(ws, loc.dir, size);
+  await prune(ws, loc.dir, size, id);
   return id;
 }
 
@@ -202,7 +202,7 @@ const totals = new Map<string, number>();
 const PRUNE_TO = 0.9;
 
 /** Keeps `backupKeep` per file and at most `backupMaxBytes` in all, dropping the oldest first. */
-async function prune(ws: Workspace, dir: string, added: number): Promise<void> {
+async function prune(ws: Workspace, dir: string, added: number, made: string): Promise<void> {
   // Ids sort by creation time, so names alone tell which are the oldest: no meta file is read.
   const ids = readdirSync(dir)
     .filter((n) => n.endsWith('.json'))
@@ -224,16 +224,25 @@ async function prune(ws: Workspace, dir: string, added: number): Promise<void> {
     // Exact again (other replicas add and prune too), then oldest first.
     const all = scanSizes(ws);
     needed ??= await neededBackupIds(ws);
+    // The backup just made belongs to a change whose record is not written yet: it is as needed as any.
+    const held = new Set(needed).add(made);
     total = all.reduce((n, b) => n + b.size, 0);
     const target = Math.floor(ws.limits.backupMaxBytes * PRUNE_TO);
     const oldest: Array<Promise<number>> = [];
-    for (let i = 0; i < all.length && total > target; i++) {
-      const b = all[i] as { id: string; size: number };
-      if (needed.has(b.id)) continue;
-      oldest.push(removeBackup(ws, b.id));
-      total -= b.size;
+    const heldGone: string[] = [];
+    // Backups no checkpoint needs go first; the bytes bound is a bound on the disk, so past them the needed
+    // ones go too, and with them the checkpoints that needed them (dropCheckpointsNeeding).
+    for (const pass of [false, true]) {
+      for (let i = 0; i < all.length && total > target; i++) {
+        const b = all[i] as { id: string; size: number };
+        if (held.has(b.id) !== pass) continue;
+        oldest.push(removeBackup(ws, b.id));
+        if (pass) heldGone.push(b.id);
+        total -= b.size;
+      }
     }
     await Promise.all(oldest);
+    if (heldGone.length > 0) await dropCheckpointsNeeding(ws, heldGone);
   }
   totals.set(ws.stateDir, total);
 }

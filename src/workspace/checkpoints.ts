@@ -225,6 +225,25 @@ export async function applyRetention(ws: Workspace, now = Date.now()): Promise<n
   const checkpoints = groupCheckpoints(await readRecords(ws));
   const cut = Math.max(0, checkpoints.length - maxTurns);
   const gone = checkpoints.filter((cp, i) => i < cut || now - timeOfRecordId(cp.id) > maxAge);
+  return pruneCheckpoints(ws, gone);
+}
+
+/**
+ * Backups that the bytes bound (TOOLGATE_BACKUP_MAX_BYTES) removed although checkpoints needed them: every
+ * checkpoint whose rewind would need one goes too (the one holding it and all older ones, whose rewinds pass
+ * through it), so that no listed checkpoint is one a rewind must refuse.
+ */
+export async function dropCheckpointsNeeding(ws: Workspace, backupIds: readonly string[]): Promise<number> {
+  const ids = new Set(backupIds);
+  const checkpoints = groupCheckpoints(await readRecords(ws));
+  let last = -1;
+  checkpoints.forEach((cp, i) => {
+    if (cp.records.some((r) => r.changes.some((c) => c.backup_id !== null && ids.has(c.backup_id)))) last = i;
+  });
+  return pruneCheckpoints(ws, checkpoints.slice(0, last + 1));
+}
+
+async function pruneCheckpoints(ws: Workspace, gone: readonly Checkpoint[]): Promise<number> {
   if (gone.length === 0) return 0;
   const store = storeOf(ws);
   await Promise.all(

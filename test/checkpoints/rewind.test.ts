@@ -323,6 +323,22 @@ describe('retention and the volume', () => {
     expect(await read(t, 'a.txt')).toBe('2\n');
   });
 
+  it('the bytes bound still holds: a backup a checkpoint needed goes, and with it that checkpoint and older ones, as list_checkpoints says', async () => {
+    t = await makeApp({ TOOLGATE_BACKUP_MAX_BYTES: '1000', TOOLGATE_REQUIRE_VERSION: 'never' });
+    for (let i = 0; i < 6; i++) {
+      await fs.writeFile(t.file(`f${i}.txt`), 'x'.repeat(300));
+      await ok(t.call('write_file', { path: `f${i}.txt`, content: 'y' }, turn(`b-${i}`)));
+    }
+    const data = await list(t);
+    expect(data.checkpoints.map((c) => c.turn)).toEqual(['b-5', 'b-4', 'b-3']);
+    expect(data.pruned.count).toBe(3);
+    const backups = (await t.call('list_backups', {})).body.data as { backups: { size_bytes: number }[] };
+    expect(backups.backups.reduce((n, b) => n + b.size_bytes, 0)).toBeLessThanOrEqual(1000);
+    // Every checkpoint still listed rewinds: the oldest one takes back all three.
+    await ok(t.call('rewind', { turn: 'b-3' }));
+    for (const i of [3, 4, 5]) expect(await read(t, `f${i}.txt`)).toBe('x'.repeat(300));
+  });
+
   it('two replicas on one volume see the same checkpoints, and a restart keeps them', async () => {
     t = await makeApp();
     await ok(t.call('write_file', { path: 'a.txt', content: 'from one\n' }, turn('shared')));

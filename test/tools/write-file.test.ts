@@ -152,7 +152,8 @@ describe('write_file', () => {
   });
 
   it('keeps bounded backups per file (TOOLGATE_BACKUP_KEEP)', async () => {
-    const small = await makeApp({ TOOLGATE_BACKUP_KEEP: '2' });
+    // One checkpoint kept: the backups older checkpoints would hold go by TOOLGATE_BACKUP_KEEP alone (docs/api.md, "Turns, checkpoints and rewind").
+    const small = await makeApp({ TOOLGATE_BACKUP_KEEP: '2', TOOLGATE_CHECKPOINT_MAX_TURNS: '1' });
     try {
       await fs.writeFile(small.file('k.txt'), 'v0\n');
       for (let i = 1; i <= 4; i++) {
