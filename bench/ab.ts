@@ -60,7 +60,8 @@ const token = randomBytes(32).toString('hex');
 const tokensFile = path.join(options.cacheDir, 'tokens-ab.json');
 await fs.mkdir(options.cacheDir, { recursive: true });
 await fs.writeFile(tokensFile, JSON.stringify([{ id: 'bench', sha256: createHash('sha256').update(token).digest('hex'), projects: ['*'], risks: ['read', 'write', 'destructive'] }]));
-const auth = { authorization: `Bearer ${token}` };
+// BENCH_TURN=<id>: every call names this agent turn (Toolgate-Turn), so its changes are recorded under it; a build without turns ignores the header.
+const auth: Record<string, string> = { authorization: `Bearer ${token}`, ...(process.env.BENCH_TURN && { 'toolgate-turn': process.env.BENCH_TURN }) };
 const pool = makePool(8 * MiB, 4242);
 const logDir = path.join(options.cacheDir, 'logs-ab');
 await fs.mkdir(logDir, { recursive: true });

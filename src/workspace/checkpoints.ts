@@ -53,7 +53,7 @@ const RECORD_ID = /^[0-9a-z]{9}-[0-9a-z]{4}-[0-9a-f]{6}$/;
 export const DEFAULT_CHECKPOINT_MAX_TURNS = 100;
 export const DEFAULT_CHECKPOINT_MAX_AGE_MS = 30 * 24 * 3600 * 1000;
 /** Appends between two retention checks of one process (a check lists the records). */
-const RETENTION_EVERY = 32;
+const RETENTION_EVERY = 256;
 
 function checkpointsDir(ws: Workspace): string {
   return path.join(ws.stateDir, 'checkpoints');
@@ -95,13 +95,17 @@ interface Store {
   records: Map<string, CheckpointRecord>;
   loaded: boolean;
   appends: number;
+  /** Checkpoints among the cached records (turns seen, plus records without a turn), and the oldest record's time. */
+  turns: Set<string>;
+  count: number;
+  oldestMs: number;
 }
 /** Records by state directory: a record never changes once written, so each file is read once per process. */
 const stores = new Map<string, Store>();
 
 function storeOf(ws: Workspace): Store {
   let store = stores.get(ws.stateDir);
-  if (!store) stores.set(ws.stateDir, (store = { records: new Map(), loaded: false, appends: 0 }));
+  if (!store) stores.set(ws.stateDir, (store = { records: new Map(), loaded: false, appends: 0, turns: new Set(), count: 0, oldestMs: Infinity }));
   return store;
 }
 
@@ -122,23 +126,22 @@ export async function writeRecord(ws: Workspace, record: CheckpointRecord): Prom
   const store = storeOf(ws);
   const first = !store.loaded;
   store.records.set(record.id, record);
-  // The cache holds this process's view: over a limit there, or now and then for the other replicas', the directory decides.
+  count(store, record);
+  // The cache holds this process's view: past a limit there (by a tenth, so that pruning goes in batches and not
+  // at every write), or now and then for the other replicas' records, the directory decides.
   if (first || ++store.appends % RETENTION_EVERY === 0 || overLimits(ws, store)) await applyRetention(ws);
 }
 
-/** Whether the cached records hold more checkpoints than kept, or one older than kept. */
+function count(store: Store, r: CheckpointRecord): void {
+  if (r.turn === null || !store.turns.has(r.turn)) store.count++;
+  if (r.turn !== null) store.turns.add(r.turn);
+  store.oldestMs = Math.min(store.oldestMs, timeOfRecordId(r.id));
+}
+
 function overLimits(ws: Workspace, store: Store): boolean {
   const maxTurns = ws.limits.checkpointMaxTurns ?? DEFAULT_CHECKPOINT_MAX_TURNS;
   const maxAge = ws.limits.checkpointMaxAgeMs ?? DEFAULT_CHECKPOINT_MAX_AGE_MS;
-  const turns = new Set<string>();
-  let count = 0;
-  let oldest = Infinity;
-  for (const r of store.records.values()) {
-    if (r.turn === null || !turns.has(r.turn)) count++;
-    if (r.turn !== null) turns.add(r.turn);
-    oldest = Math.min(oldest, timeOfRecordId(r.id));
-  }
-  return count > maxTurns || Date.now() - oldest > maxAge;
+  return store.count > maxTurns + Math.max(1, Math.floor(maxTurns / 10)) || Date.now() - store.oldestMs > maxAge;
 }
 
 /** Whether the record with this id exists (a rewind's recovery writes its record once). */
@@ -176,7 +179,12 @@ export async function readRecords(ws: Workspace): Promise<CheckpointRecord[]> {
   );
   for (const id of store.records.keys()) if (!present.has(id)) store.records.delete(id);
   store.loaded = true;
-  return [...store.records.values()].sort((a, b) => (a.id < b.id ? -1 : 1));
+  const all = [...store.records.values()].sort((a, b) => (a.id < b.id ? -1 : 1));
+  store.turns = new Set();
+  store.count = 0;
+  store.oldestMs = Infinity;
+  for (const r of all) count(store, r);
+  return all;
 }
 
 /** The records grouped into checkpoints (one per turn, one per call without a turn), oldest first. */
@@ -254,6 +262,7 @@ async function pruneCheckpoints(ws: Workspace, gone: readonly Checkpoint[]): Pro
       }),
     ),
   );
+  await readRecords(ws); // the counts again, from what is left
   const note = await readPruned(ws);
   const newest = gone[gone.length - 1] as Checkpoint;
   const last = newest.records[newest.records.length - 1] as CheckpointRecord;

@@ -1,0 +1,52 @@
+// Checkpoint retention at its edges (docs/api.md, "Turns, checkpoints and rewind"): TOOLGATE_CHECKPOINT_MAX_TURNS
+// checkpoints are kept and one more goes; one exactly TOOLGATE_CHECKPOINT_MAX_AGE_DAYS old stays, older goes.
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, beforeEach, expect, it } from 'vitest';
+import { applyRetention, groupCheckpoints, newRecordId, readPruned, readRecords, timeOfRecordId, writeRecord, type CheckpointRecord } from '../../src/workspace/checkpoints.js';
+import { closeWorkspace, openWorkspace, type Workspace } from '../../src/workspace/workspace.js';
+import { makeTempDir } from '../helpers.js';
+
+const DAY = 24 * 3600 * 1000;
+let base: string;
+let ws: Workspace;
+
+beforeEach(async () => {
+  base = await makeTempDir();
+  await fs.mkdir(path.join(base, 'ws'));
+  ws = await openWorkspace({
+    root: path.join(base, 'ws'),
+    allowAbsolute: false,
+    requireVersion: 'overwrite',
+    instanceId: 'retention-test',
+    limits: { maxReadBytes: 1e6, maxOutputBytes: 1e6, maxWriteBytes: 1e6, maxEditBytes: 1e6, lockTimeoutMs: 1000, regexTimeoutMs: 1000, backupKeep: 1, backupMaxBytes: 1e6, searchMaxFiles: 100, searchTimeoutMs: 1000, memoryBudgetBytes: 1e7, checkpointMaxTurns: 4, checkpointMaxAgeMs: 2 * DAY },
+  });
+});
+afterEach(async () => {
+  closeWorkspace(ws);
+  await fs.rm(base, { recursive: true, force: true });
+});
+
+const record = (turn: string | null): CheckpointRecord => ({ id: newRecordId(), turn, at: new Date().toISOString(), actor: null, tool: 'write_file', request_id: 'r', changes: [] });
+
+it('keeps TOOLGATE_CHECKPOINT_MAX_TURNS checkpoints (a turn of several calls is one), and one more goes, counted', async () => {
+  for (const turn of ['a', 'a', null, 'b', 'b']) await writeRecord(ws, record(turn));
+  await writeRecord(ws, record('c'));
+  expect(await applyRetention(ws)).toBe(0);
+  expect(groupCheckpoints(await readRecords(ws))).toHaveLength(4);
+  await writeRecord(ws, record(null));
+  expect(await applyRetention(ws)).toBe(1);
+  const kept = groupCheckpoints(await readRecords(ws));
+  expect(kept.map((c) => c.turn)).toEqual([null, 'b', 'c', null]);
+  expect((await readPruned(ws)).count).toBe(1);
+});
+
+it('keeps a checkpoint exactly TOOLGATE_CHECKPOINT_MAX_AGE_DAYS old and drops it a millisecond later', async () => {
+  const r = record('old');
+  await writeRecord(ws, r);
+  const born = timeOfRecordId(r.id);
+  expect(await applyRetention(ws, born + 2 * DAY)).toBe(0);
+  expect(await applyRetention(ws, born + 2 * DAY + 1)).toBe(1);
+  expect(await readRecords(ws)).toEqual([]);
+  expect(await readPruned(ws)).toEqual({ count: 1, before: r.at });
+});
