@@ -390,25 +390,17 @@ async function applyRewind(ctx: ToolContext, cp: Checkpoint, plan: Planned): Pro
   const { ws } = ctx;
   const id = newRecordId();
   makeStaging(ws, id);
-  const changes: RecordedChange[] = [];
+  const changes: RecordedChange[] = new Array<RecordedChange>(plan.steps.length);
   try {
-    for (const s of plan.steps) {
-      const cur = s.cur?.t === 'file' ? s.cur : null;
-      if (s.step.op === 'write') await stageContent(ws, id, s.step.staged, s.content as Buffer, s.step.mode);
-      const backupId = cur ? await createBackup(ws, { rel: s.realRel, operation: 'rewind', mode: cur.mode, sha256: cur.sha, actor: ctx.caller.actor }, cur.content) : null;
-      const c = s.change;
-      changes.push({
-        path: c.path,
-        op: c.op === 'copy' ? 'create' : c.op,
-        kind: s.step.op === 'remove' && s.cur && s.cur.t !== 'file' ? (s.cur.t === 'link' ? 'symlink' : 'other') : c.kind,
-        ...(c.to !== undefined && { to: c.to }),
-        sha256_before: c.sha256Before,
-        sha256_after: c.sha256After,
-        backup_id: backupId,
-        lines_added: c.diff?.lines_added ?? 0,
-        lines_removed: c.diff?.lines_removed ?? (s.step.op === 'remove' && cur ? countLines(asText(cur.content)) : 0),
-      });
-    }
+    // Each file's staging and backup are a few calls and an fsync in the thread pool: STAGE_CONCURRENCY at a time.
+    let next = 0;
+    const worker = async () => {
+      while (next < plan.steps.length) {
+        const i = next++;
+        changes[i] = await stageStep(ctx, id, plan.steps[i] as Planned['steps'][number]);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(STAGE_CONCURRENCY, plan.steps.length) }, worker));
     // Stopped (time limit, client gone) before the commit point: nothing changed.
     ctx.signal.throwIfAborted();
   } catch (err) {
@@ -420,4 +412,26 @@ async function applyRewind(ctx: ToolContext, cp: Checkpoint, plan: Planned): Pro
   await commitJournal(ws, journal);
   await completeJournal(ws, journal);
   return id;
+}
+
+/** Files staged and backed up at once before the commit point. */
+const STAGE_CONCURRENCY = 16;
+
+/** Stages one step's content and keeps what it replaces as a backup; answers the step as the rewind's record holds it. */
+async function stageStep(ctx: ToolContext, id: string, s: Planned['steps'][number]): Promise<RecordedChange> {
+  const cur = s.cur?.t === 'file' ? s.cur : null;
+  if (s.step.op === 'write') await stageContent(ctx.ws, id, s.step.staged, s.content as Buffer, s.step.mode);
+  const backupId = cur ? await createBackup(ctx.ws, { rel: s.realRel, operation: 'rewind', mode: cur.mode, sha256: cur.sha, actor: ctx.caller.actor }, cur.content) : null;
+  const c = s.change;
+  return {
+    path: c.path,
+    op: c.op === 'copy' ? 'create' : c.op,
+    kind: s.step.op === 'remove' && s.cur && s.cur.t !== 'file' ? (s.cur.t === 'link' ? 'symlink' : 'other') : c.kind,
+    ...(c.to !== undefined && { to: c.to }),
+    sha256_before: c.sha256Before,
+    sha256_after: c.sha256After,
+    backup_id: backupId,
+    lines_added: c.diff?.lines_added ?? 0,
+    lines_removed: c.diff?.lines_removed ?? (s.step.op === 'remove' && cur ? countLines(asText(cur.content)) : 0),
+  };
 }

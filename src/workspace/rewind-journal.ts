@@ -5,7 +5,7 @@
 // makes the remaining steps. Each step is one rename, mkdir, unlink or rmdir, and safe to make again after a
 // crash half way through it, so every file ends as it was before the rewind or as the rewind leaves it.
 import { randomBytes } from 'node:crypto';
-import { closeSync, constants, fsyncSync, mkdirSync, openSync, rmSync } from 'node:fs';
+import { closeSync, constants, fsyncSync, mkdirSync, openSync, rmSync, writeSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fsyncDirectory } from './atomic.js';
@@ -84,16 +84,21 @@ export async function completeJournal(ws: Workspace, journal: RewindJournal, fro
   const file = journalFile(ws, journal.id);
   const staging = stagingDir(ws, journal.id);
   const touched = new Set<string>();
-  for (let i = from; i < journal.steps.length; i++) {
-    const step = journal.steps[i] as RewindStep;
-    const scope = new HandleScope();
-    try {
-      await makeStep(ws, staging, step, touched, scope);
-    } finally {
-      scope.close();
+  const done = openSync(file, constants.O_WRONLY | constants.O_APPEND);
+  try {
+    for (let i = from; i < journal.steps.length; i++) {
+      const step = journal.steps[i] as RewindStep;
+      const scope = new HandleScope();
+      try {
+        await makeStep(ws, staging, step, touched, scope);
+      } finally {
+        scope.close();
+      }
+      // A line per step, appended; a process killed before it makes the step again, which finds it made.
+      writeSync(done, `${i}\n`);
     }
-    // A line per step, appended; a process killed before it makes the step again, which finds it made.
-    await fs.appendFile(file, `${i}\n`);
+  } finally {
+    closeSync(done);
   }
   for (const dir of touched) await fsyncDirectory(dir).catch(() => undefined);
   if (!(await hasRecord(ws, journal.record.id))) await writeRecord(ws, journal.record);
