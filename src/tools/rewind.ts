@@ -7,7 +7,7 @@ import fs from 'node:fs/promises';
 import { z } from 'zod';
 import { diffWhole } from '../edit/diff.js';
 import { E } from '../errors.js';
-import { createBackup, findBackupBySha256, readBackup } from '../workspace/backups.js';
+import { createBackup, findBackupBySha256, listBackups, readBackup } from '../workspace/backups.js';
 import { applyRetention, groupCheckpoints, newRecordId, readRecords, type Checkpoint, type CheckpointRecord, type RecordedChange } from '../workspace/checkpoints.js';
 import { countLines } from '../workspace/encoding.js';
 import { withFileLock } from '../workspace/locks.js';
@@ -130,6 +130,33 @@ function targetsOf(range: readonly CheckpointRecord[]): { targets: Map<string, T
     }
   }
   return { targets, renames };
+}
+
+/**
+ * A command that removed a directory recorded the directory only; the landing kept each file in it as a backup
+ * of its own (src/exec/overlay.ts). Those backups — made by run_command, of paths below the directory, after the
+ * record before — join the record as removals, so the rewind brings the files back with the directory.
+ */
+async function withRemovedTrees(ctx: ToolContext, all: readonly CheckpointRecord[], range: CheckpointRecord[]): Promise<CheckpointRecord[]> {
+  const trees = range.filter((r) => r.tool === 'run_command' && r.changes.some((c) => c.kind === 'directory' && c.op === 'delete'));
+  if (trees.length === 0) return range;
+  const backups = await listBackups(ctx.ws);
+  return range.map((r) => {
+    if (!trees.includes(r)) return r;
+    const i = all.indexOf(r);
+    const after = i > 0 ? (all[i - 1] as CheckpointRecord).id : '';
+    const changes: RecordedChange[] = [];
+    for (const c of r.changes) {
+      changes.push(c);
+      if (c.kind !== 'directory' || c.op !== 'delete') continue;
+      for (const b of backups) {
+        const made = b.backup_id.slice(17, 26);
+        if (b.operation !== 'run_command' || !b.removed || !b.path.startsWith(`${c.path}/`) || made <= after.slice(0, 9) || made > r.id.slice(0, 9)) continue;
+        changes.push({ path: b.path, op: 'delete', kind: 'file', sha256_before: b.sha256, sha256_after: null, backup_id: b.backup_id, lines_added: 0, lines_removed: 0 });
+      }
+    }
+    return { ...r, changes };
+  });
 }
 
 /** A path after the first `upto` directory moves back, as it is named now. */
@@ -327,7 +354,8 @@ export const rewind = defineTool({
     await applyRetention(ctx.ws);
     const checkpoints = groupCheckpoints(await readRecords(ctx.ws));
     const cp = pickCheckpoint(checkpoints, input);
-    const range = checkpoints.flatMap((c) => c.records).filter((r) => r.id >= cp.id).sort((a, b) => (a.id < b.id ? -1 : 1));
+    const all = checkpoints.flatMap((c) => c.records).sort((a, b) => (a.id < b.id ? -1 : 1));
+    const range = await withRemovedTrees(ctx, all, all.filter((r) => r.id >= cp.id));
     const rewound = checkpoints.filter((c) => c.records.some((r) => r.id >= cp.id)).length;
     const expected = expectations(range);
     const { targets, renames } = targetsOf(range);

@@ -10,10 +10,13 @@ beforeAll(async () => {
 });
 afterAll(async () => t.close());
 
-it("records what a command changed under the call's turn; rewind takes it back, the directory it made included", async () => {
+it("records what a command changed under the call's turn; rewind takes it back, the directories it made and removed included", async () => {
   await fs.writeFile(t.file('a.txt'), 'before a\n');
   await fs.writeFile(t.file('c.txt'), 'before c\n');
-  const cmd = 'echo changed > a.txt && echo new > b.txt && rm c.txt && mkdir d && echo x > d/e.txt';
+  await fs.mkdir(t.file('old/deep'), { recursive: true });
+  await fs.writeFile(t.file('old/one.txt'), 'one\n');
+  await fs.writeFile(t.file('old/deep/two.txt'), 'two\n');
+  const cmd = 'echo changed > a.txt && echo new > b.txt && rm c.txt && mkdir d && echo x > d/e.txt && rm -r old';
   const ran = await t.call('run_command', { command: cmd }, { 'toolgate-turn': 'cmd-turn' });
   expect(ran.status, JSON.stringify(ran.body.error)).toBe(200);
   const listed = (await t.call('list_checkpoints', {})).body.data as { checkpoints: { turn: string; tools: string[]; files: { path: string; op: string; kind: string }[] }[] };
@@ -24,6 +27,7 @@ it("records what a command changed under the call's turn; rewind takes it back, 
     ['c.txt', 'delete', 'file'],
     ['d', 'create', 'directory'],
     ['d/e.txt', 'create', 'file'],
+    ['old', 'delete', 'directory'],
   ]);
   const dry = await t.call('rewind', { turn: 'cmd-turn', dry_run: true });
   expect((dry.body.data as { changes: { path: string; diff: string }[] }).changes.find((c) => c.path === 'a.txt')?.diff).toContain('-changed\n+before a');
@@ -33,4 +37,6 @@ it("records what a command changed under the call's turn; rewind takes it back, 
   expect(await fs.readFile(t.file('c.txt'), 'utf8')).toBe('before c\n');
   expect(await pathExists(t.file('b.txt'))).toBe(false);
   expect(await pathExists(t.file('d'))).toBe(false);
+  expect(await fs.readFile(t.file('old/one.txt'), 'utf8')).toBe('one\n');
+  expect(await fs.readFile(t.file('old/deep/two.txt'), 'utf8')).toBe('two\n');
 });
