@@ -96,9 +96,9 @@ function createdChain(first: string, leaf: string): string[] {
 }
 
 /** Writes the record; a failure is the log's, never the answer's: the change itself was made. */
-export async function keepRecord(ws: Workspace, record: CheckpointRecord, onError: (err: unknown) => void): Promise<void> {
+export function keepRecord(ws: Workspace, record: CheckpointRecord, onError: (err: unknown) => void): void {
   try {
-    await writeRecord(ws, record);
+    writeRecord(ws, record);
   } catch (err) {
     onError(err);
   }

@@ -65,7 +65,7 @@ export function createExecutor(opts: ExecutorOptions) {
       };
       const { result, httpStatus } = opts.gate ? await opts.gate(call, tool, input, approvalId ?? undefined, runTool) : { result: await runTool(input, undefined, undefined), httpStatus: 200 };
       const record = recorder && httpStatus === 200 ? recorder.recordOf(tool, result, { turn, actor: call.actor ?? null, requestId: call.requestId }) : null;
-      if (record) await keepRecord(call.ws, record, opts.onRecordError ?? (() => undefined));
+      if (record) keepRecord(call.ws, record, opts.onRecordError ?? (() => undefined));
       risk = tool.risk;
       riskLevel = result.riskLevel ?? tool.riskLevel;
       if (result.pathResolved !== undefined) pathResolved = result.pathResolved;

@@ -3,6 +3,7 @@
 // place, so replicas on one volume see the same records and a restart keeps them. A record names what changed
 // and the backups that hold the content before (its pre-images); it never copies a file.
 import { randomBytes } from 'node:crypto';
+import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Workspace } from './workspace.js';
@@ -94,48 +95,77 @@ export function isRecordId(id: string): boolean {
 interface Store {
   records: Map<string, CheckpointRecord>;
   loaded: boolean;
+  /** When the directory was last listed (ms): the other replicas' records are seen from then on. */
+  listedAt: number;
   appends: number;
-  /** Checkpoints among the cached records (turns seen, plus records without a turn), and the oldest record's time. */
+  /** Checkpoints among the cached records (turns seen, plus records without a turn), the oldest record's time, and the backups they hold. */
   turns: Set<string>;
   count: number;
   oldestMs: number;
+  needed: Set<string>;
+  /** A retention pass a write started: the writes that find the limit passed meanwhile do not start another. */
+  retention: Promise<unknown> | null;
+  /** The last of the passes that prune, run one after the other (serially). */
+  passes?: Promise<unknown>;
 }
 /** Records by state directory: a record never changes once written, so each file is read once per process. */
 const stores = new Map<string, Store>();
 
 function storeOf(ws: Workspace): Store {
   let store = stores.get(ws.stateDir);
-  if (!store) stores.set(ws.stateDir, (store = { records: new Map(), loaded: false, appends: 0, turns: new Set(), count: 0, oldestMs: Infinity }));
+  if (!store) stores.set(ws.stateDir, (store = { records: new Map(), loaded: false, listedAt: 0, appends: 0, turns: new Set(), count: 0, oldestMs: Infinity, needed: new Set(), retention: null }));
   return store;
 }
 
-/** Writes the record whole under a hidden name and renames it into place: a reader sees all of it or nothing. */
-export async function writeRecord(ws: Workspace, record: CheckpointRecord): Promise<void> {
+/**
+ * Writes the record whole under a hidden name and renames it into place: a reader sees all of it or nothing.
+ * Synchronous: a few hundred bytes to the page cache (no fsync, like a backup), where the thread pool would
+ * queue it behind the writes' fsyncs (docs/api.md, "Turns, checkpoints and rewind").
+ */
+export function writeRecord(ws: Workspace, record: CheckpointRecord): void {
   const dir = recordsDir(ws);
   const file = path.join(dir, `${record.id}.json`);
   const temp = path.join(dir, `.${record.id}.${randomBytes(3).toString('hex')}`);
   const text = JSON.stringify(record);
   try {
-    await fs.writeFile(temp, text, { mode: 0o600 });
+    writeFileSync(temp, text, { mode: 0o600 });
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-    await fs.mkdir(dir, { recursive: true, mode: 0o700 });
-    await fs.writeFile(temp, text, { mode: 0o600 });
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    writeFileSync(temp, text, { mode: 0o600 });
   }
-  await fs.rename(temp, file);
+  renameSync(temp, file);
   const store = storeOf(ws);
   const first = !store.loaded;
   store.records.set(record.id, record);
   count(store, record);
   // The cache holds this process's view: past a limit there (by a tenth, so that pruning goes in batches and not
-  // at every write), or now and then for the other replicas' records, the directory decides.
-  if (first || ++store.appends % RETENTION_EVERY === 0 || overLimits(ws, store)) await applyRetention(ws);
+  // at every write), or now and then for the other replicas' records, the directory decides. In the
+  // background: a checkpoint kept a little longer only holds its backups a little longer; list_checkpoints and
+  // rewind apply the limits themselves first.
+  if ((first || ++store.appends % RETENTION_EVERY === 0 || overLimits(ws, store)) && !store.retention) {
+    store.retention = applyRetention(ws)
+      .catch(() => undefined)
+      .finally(() => (store.retention = null));
+  }
 }
 
 function count(store: Store, r: CheckpointRecord): void {
   if (r.turn === null || !store.turns.has(r.turn)) store.count++;
   if (r.turn !== null) store.turns.add(r.turn);
   store.oldestMs = Math.min(store.oldestMs, timeOfRecordId(r.id));
+  for (const c of r.changes) if (c.backup_id) store.needed.add(c.backup_id);
+}
+
+/** The counts again from the cached records (after some went). */
+function recount(store: Store): CheckpointRecord[] {
+  const all = [...store.records.values()].sort((a, b) => (a.id < b.id ? -1 : 1));
+  store.turns = new Set();
+  store.count = 0;
+  store.oldestMs = Infinity;
+  store.needed = new Set();
+  for (const r of all) count(store, r);
+  return all;
 }
 
 function overLimits(ws: Workspace, store: Store): boolean {
@@ -179,12 +209,8 @@ export async function readRecords(ws: Workspace): Promise<CheckpointRecord[]> {
   );
   for (const id of store.records.keys()) if (!present.has(id)) store.records.delete(id);
   store.loaded = true;
-  const all = [...store.records.values()].sort((a, b) => (a.id < b.id ? -1 : 1));
-  store.turns = new Set();
-  store.count = 0;
-  store.oldestMs = Infinity;
-  for (const r of all) count(store, r);
-  return all;
+  store.listedAt = Date.now();
+  return recount(store);
 }
 
 /** The records grouped into checkpoints (one per turn, one per call without a turn), oldest first. */
@@ -227,7 +253,19 @@ export async function readPruned(ws: Workspace): Promise<PrunedNote> {
  * Drops the checkpoints past TOOLGATE_CHECKPOINT_MAX_TURNS (the oldest) or older than the age limit: their record
  * files go, and with them the hold on their backups (neededBackupIds). The note says how many went and up to when.
  */
-export async function applyRetention(ws: Workspace, now = Date.now()): Promise<number> {
+export function applyRetention(ws: Workspace, now = Date.now()): Promise<number> {
+  return serially(ws, () => retentionPass(ws, now));
+}
+
+/** Retention passes of one project run one after the other in a process, so none counts what another removed. */
+function serially<T>(ws: Workspace, pass: () => Promise<T>): Promise<T> {
+  const store = storeOf(ws);
+  const run = (store.passes ?? Promise.resolve()).then(pass);
+  store.passes = run.catch(() => undefined);
+  return run;
+}
+
+async function retentionPass(ws: Workspace, now: number): Promise<number> {
   const maxTurns = ws.limits.checkpointMaxTurns ?? DEFAULT_CHECKPOINT_MAX_TURNS;
   const maxAge = ws.limits.checkpointMaxAgeMs ?? DEFAULT_CHECKPOINT_MAX_AGE_MS;
   const checkpoints = groupCheckpoints(await readRecords(ws));
@@ -241,7 +279,11 @@ export async function applyRetention(ws: Workspace, now = Date.now()): Promise<n
  * checkpoint whose rewind would need one goes too (the one holding it and all older ones, whose rewinds pass
  * through it), so that no listed checkpoint is one a rewind must refuse.
  */
-export async function dropCheckpointsNeeding(ws: Workspace, backupIds: readonly string[]): Promise<number> {
+export function dropCheckpointsNeeding(ws: Workspace, backupIds: readonly string[]): Promise<number> {
+  return serially(ws, () => dropPass(ws, backupIds));
+}
+
+async function dropPass(ws: Workspace, backupIds: readonly string[]): Promise<number> {
   const ids = new Set(backupIds);
   const checkpoints = groupCheckpoints(await readRecords(ws));
   let last = -1;
@@ -254,28 +296,40 @@ export async function dropCheckpointsNeeding(ws: Workspace, backupIds: readonly 
 async function pruneCheckpoints(ws: Workspace, gone: readonly Checkpoint[]): Promise<number> {
   if (gone.length === 0) return 0;
   const store = storeOf(ws);
-  await Promise.all(
-    gone.flatMap((cp) =>
-      cp.records.map(async (r) => {
-        store.records.delete(r.id);
-        await fs.rm(path.join(recordsDir(ws), `${r.id}.json`), { force: true });
-      }),
-    ),
+  // A checkpoint counts as pruned here when this process removed one of its records (another replica may prune too).
+  const removed = await Promise.all(
+    gone.map(async (cp) => {
+      const mine = await Promise.all(
+        cp.records.map(async (r) => {
+          store.records.delete(r.id);
+          return fs.unlink(path.join(recordsDir(ws), `${r.id}.json`)).then(
+            () => true,
+            () => false,
+          );
+        }),
+      );
+      return mine.some(Boolean) ? cp : null;
+    }),
   );
-  await readRecords(ws); // the counts again, from what is left
+  recount(store);
+  const counted = removed.filter((cp): cp is Checkpoint => cp !== null);
+  if (counted.length === 0) return 0;
   const note = await readPruned(ws);
-  const newest = gone[gone.length - 1] as Checkpoint;
+  const newest = counted[counted.length - 1] as Checkpoint;
   const last = newest.records[newest.records.length - 1] as CheckpointRecord;
   const before = note.before !== null && note.before > last.at ? note.before : last.at;
   const temp = `${prunedFile(ws)}.${randomBytes(3).toString('hex')}`;
-  await fs.writeFile(temp, JSON.stringify({ count: note.count + gone.length, before }), { mode: 0o600 });
+  await fs.writeFile(temp, JSON.stringify({ count: note.count + counted.length, before }), { mode: 0o600 });
   await fs.rename(temp, prunedFile(ws));
-  return gone.length;
+  return counted.length;
 }
+
+/** How long this process trusts its view of the records when backups are pruned (other replicas add theirs). */
+const NEEDED_FRESH_MS = 1000;
 
 /** The backups kept checkpoints hold: backup pruning leaves them (src/workspace/backups.ts). */
 export async function neededBackupIds(ws: Workspace): Promise<ReadonlySet<string>> {
-  const ids = new Set<string>();
-  for (const r of await readRecords(ws)) for (const c of r.changes) if (c.backup_id) ids.add(c.backup_id);
-  return ids;
+  const store = storeOf(ws);
+  if (!store.loaded || Date.now() - store.listedAt > NEEDED_FRESH_MS) await readRecords(ws);
+  return store.needed;
 }
