@@ -95,11 +95,7 @@ function createdChain(first: string, leaf: string): string[] {
   return chain;
 }
 
-/** Writes the record; a failure is the log's, never the answer's: the change itself was made. */
+/** Keeps the record (its file is written while the call answers); a failure is the log's, never the answer's: the change itself was made. */
 export function keepRecord(ws: Workspace, record: CheckpointRecord, onError: (err: unknown) => void): void {
-  try {
-    writeRecord(ws, record);
-  } catch (err) {
-    onError(err);
-  }
+  writeRecord(ws, record).catch(onError);
 }

@@ -109,7 +109,8 @@ export const listCheckpoints = defineTool({
     const start = input.before === undefined ? 0 : all.findIndex((cp) => cp.id < (input.before as string));
     const page = start < 0 ? [] : all.slice(start, start + input.limit);
     const more = start >= 0 && start + input.limit < all.length;
-    const pruned = await readPruned(ctx.ws);
+    const { count, before } = await readPruned(ctx.ws);
+    const pruned = { count, before };
     const checkpoints = page.map(describeCheckpoint);
     const text =
       checkpoints.length === 0

@@ -101,7 +101,7 @@ export async function completeJournal(ws: Workspace, journal: RewindJournal, fro
     closeSync(done);
   }
   for (const dir of touched) await fsyncDirectory(dir).catch(() => undefined);
-  if (!(await hasRecord(ws, journal.record.id))) writeRecord(ws, journal.record);
+  if (!(await hasRecord(ws, journal.record.id))) await writeRecord(ws, journal.record);
   await fs.rm(file, { force: true });
   await fs.rm(staging, { recursive: true, force: true });
 }

@@ -30,11 +30,11 @@ afterEach(async () => {
 const record = (turn: string | null): CheckpointRecord => ({ id: newRecordId(), turn, at: new Date().toISOString(), actor: null, tool: 'write_file', request_id: 'r', changes: [] });
 
 it('keeps TOOLGATE_CHECKPOINT_MAX_TURNS checkpoints (a turn of several calls is one), and one more goes, counted', async () => {
-  for (const turn of ['a', 'a', null, 'b', 'b']) writeRecord(ws, record(turn));
-  writeRecord(ws, record('c'));
+  for (const turn of ['a', 'a', null, 'b', 'b']) await writeRecord(ws, record(turn));
+  await writeRecord(ws, record('c'));
   expect(await applyRetention(ws)).toBe(0);
   expect(groupCheckpoints(await readRecords(ws))).toHaveLength(4);
-  writeRecord(ws, record(null));
+  await writeRecord(ws, record(null));
   expect(await applyRetention(ws)).toBe(1);
   const kept = groupCheckpoints(await readRecords(ws));
   expect(kept.map((c) => c.turn)).toEqual([null, 'b', 'c', null]);
@@ -43,10 +43,10 @@ it('keeps TOOLGATE_CHECKPOINT_MAX_TURNS checkpoints (a turn of several calls is 
 
 it('keeps a checkpoint exactly TOOLGATE_CHECKPOINT_MAX_AGE_DAYS old and drops it a millisecond later', async () => {
   const r = record('old');
-  writeRecord(ws, r);
+  await writeRecord(ws, r);
   const born = timeOfRecordId(r.id);
   expect(await applyRetention(ws, born + 2 * DAY)).toBe(0);
   expect(await applyRetention(ws, born + 2 * DAY + 1)).toBe(1);
   expect(await readRecords(ws)).toEqual([]);
-  expect(await readPruned(ws)).toEqual({ count: 1, before: r.at });
+  expect(await readPruned(ws)).toMatchObject({ count: 1, before: r.at });
 });

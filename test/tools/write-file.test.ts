@@ -152,11 +152,13 @@ describe('write_file', () => {
   });
 
   it('keeps bounded backups per file (TOOLGATE_BACKUP_KEEP)', async () => {
-    // One checkpoint kept: the backups older checkpoints would hold go by TOOLGATE_BACKUP_KEEP alone (docs/api.md, "Turns, checkpoints and rewind").
+    // One checkpoint kept, its limit applied before each write (list_checkpoints does; a write prunes in the
+    // background): the backups older checkpoints would hold go by TOOLGATE_BACKUP_KEEP alone (docs/api.md, "Turns, checkpoints and rewind").
     const small = await makeApp({ TOOLGATE_BACKUP_KEEP: '2', TOOLGATE_CHECKPOINT_MAX_TURNS: '1' });
     try {
       await fs.writeFile(small.file('k.txt'), 'v0\n');
       for (let i = 1; i <= 4; i++) {
+        await small.call('list_checkpoints', {});
         const v = ((await small.call('read_file', { path: 'k.txt' })).body.data as { version: { sha256: string } }).version.sha256;
         expect((await small.call('write_file', { path: 'k.txt', content: `v${i}\n`, expected_sha256: v })).body.status).toBe('success');
       }
