@@ -16,7 +16,7 @@ import type { WorkspaceLimits } from '../workspace/workspace.js';
 import { createPipeline, type Pipeline } from './execute-tool.js';
 import { createExecutor, type Executor } from './executor.js';
 import { PolicyService } from './policy-gate.js';
-import { settleRecords } from '../workspace/checkpoints.js';
+import { closeRecords } from '../workspace/checkpoints.js';
 
 export interface ServiceOptions {
   version: string;
@@ -152,7 +152,7 @@ export async function openService(givenConfig: Config, opts: ServiceOptions): Pr
       if (exec) killAllRuns(exec);
     },
     async close() {
-      await settleRecords();
+      await closeRecords(await ops.projects.openedWorkspaces());
       await policy.close();
       await closeOperations(ops);
       if (exec) await releaseExec(exec);

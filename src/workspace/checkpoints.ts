@@ -215,6 +215,17 @@ export async function settleRecords(): Promise<void> {
   await Promise.allSettled([...pending]);
 }
 
+/** At shutdown: the appends written, and the segments of these workspaces closed (a volume can then be unmounted). */
+export async function closeRecords(workspaces: readonly Workspace[]): Promise<void> {
+  await settleRecords();
+  for (const ws of workspaces) {
+    const store = stores.get(ws.stateDir);
+    if (!store?.writer) continue;
+    closeSync(store.writer.fd);
+    store.writer = null;
+  }
+}
+
 function dead(store: Store, cp: Checkpoint): boolean {
   const { through } = store.pruned;
   return (through !== null && cp.id <= through) || (cp.turn !== null && store.deadTurns.has(cp.turn));
