@@ -162,7 +162,8 @@ describe('what the approval shows, over REST', () => {
 
   it('every mutating tool is among those shown here (a new one needs its plan and a case above)', () => {
     // run_command shows its command line, cwd, env and stdin instead of a plan: test/tools/run-command.test.ts.
-    const shown = ['apply_patch', 'str_replace_based_edit_tool', 'move_file', 'shell_destructive', 'shell_write', 'write_file', 'edit_file', 'replace_in_file', 'append_to_file', 'delete_file', 'create_directory', 'restore_backup', 'run_command'];
+    // rewind's plan and approval: test/checkpoints/rewind.test.ts ("rewind under a policy").
+    const shown = ['rewind', 'apply_patch', 'str_replace_based_edit_tool', 'move_file', 'shell_destructive', 'shell_write', 'write_file', 'edit_file', 'replace_in_file', 'append_to_file', 'delete_file', 'create_directory', 'restore_backup', 'run_command'];
     expect(TOOLS.filter((tool) => tool.mutates).map((tool) => tool.name).sort()).toEqual([...shown].sort());
   });
 

@@ -241,7 +241,7 @@ function diff(before: Map<string, string>, after: Map<string, string>): { create
   };
 }
 
-/** Names the service itself writes in a state directory (audit, backups, locks, temp files); nothing else may appear. */
+/** Names the service itself writes in a state directory (audit, backups, locks, temp files, checkpoint records); nothing else may appear. */
 function isServiceStatePath(rel: string): boolean {
   const date = '\\d{4}-\\d{2}-\\d{2}';
   return [
@@ -254,6 +254,10 @@ function isServiceStatePath(rel: string): boolean {
     // The temp directory's owner record (a regular file; "state symlinks" would catch a link).
     new RegExp(`^tmp/${INSTANCE}/\\.owner$`),
     /^locks\/[0-9a-f]{32}\.lock\/owner=[^/]+$/,
+    // The checkpoint records (docs/api.md, "Turns, checkpoints and rewind"): this instance's segments and the retention note.
+    /^checkpoints(\/log)?$/,
+    new RegExp(`^checkpoints/log/[0-9a-z]{9}-${INSTANCE}-[0-9a-f]{6}\\.jsonl$`),
+    /^checkpoints\/pruned\.json$/,
   ].some((re) => re.test(rel)) || (rel.startsWith(`tmp/${INSTANCE}/`) && path.basename(rel).includes(TEMP_MARKER));
 }
 
