@@ -185,6 +185,49 @@ describe('rewind', () => {
     expect(await snapshot(t)).toEqual(after);
   });
 
+  it('records and takes back the text editor with its undo_edit, restore_backup and the shell tools', async () => {
+    t = await makeApp();
+    await fs.writeFile(t.file('e.txt'), 'one\n');
+    await fs.writeFile(t.file('r.txt'), 'first\n');
+    await fs.writeFile(t.file('x.txt'), 'doomed\n');
+    await ok(t.call('write_file', { path: 'r.txt', content: 'second\n', ...(await version(t, 'r.txt')) }));
+    const before = await snapshot(t);
+    const h = turn('tools');
+    await ok(t.call('str_replace_based_edit_tool', { command: 'str_replace', path: 'e.txt', old_str: 'one', new_str: 'two' }, h));
+    await ok(t.call('str_replace_based_edit_tool', { command: 'str_replace', path: 'e.txt', old_str: 'two', new_str: 'three' }, h));
+    await ok(t.call('str_replace_based_edit_tool', { command: 'undo_edit', path: 'e.txt' }, h));
+    await ok(t.call('restore_backup', { path: 'r.txt' }, h));
+    await ok(t.call('shell_write', { command: 'mkdir -p made/here' }, h));
+    await ok(t.call('shell_destructive', { command: 'rm x.txt' }, h));
+    const cp = (await list(t)).checkpoints[0] as CheckpointData;
+    expect(cp.tools).toEqual(['str_replace_based_edit_tool', 'restore_backup', 'shell_write', 'shell_destructive']);
+    expect(cp.calls).toBe(6);
+    await ok(t.call('rewind', { turn: 'tools' }));
+    expect(await snapshot(t)).toEqual(before);
+  });
+
+  it('moves a directory back, with a file changed and one made in it after the move', async () => {
+    t = await makeApp();
+    await fs.mkdir(t.file('src/lib'), { recursive: true });
+    await fs.writeFile(t.file('src/lib/a.txt'), 'a\n');
+    await fs.writeFile(t.file('src/b.txt'), 'b\n');
+    const before = await snapshot(t);
+    const h = turn('dirs');
+    await ok(t.call('move_file', { path: 'src', destination: 'moved/src' }, h));
+    await ok(t.call('write_file', { path: 'moved/src/lib/a.txt', content: 'A\n', ...(await version(t, 'moved/src/lib/a.txt')) }, h));
+    await ok(t.call('write_file', { path: 'moved/src/new.txt', content: 'n\n' }, h));
+    const dry = (await t.call('rewind', { turn: 'dirs', dry_run: true })).body.data as RewindData;
+    expect(dry.changes[0]).toMatchObject({ op: 'move', kind: 'directory', path: 'moved/src', to: 'src' });
+    await ok(t.call('rewind', { turn: 'dirs' }));
+    expect(await snapshot(t)).toEqual(before);
+    // A directory made again where one was moved away blocks the move back: refused, nothing changed.
+    await ok(t.call('move_file', { path: 'src', destination: 'elsewhere' }, turn('again')));
+    await ok(t.call('create_directory', { path: 'src' }));
+    const blocked = await t.call('rewind', { turn: 'again' });
+    expect(blocked.body.error?.code).toBe('CONFLICT');
+    expect(await pathExists(t.file('elsewhere/b.txt'))).toBe(true);
+  });
+
   it('takes back every checkpoint at or after the one named, and none before it', async () => {
     t = await makeApp();
     await ok(t.call('write_file', { path: 'a.txt', content: '1\n' }, turn('one')));
