@@ -1,7 +1,8 @@
 // The approval console: polls /v1/approvals?status=pending with the approver's token (asked once, kept in
 // sessionStorage for this tab), shows each request's changes (every path with its operation and diff, the
 // content a delete removes; a command's line, directory, network and limits), approves or rejects with a reason,
-// says so, and lists the decisions of this tab.
+// says so, and lists the decisions of this tab. Below them, the project's turns (list_checkpoints): what each
+// agent turn changed, with diffs, and "rewind to before this turn" (rewind: its preview first, then a confirmation).
 // Plain browser JavaScript with no dependencies: it is served as is, also in clusters without internet.
 const POLL_MS = 2000;
 const TOKEN_KEY = 'toolgate.approver-token';
@@ -34,9 +35,15 @@ async function api(method, url, body) {
   return { status: res.status, json };
 }
 
-function say(text) {
+/** Until then the poll's "Updated …" line leaves the status as it is (a rewind's outcome stays readable). */
+let heldUntil = 0;
+
+function say(text, holdMs = 0) {
   statusLine.textContent = text;
+  heldUntil = holdMs > 0 ? Date.now() + holdMs : 0;
 }
+
+const HOLD_MS = 30_000;
 
 function askForToken(message) {
   tokenForm.hidden = false;
@@ -226,6 +233,170 @@ function renderHistory() {
   $('history-empty').hidden = ol.children.length > 0;
 }
 
+// --- Turns: what agents changed, and taking it back (list_checkpoints and rewind, docs/api.md) ----------------
+
+const TURNS_PAGE = 20;
+const TURNS_REFRESH_MS = 10_000;
+const turnsList = $('turns');
+let turnsBefore = null;
+let turnsLoadedAt = 0;
+
+function callTool(name, body) {
+  return api('POST', `/v1/tools/${encodeURIComponent(name)}`, body);
+}
+
+function turnName(cp) {
+  if (cp.rewound_to) return cp.turn ? `Turn ${cp.turn}: a rewind` : 'A rewind';
+  return cp.turn ? `Turn ${cp.turn}` : `A call without a turn (${cp.tools.join(', ')})`;
+}
+
+/** One box per change: a turn's files (their diffs) or a rewind's preview (ChangeEntry, as approvals show them). */
+function renderChangeItems(ol, items) {
+  ol.replaceChildren();
+  for (const item of items) {
+    const li = $('change').content.firstElementChild.cloneNode(true);
+    const op = li.querySelector('.op');
+    op.textContent = item.op;
+    op.classList.add(`op-${item.op}`);
+    li.querySelector('.change-path').textContent = item.title;
+    renderLines(li.querySelector('.diff'), item.lines);
+    ol.append(li);
+  }
+}
+
+/** A file of a turn: its diff when the service still has both sides, else what is known of it. */
+function turnFileLines(f) {
+  if (f.diff) return diffLines(f.diff);
+  if (f.kind === 'directory') return [['note', f.op === 'delete' ? '(the directory was removed)' : '(a directory)']];
+  return [['note', `(${f.lines_added} line(s) added, ${f.lines_removed} removed; the content is no longer kept to show)`]];
+}
+
+function makeTurn(cp) {
+  const li = $('turn').content.firstElementChild.cloneNode(true);
+  li.dataset.checkpoint = cp.id;
+  li.querySelector('.turn-name').textContent = turnName(cp);
+  const lines = li.querySelector('.turn-lines');
+  const plus = document.createElement('span');
+  plus.className = 'plus';
+  plus.textContent = `+${cp.lines_added}`;
+  const minus = document.createElement('span');
+  minus.className = 'minus';
+  minus.textContent = `−${cp.lines_removed}`;
+  lines.append(plus, ' ', minus);
+  lines.setAttribute('aria-label', `${cp.lines_added} line(s) added, ${cp.lines_removed} removed`);
+  li.querySelector('.when').textContent = new Date(cp.created_at).toLocaleString();
+  li.querySelector('.actor').textContent = cp.actors.map((a) => a ?? '(no token)').join(', ');
+  li.querySelector('.tools').textContent = cp.tools.join(', ');
+  const files = cp.files.map((f) => ({ op: f.op, title: f.to !== undefined ? `${f.path} → ${f.to}` : `${f.path}${f.kind === 'directory' ? '/' : ''}`, lines: turnFileLines(f) }));
+  if (cp.files_count > cp.files.length) files.push({ op: 'more', title: `and ${cp.files_count - cp.files.length} more`, lines: [['note', '(not listed)']] });
+  renderChangeItems(li.querySelector('.turn-files'), files);
+  const button = li.querySelector('.preview-rewind');
+  button.setAttribute('aria-label', `Rewind to before ${turnName(cp)}`);
+  button.addEventListener('click', () => void previewRewind(li, cp));
+  li.querySelector('.cancel-rewind').addEventListener('click', () => closePreview(li, `Rewind to before ${turnName(cp)} cancelled; nothing changed.`));
+  li.querySelector('.confirm-rewind').addEventListener('click', () => void confirmRewind(li, cp));
+  return li;
+}
+
+/** The turns, newest first; a refresh waits while a person looks at a preview (the list would move under them). */
+async function loadTurns(more = false) {
+  if (!more && turnsList.querySelector('.rewind-preview:not([hidden])')) return;
+  turnsLoadedAt = Date.now();
+  const r = await callTool('list_checkpoints', { limit: TURNS_PAGE, diffs: true, ...(more && turnsBefore && { before: turnsBefore }) });
+  if (r.status !== 200) {
+    $('turns-empty').hidden = false;
+    $('turns-empty').textContent = `Turns cannot be shown: ${r.json?.error?.message ?? `HTTP ${r.status}`}`;
+    return;
+  }
+  const d = r.json.data;
+  if (!more) turnsList.replaceChildren();
+  for (const cp of d.checkpoints) turnsList.append(makeTurn(cp));
+  turnsBefore = d.next_before;
+  $('turns-more').hidden = !d.next_before;
+  $('turns-empty').textContent = 'No changes recorded yet.';
+  $('turns-empty').hidden = turnsList.children.length > 0;
+  $('turns-count').textContent = turnsList.children.length > 0 ? `(${turnsList.children.length}${d.next_before ? '+' : ''})` : '';
+  const pruned = $('turns-pruned');
+  pruned.hidden = d.pruned.count === 0;
+  pruned.textContent = d.pruned.count === 0 ? '' : `${d.pruned.count} older checkpoint(s) were pruned (up to ${new Date(d.pruned.before).toLocaleString()}); they can no longer be rewound.`;
+}
+
+function setBusy(li, busy) {
+  li.querySelectorAll('button').forEach((b) => (b.disabled = busy));
+}
+
+function closePreview(li, message) {
+  li.querySelector('.rewind-preview').hidden = true;
+  li.preview = null;
+  li.approvalId = null;
+  setBusy(li, false);
+  if (message) say(message, HOLD_MS);
+  li.querySelector('.preview-rewind').focus();
+}
+
+/** The identity of a rewind's changes: what the confirmation must still make (else the person sees the new one). */
+function changesKey(changes) {
+  return JSON.stringify(changes.map((c) => [c.op, c.path, c.to ?? null, c.sha256_before, c.sha256_after]));
+}
+
+function showPreview(li, cp, d) {
+  li.preview = d;
+  const panel = li.querySelector('.rewind-preview');
+  const n = d.changes.length;
+  li.querySelector('.rewind-summary').textContent =
+    n === 0
+      ? `Nothing to put back: every file is already as it was before ${turnName(cp)}.`
+      : `Rewinding puts back ${n} change(s) made at or after ${turnName(cp)} (${d.checkpoints_rewound} checkpoint(s), +${d.lines_added} −${d.lines_removed}):`;
+  renderChangeItems(li.querySelector('.rewind-changes'), d.changes.map((c) => ({ op: c.op, title: changeTitle(c), lines: changeLines(c) })));
+  li.querySelector('.confirm-rewind').hidden = n === 0;
+  panel.hidden = false;
+  setBusy(li, false);
+  li.querySelector('.preview-rewind').disabled = true;
+  (n === 0 ? li.querySelector('.cancel-rewind') : li.querySelector('.confirm-rewind')).focus();
+}
+
+async function previewRewind(li, cp) {
+  setBusy(li, true);
+  const r = await callTool('rewind', { checkpoint: cp.id, dry_run: true });
+  if (r.status !== 200) {
+    setBusy(li, false);
+    return say(`Could not preview the rewind: ${r.json?.error?.message ?? `HTTP ${r.status}`}`, HOLD_MS);
+  }
+  showPreview(li, cp, r.json.data);
+  say(`Preview of the rewind to before ${turnName(cp)}: nothing changes until you confirm.`, HOLD_MS);
+}
+
+async function confirmRewind(li, cp) {
+  setBusy(li, true);
+  const force = li.querySelector('.force').checked;
+  // The project may have moved on since the preview: a rewind that would now make other changes is shown again.
+  if (!li.approvalId) {
+    const again = await callTool('rewind', { checkpoint: cp.id, dry_run: true, force });
+    if (again.status === 200 && changesKey(again.json.data.changes) !== changesKey(li.preview.changes)) {
+      showPreview(li, cp, again.json.data);
+      return say('The project changed since the preview; here is what the rewind would do now. Confirm again to go ahead.', HOLD_MS);
+    }
+  }
+  const r = await callTool('rewind', { checkpoint: cp.id, force, ...(li.approvalId && { approval_id: li.approvalId }) });
+  if (r.status === 200) {
+    li.approvalId = null;
+    li.querySelector('.rewind-preview').hidden = true;
+    say(`Rewound to before ${turnName(cp)}: ${r.json.text}`, HOLD_MS);
+    await loadTurns();
+    return;
+  }
+  if (r.status === 202) {
+    li.approvalId = r.json.data.approval.id;
+    setBusy(li, false);
+    return say(`The rewind waits for approval ${li.approvalId} (the policy asks): decide it under Pending requests, then confirm the rewind again.`, HOLD_MS);
+  }
+  setBusy(li, false);
+  li.querySelector('.preview-rewind').disabled = true;
+  say(`Could not rewind: ${r.json?.error?.message ?? `HTTP ${r.status}`}${r.json?.error?.code === 'CONFLICT' ? ' Tick "force" to overwrite those files, or cancel.' : ''}`, HOLD_MS);
+}
+
+$('turns-more').addEventListener('click', () => void loadTurns(true));
+
 /** Takes a card off the list, keeping keyboard focus in the page (the next card, else the history). */
 function dropCard(li, id) {
   const next = li.nextElementSibling ?? li.previousElementSibling;
@@ -307,7 +478,8 @@ async function poll() {
     if (!seen.has(id) && !li.deciding && !li.contains(document.activeElement)) void settledElsewhere(li, li.request);
   }
   updateCount();
-  say(`Updated ${new Date().toLocaleTimeString()}. ${cards.size} pending.`);
+  if (Date.now() - turnsLoadedAt >= TURNS_REFRESH_MS) await loadTurns();
+  if (Date.now() >= heldUntil) say(`Updated ${new Date().toLocaleTimeString()}. ${cards.size} pending.`);
 }
 
 function start() {

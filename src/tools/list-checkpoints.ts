@@ -2,8 +2,18 @@
 // with the files each changed (docs/api.md, "Turns, checkpoints and rewind"). Read from the records the pipeline
 // keeps (src/workspace/checkpoints.ts); nothing here looks at the project's files.
 import { z } from 'zod';
-import { applyRetention, groupCheckpoints, readPruned, readRecords, timeOfRecordId, type Checkpoint, type CheckpointRecord } from '../workspace/checkpoints.js';
-import { defineTool } from './define.js';
+import { diffWhole } from '../edit/diff.js';
+import { findBackupBySha256, readBackup } from '../workspace/backups.js';
+import { applyRetention, groupCheckpoints, readPruned, readRecords, timeOfRecordId, type Checkpoint, type CheckpointRecord, type RecordedChange } from '../workspace/checkpoints.js';
+import { looksBinary } from '../workspace/encoding.js';
+import { sha256Hex } from '../workspace/versions.js';
+import { defineTool, type ToolContext } from './define.js';
+import { readCurrentBytes } from './file-access.js';
+
+/** Diffs a page gives (each reads up to two files); the entries past it have none. */
+const DIFFS_PER_PAGE = 100;
+/** Largest side of a diff (a diff runs on the event loop). */
+const DIFF_FILE_BYTES = 256 * 1024;
 
 /** Files listed per checkpoint; the rest are counted (files_count). */
 const FILES_LISTED = 200;
@@ -13,6 +23,7 @@ export const CheckpointIdArg = z.string().regex(/^[0-9a-z]{9}-[0-9a-z]{4}-[0-9a-
 const Input = z.strictObject({
   limit: z.number().int().min(1).max(MAX_LIMIT).default(20).describe(`Checkpoints to list, newest first (at most ${MAX_LIMIT}).`),
   before: CheckpointIdArg.optional().describe('List only checkpoints older than this one (next_before of the previous page).'),
+  diffs: z.boolean().default(false).describe(`Give each listed file its diff over the checkpoint (from before its first change there to after its last), where both sides are still kept, are text and at most ${DIFF_FILE_BYTES / 1024} KiB, and the caller may read the file (at most ${DIFFS_PER_PAGE} per page).`),
 });
 
 const FileChange = z.object({
@@ -22,6 +33,7 @@ const FileChange = z.object({
   to: z.string().optional().describe('A move: the destination.'),
   lines_added: z.number().int().describe('Insertions (0 when not known: a command\'s change, a binary file).'),
   lines_removed: z.number().int().describe('Deletions.'),
+  diff: z.string().optional().describe('With diffs: the unified diff of this file over the checkpoint (absent where it cannot be shown).'),
 });
 
 const CheckpointSchema = z.object({
@@ -51,7 +63,13 @@ const Output = z.object({
 
 type FileEntry = z.output<typeof FileChange>;
 
-function describeCheckpoint(cp: Checkpoint) {
+/** Where an entry's content came from and where it went over the checkpoint: the first change's before, the last one's after. */
+interface Span {
+  first: RecordedChange;
+  last: RecordedChange;
+}
+
+function describeCheckpoint(cp: Checkpoint, spans?: Map<FileEntry, Span>) {
   const files: FileEntry[] = [];
   const seen = new Map<string, FileEntry>();
   let count = 0;
@@ -66,6 +84,8 @@ function describeCheckpoint(cp: Checkpoint) {
       if (known) {
         known.lines_added += c.lines_added;
         known.lines_removed += c.lines_removed;
+        const span = spans?.get(known);
+        if (span) span.last = c;
         continue;
       }
       count++;
@@ -73,6 +93,7 @@ function describeCheckpoint(cp: Checkpoint) {
       const entry: FileEntry = { path: c.path, op: c.op, kind: c.kind, ...(c.to !== undefined && { to: c.to }), lines_added: c.lines_added, lines_removed: c.lines_removed };
       seen.set(key, entry);
       files.push(entry);
+      spans?.set(entry, { first: c, last: c });
     }
   }
   const first = cp.records[0] as CheckpointRecord;
@@ -111,7 +132,9 @@ export const listCheckpoints = defineTool({
     const more = start >= 0 && start + input.limit < all.length;
     const { count, before } = await readPruned(ctx.ws);
     const pruned = { count, before };
-    const checkpoints = page.map(describeCheckpoint);
+    const spans = input.diffs ? new Map<FileEntry, Span>() : undefined;
+    const checkpoints = page.map((cp) => describeCheckpoint(cp, spans));
+    if (spans) await addDiffs(ctx, spans);
     const text =
       checkpoints.length === 0
         ? `No checkpoints${input.before ? ` before ${input.before}` : ''}.${pruned.count > 0 ? ` ${pruned.count} older ones were pruned (up to ${pruned.before}).` : ''}`
@@ -126,3 +149,49 @@ export const listCheckpoints = defineTool({
     };
   },
 });
+
+/** Each entry's diff over its checkpoint, where both sides can still be read and the caller may read the file. */
+async function addDiffs(ctx: ToolContext, spans: Map<FileEntry, Span>): Promise<void> {
+  let left = DIFFS_PER_PAGE;
+  const mayRead = new Map<string, boolean>();
+  for (const [entry, span] of spans) {
+    if (left <= 0) return;
+    if (entry.kind !== 'file' || entry.op === 'move') continue;
+    // What a diff shows is the file's content: decided like a read of it, for this caller.
+    let allowed = mayRead.get(entry.path);
+    if (allowed === undefined) {
+      allowed = await ctx.resolve(entry.path).then(
+        () => true,
+        () => false,
+      );
+      mayRead.set(entry.path, allowed);
+    }
+    if (!allowed) continue;
+    left--;
+    const before = await textOf(ctx, entry.path, span.first.sha256_before, span.first.backup_id);
+    const after = await textOf(ctx, entry.path, span.last.sha256_after, null);
+    if (before === undefined || after === undefined || (before === null && after === null)) continue;
+    entry.diff = diffWhole(entry.path, before, after ?? '').diff_preview;
+  }
+}
+
+/**
+ * The text a file had when its sha256 was `sha`: from its backup (by id, else any backup of it with that sha256),
+ * else the file as it is now; null when it did not exist; undefined when it is not kept, not text or too large.
+ */
+async function textOf(ctx: ToolContext, rel: string, sha: string | null, backupId: string | null): Promise<string | null | undefined> {
+  if (sha === null) return null;
+  let content: Buffer | null = null;
+  if (backupId) {
+    const kept = await readBackup(ctx.ws, backupId).catch(() => null);
+    if (kept && kept.meta.sha256 === sha && kept.content.length <= DIFF_FILE_BYTES) content = kept.content;
+  }
+  content ??= findBackupBySha256(ctx.ws, rel, sha, DIFF_FILE_BYTES)?.content ?? null;
+  if (!content) {
+    const p = await ctx.resolve(rel).catch(() => null);
+    const now = p?.stat?.isFile() && p.stat.size <= DIFF_FILE_BYTES ? await readCurrentBytes(p, DIFF_FILE_BYTES).catch(() => null) : null;
+    if (now && sha256Hex(now.content) === sha) content = now.content;
+  }
+  if (!content || looksBinary(content)) return undefined;
+  return content.toString('utf8');
+}
