@@ -2830,6 +2830,11 @@ export interface operations {
                     limit?: number;
                     /** @description List only checkpoints older than this one (next_before of the previous page). */
                     before?: string;
+                    /**
+                     * @description Give each listed file its diff over the checkpoint (from before its first change there to after its last), where both sides are still kept, are text and at most 256 KiB, and the caller may read the file (at most 100 per page).
+                     * @default false
+                     */
+                    diffs?: boolean;
                     /** @description Repeat of a call that needed approval: the id from data.approval.id. */
                     approval_id?: string;
                 };
@@ -2878,6 +2883,8 @@ export interface operations {
                                     lines_added: number;
                                     /** @description Deletions. */
                                     lines_removed: number;
+                                    /** @description With diffs: the unified diff of this file over the checkpoint (absent where it cannot be shown). */
+                                    diff?: string;
                                 }[];
                                 /** @description Changes in all (files lists the first ones). */
                                 files_count: number;
