@@ -236,7 +236,13 @@ function recount(store: Store): CheckpointRecord[] {
   const all = [...store.records.values()].sort((a, b) => (a.id < b.id ? -1 : 1));
   const groups = groupAll(all);
   // Pruned ones leave memory (their segment's offset is past them, so they are not read again).
-  for (const cp of groups) if (dead(store, cp)) for (const r of cp.records) store.records.delete(r.id);
+  for (const cp of groups) {
+    if (!dead(store, cp)) continue;
+    for (const r of cp.records) {
+      store.records.delete(r.id);
+      for (const seg of store.segments.values()) seg.ids.delete(r.id);
+    }
+  }
   const live = groups.filter((cp) => !dead(store, cp));
   store.count = live.length;
   store.turns = new Set(all.flatMap((r) => (r.turn === null ? [] : [r.turn])));
