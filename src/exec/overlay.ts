@@ -168,6 +168,15 @@ export interface LayerChange {
   backup_id?: string | null;
   /** sha256 of the file it replaced or removed (null: none, or not read). */
   sha256_before?: string | null;
+  /** A directory it replaced or removed: each file that was in it, kept as a backup (its checkpoint holds them). */
+  removed_files?: RemovedFile[];
+}
+
+/** A file of a directory a command replaced or removed, as the landing kept it. */
+export interface RemovedFile {
+  path: string;
+  sha256: string;
+  backup_id: string;
 }
 
 export interface NotLanded {
@@ -443,6 +452,7 @@ export async function landSteps(ws: Workspace, run: RunDir, steps: Step[], opts:
         const kept = await keepOld(ws, parent.fd, step, now, bulk, opts.actor, trash);
         step.change.backup_id = kept.backupId;
         step.change.sha256_before = kept.sha256;
+        if (kept.files) step.change.removed_files = kept.files;
         landed.unbackedUp += kept.unbackedUp;
       }
     }
@@ -501,7 +511,7 @@ export async function landSteps(ws: Workspace, run: RunDir, steps: Step[], opts:
  * directory's files each go there before the directory is moved aside; under a bulk path (or a name no backup
  * can record) it is moved aside only, and removed with the run.
  */
-async function keepOld(ws: Workspace, parentFd: number, step: Step & { name: Buffer }, st: Stats, bulk: boolean, actor: string | null, trash: { n: number; dir: string }): Promise<{ backupId: string | null; sha256: string | null; unbackedUp: number }> {
+async function keepOld(ws: Workspace, parentFd: number, step: Step & { name: Buffer }, st: Stats, bulk: boolean, actor: string | null, trash: { n: number; dir: string }): Promise<{ backupId: string | null; sha256: string | null; unbackedUp: number; files?: RemovedFile[] }> {
   const at = childPath(parentFd, step.name).toString();
   // A file replaced by a file is changed (undo_edit puts the old content back); anything else removed it.
   const removed = !(step.op === 'move' && step.kind === 'file');
@@ -515,19 +525,21 @@ async function keepOld(ws: Workspace, parentFd: number, step: Step & { name: Buf
     }
   }
   let unbackedUp = bulk ? 1 : 0;
-  if (!bulk && st.isDirectory()) unbackedUp += await backUpTree(ws, parentFd, step.name, step.rel, actor);
+  const tree = !bulk && st.isDirectory() ? await backUpTree(ws, parentFd, step.name, step.rel, actor) : null;
+  if (tree) unbackedUp += tree.missed;
   await fs.rename(at, path.join(trash.dir, String(trash.n++)));
-  return { backupId: null, sha256: null, unbackedUp };
+  return { backupId: null, sha256: null, unbackedUp, ...(tree && { files: tree.kept }) };
 }
 
 /** Files of a removed tree moved into the backups at once (each is a few small writes and a rename in the thread pool). */
 const BACKUP_CONCURRENCY = 16;
 
-/** Moves every regular file of a directory that goes into the backups (removed); returns how many entries could not be. */
-async function backUpTree(ws: Workspace, parentFd: number, name: Buffer, rel: string, actor: string | null): Promise<number> {
+/** Moves every regular file of a directory that goes into the backups (removed): those kept, and how many entries could not be. */
+async function backUpTree(ws: Workspace, parentFd: number, name: Buffer, rel: string, actor: string | null): Promise<{ kept: RemovedFile[]; missed: number }> {
   const rootAt = childPath(parentFd, name).toString();
   const dir = await openChildDir(parentFd, name);
-  if (!dir) return 1;
+  const kept: RemovedFile[] = [];
+  if (!dir) return { kept, missed: 1 };
   let missed = 0;
   const files: { dirSub: string; name: Buffer; sub: string; st: Stats }[] = [];
   try {
@@ -551,14 +563,16 @@ async function backUpTree(ws: Workspace, parentFd: number, name: Buffer, rel: st
         const d = await dirs.open(rootAt, f.dirSub);
         const hashed = await hashChild(d.fd, f.name);
         if (!hashed || hashed.ino !== f.st.ino) continue;
-        await moveToBackup(ws, childPath(d.fd, f.name).toString(), { rel: `${rel}/${f.sub}`, operation: 'run_command', mode: f.st.mode & 0o7777, sha256: hashed.sha256, actor }, f.st.size, { dev: f.st.dev, ino: f.st.ino }, true);
+        const backupId = await moveToBackup(ws, childPath(d.fd, f.name).toString(), { rel: `${rel}/${f.sub}`, operation: 'run_command', mode: f.st.mode & 0o7777, sha256: hashed.sha256, actor }, f.st.size, { dev: f.st.dev, ino: f.st.ino }, true);
+        if (backupId !== null) kept.push({ path: `${rel}/${f.sub}`, sha256: hashed.sha256, backup_id: backupId });
       }
     };
     await Promise.all(Array.from({ length: Math.min(BACKUP_CONCURRENCY, files.length) }, worker));
   } finally {
     await dirs.close();
   }
-  return missed;
+  kept.sort((x, y) => (x.path < y.path ? -1 : x.path > y.path ? 1 : 0));
+  return { kept, missed };
 }
 
 /**

@@ -149,6 +149,8 @@ async function withRemovedTrees(ctx: ToolContext, all: readonly CheckpointRecord
     for (const c of r.changes) {
       changes.push(c);
       if (c.kind !== 'directory' || c.op !== 'delete') continue;
+      // A record that lists the directory's files (with their backups) needs no search.
+      if (r.changes.some((x) => x.kind === 'file' && x.op === 'delete' && x.path.startsWith(`${c.path}/`))) continue;
       for (const b of backups) {
         const made = b.backup_id.slice(17, 26);
         if (b.operation !== 'run_command' || !b.removed || !b.path.startsWith(`${c.path}/`) || made <= after.slice(0, 9) || made > r.id.slice(0, 9)) continue;
