@@ -138,15 +138,7 @@ function renderChanges(ol, a) {
         title: a.path ?? '(no path)',
         lines: a.diff_preview ? diffLines(a.diff_preview) : [['note', a.risk === 'read' ? '(this call reads; it changes no file)' : '(this call changes no file)']],
       }];
-  for (const item of items) {
-    const li = $('change').content.firstElementChild.cloneNode(true);
-    const op = li.querySelector('.op');
-    op.textContent = item.op;
-    op.classList.add(`op-${item.op}`);
-    li.querySelector('.change-path').textContent = item.title;
-    renderLines(li.querySelector('.diff'), item.lines, item.label);
-    ol.append(li);
-  }
+  renderChangeItems(ol, items);
 }
 
 /** "update notes.txt, delete SOUL.md": the request in a few words, for the status line and the history. */
@@ -250,7 +242,7 @@ function turnName(cp) {
   return cp.turn ? `Turn ${cp.turn}` : `A call without a turn (${cp.tools.join(', ')})`;
 }
 
-/** One box per change: a turn's files (their diffs) or a rewind's preview (ChangeEntry, as approvals show them). */
+/** One box per change (a request's, a turn's files, a rewind's preview): its operation, path and lines. */
 function renderChangeItems(ol, items) {
   ol.replaceChildren();
   for (const item of items) {
@@ -259,7 +251,7 @@ function renderChangeItems(ol, items) {
     op.textContent = item.op;
     op.classList.add(`op-${item.op}`);
     li.querySelector('.change-path').textContent = item.title;
-    renderLines(li.querySelector('.diff'), item.lines);
+    renderLines(li.querySelector('.diff'), item.lines, item.label);
     ol.append(li);
   }
 }

@@ -18,7 +18,7 @@ import type { Workspace } from '../workspace/workspace.js';
 import { ownerStateOf, writeOwnerRecord } from '../workspace/process-owner.js';
 import { TEMP_MARKER, toPosixRel } from '../workspace/sandbox.js';
 import { isInside } from '../workspace/workspace.js';
-import { childPath, kindOfStat, listDir, lstatChild, nameText, openChildDir, openDir, shownName, TreeTooLarge, walkTree, type TreeKind } from './fd-walk.js';
+import { childPath, kindOfStat, listDir, lstatChild, nameText, openChildDir, openDir, shownName, TreeTooLarge, walkTree, type TreeKind, type TreeVisit } from './fd-walk.js';
 import { SANDBOX_PATH } from './network.js';
 
 /** Entries one run may leave in its upper layer; past it nothing lands (the quota poll stops the run early). */
@@ -672,17 +672,29 @@ export async function countLayer(upper: string): Promise<number> {
  */
 export async function projectStamp(ws: Workspace, bounds: { maxEntries: number; deadline: number }): Promise<{ entries: number; sha256: string }> {
   const hash = createHash('sha256');
+  const entries = await walkProject(ws, bounds, (v) => {
+    hash.update(v.rel);
+    hash.update(`\0${entryStamp(v)}\n`);
+  });
+  return { entries, sha256: hash.digest('hex') };
+}
+
+/** Kind, size, mode, inode and times of an entry: any change to it changes this. */
+function entryStamp(v: TreeVisit): string {
+  const st = v.stat;
+  return `${v.kind} ${st.size} ${st.mode} ${st.ino} ${st.mtimeMs} ${st.ctimeMs}`;
+}
+
+/** Every entry of the project at any depth by descriptor, the state directory left out; the count visited. */
+async function walkProject(ws: Workspace, bounds: { maxEntries: number; deadline: number }, visit: (v: TreeVisit) => void): Promise<number> {
   const stateText = stateRelOf(ws);
   const stateRel = stateText === null ? null : Buffer.from(stateText);
   const root = await openDir(ws.root);
   try {
-    const entries = await walkTree(root.fd, { ...bounds, maxDepth: MAX_TREE_DEPTH }, (v) => {
+    return await walkTree(root.fd, { ...bounds, maxDepth: MAX_TREE_DEPTH }, (v) => {
       if (stateRel && v.rel.equals(stateRel)) return false;
-      const st = v.stat;
-      hash.update(v.rel);
-      hash.update(`\0${v.kind} ${st.size} ${st.mode} ${st.ino} ${st.mtimeMs} ${st.ctimeMs}\n`);
+      visit(v);
     });
-    return { entries, sha256: hash.digest('hex') };
   } finally {
     await root.close();
   }
@@ -702,20 +714,11 @@ export interface ProjectEntry {
  * compares before and after the command to tell what it changed. Throws TreeTooLarge past the bounds.
  */
 export async function projectEntries(ws: Workspace, bounds: { maxEntries: number; deadline: number }): Promise<Map<string, ProjectEntry>> {
-  const stateText = stateRelOf(ws);
-  const stateRel = stateText === null ? null : Buffer.from(stateText);
   const out = new Map<string, ProjectEntry>();
-  const root = await openDir(ws.root);
-  try {
-    await walkTree(root.fd, { ...bounds, maxDepth: MAX_TREE_DEPTH }, (v) => {
-      if (stateRel && v.rel.equals(stateRel)) return false;
-      const st = v.stat;
-      out.set(v.rel.toString('latin1'), { path: v.rel.toString('utf8'), kind: changeKind(v.kind), size: st.size, stamp: `${v.kind} ${st.size} ${st.mode} ${st.ino} ${st.mtimeMs} ${st.ctimeMs}` });
-    });
-    return out;
-  } finally {
-    await root.close();
-  }
+  await walkProject(ws, bounds, (v) => {
+    out.set(v.rel.toString('latin1'), { path: v.rel.toString('utf8'), kind: changeKind(v.kind), size: v.stat.size, stamp: entryStamp(v) });
+  });
+  return out;
 }
 
 /** What changed between two listings of the project (projectEntries), sorted by path. */

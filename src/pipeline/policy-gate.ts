@@ -331,7 +331,17 @@ export class PolicyService {
    * once the call is approved (filterWalk), so the person deciding is told which (docs/approvals.md). The whole
    * project, at any depth: a command sees all of it.
    */
-  private async askedReads(tool: ToolDefinition, p: ResolvedPath, switches: SwitchStates, input: Record<string, unknown>): Promise<{ asks: string[]; more: boolean } | undefined> {
+  private askedReads(tool: ToolDefinition, p: ResolvedPath, switches: SwitchStates, input: Record<string, unknown>): Promise<{ asks: string[]; more: boolean } | undefined> {
+    // A call that asks walks once: whether a command may run first, then its request's list, look at the same root.
+    let seen = this.readsSeen.get(p);
+    if (!seen) this.readsSeen.set(p, (seen = this.walkAskedReads(tool, p, switches, input)));
+    return seen;
+  }
+
+  /** Paths whose reading asks that a person would be naming; memo of one call's root in readsSeen. */
+  private readonly readsSeen = new WeakMap<ResolvedPath, Promise<{ asks: string[]; more: boolean } | undefined>>();
+
+  private async walkAskedReads(tool: ToolDefinition, p: ResolvedPath, switches: SwitchStates, input: Record<string, unknown>): Promise<{ asks: string[]; more: boolean } | undefined> {
     if (tool.viewing?.(input) !== true || !p.stat?.isDirectory()) return undefined;
     const after: ResolvedPath = { ...p, allowsEntry: undefined };
     this.filterWalk(tool, after, switches, true, true, input);

@@ -193,10 +193,7 @@ async function runOne(ctx: ToolContext, input: z.output<typeof Input>, exec: Exe
   if (exec.mode === 'direct') return runDirect(ctx, input, exec, { env, root, dir });
   const limits = exec.limits;
   const timeoutMs = Math.min(input.timeout_s ?? limits.timeoutS, limits.timeoutS) * 1000;
-  const hidden = await hiddenOf(ws, root);
-  const masked = { dirs: [...inRoot(ws.root, [ws.stateDir]), ...hidden.dirs], files: [...inRoot(ws.root, exec.hiddenFiles), ...hidden.files] };
-  const cwd = dir.realRel === '.' ? WORKSPACE_MOUNT : `${WORKSPACE_MOUNT}/${dir.realRel}`;
-  const argv = input.command !== undefined ? ['/bin/sh', '-c', input.command] : (input.argv as string[]);
+  const { masked, cwd, argv } = await sandboxOf(ws, exec, input, root, dir);
   const quota = limits.quotaBytes;
   await sweptOnce(ws);
   const run = await makeRunDir(ws);
@@ -280,10 +277,7 @@ async function runDirect(ctx: ToolContext, input: z.output<typeof Input>, exec: 
   if (root.commandReview?.changesRuled || root.allowsEntry) throw E.directChangesRuled();
   const ws = ctx.ws;
   const limits = exec.limits;
-  const hidden = await hiddenOf(ws, root);
-  const masked = { dirs: [...inRoot(ws.root, [ws.stateDir]), ...hidden.dirs], files: [...inRoot(ws.root, exec.hiddenFiles), ...hidden.files] };
-  const cwd = dir.realRel === '.' ? WORKSPACE_MOUNT : `${WORKSPACE_MOUNT}/${dir.realRel}`;
-  const argv = input.command !== undefined ? ['/bin/sh', '-c', input.command] : (input.argv as string[]);
+  const { masked, cwd, argv } = await sandboxOf(ws, exec, input, root, dir);
   const bounds = () => ({ maxEntries: PROJECT_STAMP_MAX_ENTRIES, deadline: Date.now() + ws.limits.searchTimeoutMs * 4 });
   const listing = () => projectEntries(ws, bounds()).catch((e: unknown) => (e instanceof TreeTooLarge ? null : Promise.reject(e)));
   const before = await listing();
@@ -316,6 +310,16 @@ async function runDirect(ctx: ToolContext, input: z.output<typeof Input>, exec: 
   } finally {
     await removeRunDir(run.dir);
   }
+}
+
+/** What the sandbox hides (the state directory, the operator's files, what the policy hides), where it runs, what. */
+async function sandboxOf(ws: Workspace, exec: ExecSettings, input: z.output<typeof Input>, root: ResolvedPath, dir: ResolvedPath): Promise<{ masked: { dirs: Buffer[]; files: Buffer[] }; cwd: string; argv: string[] }> {
+  const hidden = await hiddenOf(ws, root);
+  return {
+    masked: { dirs: [...inRoot(ws.root, [ws.stateDir]), ...hidden.dirs], files: [...inRoot(ws.root, exec.hiddenFiles), ...hidden.files] },
+    cwd: dir.realRel === '.' ? WORKSPACE_MOUNT : `${WORKSPACE_MOUNT}/${dir.realRel}`,
+    argv: input.command !== undefined ? ['/bin/sh', '-c', input.command] : (input.argv as string[]),
+  };
 }
 
 /** The first change the policy asks about (a change like a write, a removal like a delete); null when none does. */

@@ -5,25 +5,19 @@
 // A screenshot goes to /tmp/toolgate-console-turns.png for a person to look at.
 import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
-import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import type { Browser, Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listenOn, makeApp, type TestApp } from '../helpers.js';
-
-const CHROMIUM = process.env.TOOLGATE_TEST_CHROMIUM ?? '/usr/bin/chromium';
+import { launchChromium } from './chromium.js';
 
 let t: TestApp;
 let browser: Browser;
 let base = '';
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: the console test needs Debian's chromium (npm test installs it when run as root, see scripts/test-deps.mjs).`);
   t = await makeApp();
   base = await listenOn(t.app);
-  browser = await puppeteer.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
-  });
+  browser = await launchChromium();
 }, 60_000);
 
 afterAll(async () => {

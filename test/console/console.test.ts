@@ -3,13 +3,12 @@
 // browser download. The page asks for the approver's token once (kept for the tab), lists pending requests
 // live with the diff coloured, approves, rejects with a reason by keyboard, and fits a narrow screen.
 // Screenshots go to /tmp/toolgate-console*.png for a person to look at.
-import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
-import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import type { Browser, Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agent, approvalOf, makePolicyApp, person, type PolicyApp } from '../approvals/approval-helpers.js';
+import { launchChromium } from './chromium.js';
 
-const CHROMIUM = process.env.TOOLGATE_TEST_CHROMIUM ?? '/usr/bin/chromium';
 const POLICY = 'rules:\n  - name: soul\n    paths: [SOUL.md, notes/**]\n    risks: [write, destructive]\n    action: ask\n';
 
 let t: PolicyApp;
@@ -17,19 +16,12 @@ let browser: Browser;
 let base = '';
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`${CHROMIUM} is missing: the console test needs Debian's chromium (apt-get install -y chromium; npm test installs it when run as root, see scripts/test-deps.mjs).`);
-  }
   t = await makePolicyApp(POLICY);
   await fs.writeFile(t.file('SOUL.md'), 'I am kind.\nI help.\nI listen.\n');
   await fs.mkdir(t.file('notes'));
   await fs.writeFile(t.file('notes/todo.md'), '- buy milk\n');
   base = await t.app.listen({ host: '127.0.0.1', port: 0 });
-  browser = await puppeteer.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
-  });
+  browser = await launchChromium();
 }, 60_000);
 
 afterAll(async () => {
