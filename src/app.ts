@@ -14,7 +14,6 @@ import type { Metrics } from './ops/metrics.js';
 import { loggerOptions, registerHttpOperations } from './ops/operations.js';
 import type { Projects } from './ops/projects.js';
 import type { Pipeline } from './pipeline/execute-tool.js';
-import type { Executor } from './pipeline/executor.js';
 import type { PolicyService } from './pipeline/policy-gate.js';
 import { openService } from './pipeline/service.js';
 import type { AfterHook, BeforeHook } from './tools/call.js';
@@ -43,7 +42,6 @@ export interface Toolgate {
   audit: AuditLog;
   /** null when TOOLGATE_METRICS=false; `metrics.approvals` counts approval outcomes. */
   metrics: Metrics | null;
-  executor: Executor;
   /** TOOLGATE_POLICY and the approval requests. */
   policy: PolicyService;
   /** executeTool for every door (auth, project, policy, rate limit, audit, metrics). */
@@ -175,7 +173,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     overlayFsType: opts.overlayFsType,
     resolver: opts.resolver,
   });
-  const { executor, pipeline, policy, projects, auth, audit, metrics } = service;
+  const { pipeline, policy, projects, auth, audit, metrics } = service;
   // Before Fastify waits for the requests in flight: a call waiting for a person must not hold up the shutdown,
   // and commands die with the service, so theirs answer at once.
   app.addHook('preClose', (done) => {
@@ -207,7 +205,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   // The browser guard and the token gate in front of every HTTP door; then probes and /metrics.
   const gate = registerHttpGate(app, { pipeline, authEnabled: auth.enabled, config });
   registerHttpOperations(app, service, config, VERSION);
-  app.decorate('toolgate', { config, workspace: projects.single, projects, auth, audit, metrics, executor, policy, pipeline, shuttingDown: false } satisfies Toolgate);
+  app.decorate('toolgate', { config, workspace: projects.single, projects, auth, audit, metrics, policy, pipeline, shuttingDown: false } satisfies Toolgate);
 
   // Records the routes for the OpenAPI document (built, with Swagger UI, when /docs is first asked for).
   registerDocs(app, { version: VERSION });

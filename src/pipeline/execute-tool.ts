@@ -1,7 +1,7 @@
-// executeTool(caller, name, input): the one entry every door (REST, MCP, WebSocket, stdio) calls. It owns
-// authentication, project resolution, then the executor's hooks (risk, policy, rate limit) around the
-// tool, and audit and metrics after it; a door only turns its protocol into a CallerInfo and the outcome
-// back into its protocol, so no door can skip one of them.
+// executeTool(caller, name, input): the one entry every door (REST, MCP, WebSocket, stdio) calls. It runs the
+// lifecycle of a call (./lifecycle.ts: authentication, project, arguments, risk, rate limit, policy, the tool,
+// envelope, metrics, audit); a door only turns its protocol into a CallerInfo and the outcome back into its
+// protocol, so no door can skip a step. Authentication and the project are made here.
 import { randomUUID } from 'node:crypto';
 import { bareContext, errorEnvelope, toToolError, ToolError } from '../envelope.js';
 import { E } from '../errors.js';
@@ -9,55 +9,16 @@ import type { AuditLog } from '../ops/audit.js';
 import { allowsRisk, type Authenticator, type Principal } from '../ops/auth.js';
 import type { Projects } from '../ops/projects.js';
 import type { AuthFailureLimiter } from '../ops/rate-limit.js';
-import type { CallInfo, CallOutcome, ConfirmFn } from '../tools/call.js';
-import type { Executor } from './executor.js';
-import type { VersionMatch } from '../workspace/versions.js';
+import type { CallInfo } from '../tools/call.js';
+import { runCall, type CallSteps } from './lifecycle.js';
 
-/** What a door knows about a call, as plain values: no framework request travels past the door. */
-export interface CallerInfo {
-  /** The credentials as received: an `Authorization` value (`Bearer <token>`), or undefined for none. */
-  authorization: string | undefined;
-  /**
-   * The result of this pipeline's `authenticate` when the door's gate already ran it (REST checks the token
-   * before reading the body), so the token is not hashed and counted twice. Only the pipeline makes one.
-   */
-  admitted?: Admission | undefined;
-  /** Client address, for the failed-authentication limit, the rate limit and the audit line. */
-  clientIp: string;
-  /** The project asked for (URL, X-Project-Id, a tool-call field); undefined in single-project mode. */
-  projectId?: string | undefined;
-  /** An out-of-band version (REST If-Match), parsed at the door. */
-  expectedVersion?: VersionMatch | undefined;
-  /** Per-call policy switches as received (`X-Toolgate-Switches: memory=on`), for the policy. */
-  switches?: string | readonly string[] | undefined;
-  /** Seconds the caller will wait for a person's decision on a call that needs approval (REST `Prefer: wait=N`). */
-  waitS?: number | undefined;
-  /** The door's request or call id; a fresh one when absent. */
-  requestId?: string | undefined;
-  /** Aborted when the client goes away. */
-  signal?: AbortSignal | undefined;
-  /** The door can ask its person in band (MCP elicitation, WebSocket confirmation); used only for a token that may decide its own calls. */
-  confirm?: ConfirmFn | undefined;
-  /** A shorter time limit for this call (WebSocket `timeout_seconds`). */
-  timeoutMs?: number | undefined;
-  /** Streams a running command's output (WebSocket tool_progress, MCP progress notifications). */
-  progress?: CallInfo['progress'];
-  /** The agent turn the call belongs to, as received (validated by the executor). */
-  turn?: unknown;
-}
+import type { Admission, AuthResult, CallerInfo, ToolCallOutcome } from './lifecycle.js';
 
-export interface ToolCallOutcome extends CallOutcome {
-  /** Headers for doors that have them (Retry-After, x-ratelimit-*, WWW-Authenticate). */
-  headers: Record<string, string>;
-}
+export type { Admission, AuthResult, CallerInfo, ToolCallOutcome };
 
-/** Proof that the pipeline authenticated a caller: only `authenticateCaller` makes one (see `admissions`). */
-export interface Admission {
-  readonly principal: Principal | null;
-}
+/** Admissions only `authenticateCaller` made (see `Admission`). */
 const admissions = new WeakSet<Admission>();
 
-export type AuthResult = { ok: true; principal: Principal | null; admission: Admission } | { ok: false; error: ToolError; headers: Record<string, string> };
 
 function admit(principal: Principal | null): AuthResult {
   const admission: Admission = Object.freeze({ principal });
@@ -75,12 +36,14 @@ function decidesOwnCalls(principal: Principal | null, selfApproveWithoutToken: b
   return allowsRisk(principal, 'approve') && principal.selfApprove;
 }
 
+/** What the pipeline is made of: the steps of a call after its project (./lifecycle.ts), and the operations before them. */
 export interface PipelineDeps {
+  /** The steps of a call after its project (./lifecycle.ts). */
+  steps: Omit<CallSteps, 'authenticate' | 'project' | 'refuse'>;
   auth: Authenticator;
   projects: Projects;
   audit: AuditLog;
   authFailures: AuthFailureLimiter | null;
-  executor: Executor;
   /** TOOLGATE_SELF_APPROVE: without tokens, the caller may decide its own calls in band. */
   selfApproveWithoutToken?: boolean | undefined;
   /** Where a refused authentication is logged (never the token). */
@@ -128,9 +91,10 @@ export interface Pipeline {
 }
 
 export function createPipeline(deps: PipelineDeps): Pipeline {
-  const { projects, audit, executor } = deps;
+  const { projects, audit } = deps;
 
-  function refuse(caller: CallerInfo, name: string, error: ToolError, durationMs: number, headers: Record<string, string> = {}): ToolCallOutcome {
+  function refuse(caller: CallerInfo, name: string, err: unknown, durationMs: number, headers: Record<string, string> = {}): ToolCallOutcome {
+    const error = toToolError(err, null);
     const requestId = caller.requestId ?? randomUUID();
     audit.recordRefusal({ requestId, clientIp: caller.clientIp, tool: name, code: error.code, httpStatus: error.httpStatus, durationMs }, projects.single?.stateDir ?? null);
     return { envelope: errorEnvelope(bareContext(requestId), error), httpStatus: error.httpStatus, version: null, tool: null, audit: {}, durationMs, headers };
@@ -162,24 +126,13 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     return authenticateCaller(deps, caller.authorization, caller.clientIp);
   }
 
-  async function executeTool(caller: CallerInfo, name: string, input: unknown): Promise<ToolCallOutcome> {
-    const started = performance.now();
-    const auth = await authenticated(caller);
-    if (!auth.ok) return refuse(caller, name, auth.error, performance.now() - started, auth.headers);
-    const headers: Record<string, string> = {};
-    let call: CallInfo;
-    try {
-      // The single workspace is known without a lookup; only a project needs one (and maybe an await).
-      const ws = projects.single && caller.projectId === undefined ? projects.single : await projects.workspaceFor(caller.projectId, auth.principal);
-      call = callInfo(caller, auth.principal, ws, headers);
-    } catch (err) {
-      return refuse(caller, name, toToolError(err, null), performance.now() - started);
-    }
-    // The executor runs the before-hooks (risk, rate limit), the policy gate, the tool, then audit and metrics.
-    const outcome = (await executor.execute(call, name, input)) as ToolCallOutcome;
-    outcome.headers = headers;
-    return outcome;
+  /** Step 2: the single workspace is known without a lookup; only a project needs one (and maybe an await). */
+  function project(caller: CallerInfo, principal: Principal | null, headers: Record<string, string>): CallInfo | Promise<CallInfo> {
+    if (projects.single && caller.projectId === undefined) return callInfo(caller, principal, projects.single, headers);
+    return projects.workspaceFor(caller.projectId, principal).then((ws) => callInfo(caller, principal, ws, headers));
   }
+
+  const steps: CallSteps = { ...deps.steps, authenticate: authenticated, project, refuse };
 
   /** The caller authenticated and resolved to its workspace, for a door's routes that are not tool calls (attachments). */
   async function resolveCaller(caller: CallerInfo): Promise<CallInfo> {
@@ -189,7 +142,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   }
 
   return {
-    executeTool,
+    executeTool: (caller, name, input) => runCall(steps, caller, name, input),
     resolveCaller,
     authenticate: (authorization, clientIp) => authenticateCaller(deps, authorization, clientIp),
     refuse,

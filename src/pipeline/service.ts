@@ -14,7 +14,6 @@ import { webSettingsOf } from '../web/settings.js';
 import { ownFdDir, probeFdDir, useFdDir } from '../workspace/sandbox.js';
 import type { WorkspaceLimits } from '../workspace/workspace.js';
 import { createPipeline, type Pipeline } from './execute-tool.js';
-import { createExecutor, type Executor } from './executor.js';
 import { PolicyService } from './policy-gate.js';
 import { closeRecords } from '../workspace/checkpoints.js';
 
@@ -22,7 +21,7 @@ export interface ServiceOptions {
   version: string;
   instanceId: string;
   log: OpsLog;
-  /** Extra executor hooks (tests). */
+  /** Checks after the risk and observers after the audit (tests; ./lifecycle.ts). */
   before?: readonly BeforeHook[] | undefined;
   after?: readonly AfterHook[] | undefined;
   /** Where audit lines go besides the file; default stdout when TOOLGATE_AUDIT_STDOUT is on, null for none. */
@@ -43,7 +42,6 @@ export interface Service extends Operations {
   config: Config;
   /** TOOLGATE_POLICY and the approval requests. */
   policy: PolicyService;
-  executor: Executor;
   /** executeTool for every door (auth, project, policy, rate limit, audit, metrics). */
   pipeline: Pipeline;
   /** The service runs on the weaker path-string check (TOOLGATE_ALLOW_WEAK_SANDBOX). */
@@ -120,23 +118,28 @@ export async function openService(givenConfig: Config, opts: ServiceOptions): Pr
   const { auth, audit, metrics, rateLimiter: limiter } = ops;
   const policy = await PolicyService.open({ config, projects: ops.projects, audit, metrics });
 
-  const authorize: BeforeHook = (call, tool) => assertRiskAllowed(auth.principal(call.actor), tool.name, tool.risk);
-  // A tool this service does not offer (run_command with TOOLGATE_EXEC=off) is refused before its risk and policy.
-  const offered: BeforeHook = (_call, tool) => {
-    if (tool.offered && !tool.offered(config)) throw E.toolNotOffered(tool.name);
-  };
-  const before: BeforeHook[] = [offered, authorize, ...(opts.before ?? []), ...(limiter?.check ? [limiter.check] : [])];
-  const after: AfterHook[] = [...(metrics ? [metrics.recordCall] : []), (call, name, outcome) => audit.record(call, name, outcome), ...(opts.after ?? [])];
-  // The policy and approvals (./policy-gate.ts) wrap the run of every validated call.
-  const executor = createExecutor({ toolTimeoutMs: config.toolTimeoutMs, before, after, gate: policy.gate, onRecordError: (err) => opts.log.error({ err }, 'checkpoint record not written') });
+  // The steps of every call, in the order they run (./lifecycle.ts).
   const pipeline = createPipeline({
     auth,
     projects: ops.projects,
     audit,
     authFailures: limiter?.authFailures ?? null,
-    executor,
     selfApproveWithoutToken: config.selfApprove,
     logAuthFailure: (reason) => opts.log.info({ reason }, 'authentication failed'),
+    steps: {
+      offered: (_call, tool) => {
+        if (tool.offered && !tool.offered(config)) throw E.toolNotOffered(tool.name);
+      },
+      risk: (call, tool) => assertRiskAllowed(auth.principal(call.actor), tool.name, tool.risk),
+      checks: opts.before ?? [],
+      rateLimit: limiter?.check ?? null,
+      policy: policy.gate,
+      toolTimeoutMs: config.toolTimeoutMs,
+      recordFailed: (err) => opts.log.error({ err }, 'checkpoint record not written'),
+      metrics: metrics?.recordCall ?? null,
+      audit: (call, name, outcome) => audit.record(call, name, outcome),
+      observers: opts.after ?? [],
+    },
   });
   policy.startSweeper((err) => opts.log.error({ err }, 'approval sweep failed'));
 
@@ -144,7 +147,6 @@ export async function openService(givenConfig: Config, opts: ServiceOptions): Pr
     ...ops,
     config,
     policy,
-    executor,
     pipeline,
     weakSandbox,
     stopAccepting() {
