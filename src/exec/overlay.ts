@@ -9,10 +9,7 @@ import type { Stats } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { VersionStamp } from '../envelope.js';
-import { diffWhole } from '../edit/diff.js';
-import { REMOVED_HEAD_BYTES, type PlannedChange } from '../tools/plan.js';
 import { moveToBackup } from '../workspace/backups.js';
-import { looksBinary } from '../workspace/encoding.js';
 import { versionOf } from '../workspace/versions.js';
 import type { Workspace } from '../workspace/workspace.js';
 import { ownerStateOf, writeOwnerRecord } from '../workspace/process-owner.js';
@@ -579,7 +576,7 @@ async function backUpTree(ws: Workspace, parentFd: number, name: Buffer, rel: st
  * sha256 of a regular file below a directory descriptor (never following a link, never blocking), and its first
  * `keepHead` bytes when asked (a preview's diff reads them in the same pass); null when it is not one.
  */
-async function hashChild(dirFd: number, name: Buffer, keepHead = 0): Promise<{ sha256: string; ino: number; size: number; head: Buffer } | null> {
+export async function hashChild(dirFd: number, name: Buffer, keepHead = 0): Promise<{ sha256: string; ino: number; size: number; head: Buffer } | null> {
   let fh: fs.FileHandle;
   try {
     fh = await fs.open(childPath(dirFd, name), fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
@@ -607,7 +604,7 @@ async function hashChild(dirFd: number, name: Buffer, keepHead = 0): Promise<{ s
 }
 
 /** Directories of the project (or the layer) opened by descriptor from their root, kept for the landing. */
-class DirCache {
+export class DirCache {
   private readonly open_ = new Map<string, Promise<fs.FileHandle>>();
   private readonly touched_ = new Set<string>();
 
@@ -731,59 +728,4 @@ export function entriesChanged(before: ReadonlyMap<string, ProjectEntry>, after:
   }
   for (const [key, was] of before) if (!after.has(key)) out.push({ path: was.path, change: 'removed', kind: was.kind, size: null, version: null, backup_id: null });
   return out.sort((x, y) => (x.path < y.path ? -1 : x.path > y.path ? 1 : 0));
-}
-
-/** Bytes of one file a dry run's preview diffs (larger ones are named, not diffed: a diff runs on the event loop). */
-const PREVIEW_FILE_BYTES = 256 * 1024;
-/** Changes a dry run's preview diffs; the rest are listed with their operation only. */
-const PREVIEW_MAX_DIFFS = 200;
-
-/**
- * The planned changes of a layer as every mutating tool shows them (src/tools/plan.ts): each file's diff from the
- * project's content to the layer's, a removal's content, read through descriptors; nothing lands.
- */
-export async function previewChanges(ws: Workspace, run: RunDir, steps: readonly Step[]): Promise<PlannedChange[]> {
-  const dirs = new DirCache();
-  const out: PlannedChange[] = [];
-  let diffs = 0;
-  try {
-    for (const step of steps) {
-      if (step.op === 'chmod') continue;
-      const kind = step.op === 'mkdir' || step.kind === 'directory' ? 'directory' : 'file';
-      if (kind === 'directory') {
-        out.push({ op: step.op === 'remove' ? 'delete' : 'create', kind, path: step.rel, sha256Before: null, sha256After: null });
-        continue;
-      }
-      const parent = await dirs.open(ws.root, step.dirRel);
-      const old = step.op === 'remove' || (step.op === 'move' && step.replaces) ? await readChild(parent.fd, step.name) : null;
-      if (step.op === 'remove') {
-        out.push({ op: 'delete', kind, path: step.rel, sha256Before: old?.sha256 ?? null, sha256After: null, ...(old && { removed: { head: old.content.subarray(0, REMOVED_HEAD_BYTES), size: old.size } }) });
-        continue;
-      }
-      if (step.op !== 'move') continue;
-      const now = await readChild((await dirs.open(run.upper, step.upperDirRel)).fd, step.name);
-      const change: PlannedChange = { op: old ? 'update' : 'create', kind, path: step.rel, sha256Before: old?.sha256 ?? null, sha256After: now?.sha256 ?? null };
-      const text = (b: { content: Buffer; size: number } | null) => (b && b.size <= PREVIEW_FILE_BYTES && !looksBinary(b.content) ? b.content.toString('utf8') : null);
-      const newText = now?.link ?? text(now);
-      const oldText = old?.link ?? text(old);
-      if (newText !== null && (old === null || oldText !== null) && diffs++ < PREVIEW_MAX_DIFFS) change.diff = diffWhole(step.rel, oldText, newText);
-      out.push(change);
-    }
-  } finally {
-    await dirs.close();
-  }
-  return out;
-}
-
-/** A file's content (at most PREVIEW_FILE_BYTES + 1 of it) and sha256, or a link's target, below a directory descriptor. */
-async function readChild(dirFd: number, name: Buffer): Promise<{ content: Buffer; size: number; sha256: string | null; link?: string } | null> {
-  const st = await lstatChild(dirFd, name);
-  if (!st) return null;
-  if (st.isSymbolicLink()) {
-    const target = await fs.readlink(childPath(dirFd, name)).catch(() => '');
-    return { content: Buffer.alloc(0), size: 0, sha256: null, link: `symbolic link -> ${target}\n` };
-  }
-  const hashed = await hashChild(dirFd, name, PREVIEW_FILE_BYTES + 1);
-  if (!hashed) return null;
-  return { content: hashed.head, size: hashed.size, sha256: hashed.sha256 };
 }
