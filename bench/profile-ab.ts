@@ -45,7 +45,7 @@ function layerOf(url: string, fn: string): string {
     if (rel.startsWith('transports/')) return 'door (transports/)';
     if ((rel.startsWith('pipeline/') && rel !== 'pipeline/policy-gate.js') || rel === 'tools/execute.js' || rel === 'ops/operations.js') return 'pipeline';
     if (rel.startsWith('policy/') || rel === 'ops/policy.js' || rel === 'pipeline/policy-gate.js' || rel === 'tools/plan.js') return 'policy gate';
-    if (rel === 'ops/audit.js') return 'audit';
+    if (rel.startsWith('ops/audit')) return 'audit';
     if (rel.startsWith('ops/')) return 'ops (auth, metrics, limits, guard)';
     if (rel.startsWith('workspace/')) return 'sandbox (workspace/)';
     if (rel === 'envelope.js' || rel === 'errors.js' || rel.startsWith('errors/')) return 'envelope';

@@ -146,7 +146,7 @@ async function hashTokenCommand(argv: string[]): Promise<number> {
 async function audit(argv: string[]): Promise<number> {
   const [sub, file, ...extra] = argv;
   if (sub !== 'verify' || !file || extra.length > 0) throw new CliUsageError('usage: toolgate audit verify <file>');
-  const { describeVerifyResult, verifyAuditFile } = await import('./ops/audit.js');
+  const { describeVerifyResult, verifyAuditFile } = await import('./ops/audit-verify.js');
   let result;
   try {
     result = await verifyAuditFile(file);

@@ -35,6 +35,7 @@ export const appendToFile = defineTool({
   name: 'append_to_file',
   description:
     'Append text to the end of an existing file (it must exist; use write_file to create one). Keeps the file mode and CRLF line endings; the old content is backed up. dry_run previews the diff without writing.',
+  summary: 'append to an existing file',
   risk: 'write',
   riskLevel: 'medium',
   input: Input,

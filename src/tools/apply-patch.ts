@@ -125,6 +125,7 @@ export const applyPatch = defineTool({
   },
   description:
     "Apply a V4A patch (OpenAI's apply_patch format) to one or more files: add, update (with context-matched hunks, optionally moving the file) or delete. The whole patch applies or nothing does; a hunk whose context fits more than one place needs an '@@ <line above it>' header. Returns one diff per file. Also accepts one Responses API operation ({type, path, diff}).",
+  summary: 'OpenAI\'s V4A patch (`patch`, alias `input`) or one Responses API operation (`{type, path, diff}`); add, update, move, delete; all files or none; one diff per file',
   risk: 'destructive',
   riskLevel: 'high',
   input: Input,

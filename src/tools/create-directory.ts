@@ -21,6 +21,7 @@ const Output = z.object({
 export const createDirectory = defineTool({
   name: 'create_directory',
   description: 'Create a directory, with its missing parents unless parents is false. An existing directory is not an error.',
+  summary: 'mkdir (`parents`)',
   risk: 'write',
   // An existing directory is the goal reached, not a second effect.
   idempotent: true,

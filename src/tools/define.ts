@@ -105,7 +105,13 @@ export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, O extends z
    * like a read as well as by the tool's own rules (docs/policy.md).
    */
   viewing?: (input: z.output<I>) => boolean;
+  /** What the model reads: when to use the tool and how (tools/list, OpenAPI, function definitions). */
   description: string;
+  /**
+   * What a person reads: one Markdown line of the README's tools table (`npm run tools-table`), the tool's
+   * notable parameters and limits; links are relative to the README.
+   */
+  summary: string;
   risk: Risk;
   riskLevel: RiskLevel;
   /**

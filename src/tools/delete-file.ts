@@ -30,6 +30,7 @@ export const deleteFile = defineTool({
   aliases: ['file-delete'],
   description:
     'Delete one file (never a directory). The file is moved into the backups first, so restore_backup can undo it. Pass the version you read to make sure you delete what you saw; dry_run only checks.',
+  summary: 'files only; moved to a backup first',
   risk: 'destructive',
   // Deleting what is already gone leaves the workspace as it was (the second call says NOT_FOUND).
   idempotent: true,

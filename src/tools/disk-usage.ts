@@ -25,6 +25,7 @@ const Output = z.object({
 export const diskUsage = defineTool({
   name: 'disk_usage',
   description: 'Bytes and number of files under a path (default: the whole workspace, .git and node_modules included), and the free and total space of its volume.',
+  summary: 'bytes and files under a path; free/total of the volume',
   risk: 'read',
   riskLevel: 'low',
   input: Input,

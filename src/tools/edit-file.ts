@@ -80,6 +80,7 @@ export const editFile = defineTool({
   paramAliases: { oldText: 'old_text', newText: 'new_text', old: 'old_text', new: 'new_text', old_str: 'old_text', new_str: 'new_text', replaceAll: 'replace_all', file_path: 'path' },
   description:
     'Replace text in a file. old_text must match one place (exactly, or tolerating line endings, trailing spaces, indentation and quote style); the replacement is re-indented to the file and keeps its line endings. Several matches is MULTIPLE_MATCHES (add context or set replace_all); no match names the closest region. edits[] applies several edits all or nothing.',
+  summary: 'exact, then tolerant unique matching; `replace_all`; `edits[]` applied in sequence, all or nothing; `insert_line` (insert `new_text` after line N); `snippet`; accepts `file_path`, `old_str`, `new_str`',
   risk: 'write',
   riskLevel: 'high',
   input: Input,

@@ -29,6 +29,7 @@ const Output = z.object({
 export const fileInfo = defineTool({
   name: 'file_info',
   description: 'Facts about a file or directory without reading it out: type, size, mode, mtime, symlink flag, line count of a text file, and its version (sha256).',
+  summary: 'type, size, mode, mtime, symlink flag, line count, version',
   risk: 'read',
   riskLevel: 'low',
   input: Input,

@@ -27,6 +27,7 @@ const Output = z.object({
 export const findLargeFiles = defineTool({
   name: 'find_large_files',
   description: 'Find the largest files under a directory (default: the workspace), at least min_size_bytes, largest first. Also looks inside .git and node_modules.',
+  summary: 'largest files under a path',
   risk: 'read',
   riskLevel: 'low',
   input: Input,

@@ -20,6 +20,7 @@ const Entry = z.object({
 export const listBackups = defineTool({
   name: 'list_backups',
   description: 'List the backups kept before files were overwritten, edited, replaced or deleted (newest first). Pass a backup_id to restore_backup to undo a change.',
+  summary: 'the backups kept before each change, newest first; `restore_backup` puts one back',
   risk: 'read',
   riskLevel: 'low',
   input: Input,

@@ -119,6 +119,7 @@ export const listCheckpoints = defineTool({
   name: 'list_checkpoints',
   description:
     "List the project's checkpoints, newest first: one per agent turn (the turn a call names: REST Toolgate-Turn, WebSocket turn, MCP _meta toolgate/turn) and one per call without a turn, each with the files it created, changed, removed or moved. rewind takes the project back to just before one.",
+  summary: 'the project\'s checkpoints, newest first: one per agent turn (`Toolgate-Turn` header, WebSocket `turn`, MCP `_meta["toolgate/turn"]`) and one per call without a turn, each with its files, their operation, insertions and deletions; `limit`, `before`; what retention pruned ([docs/api.md](docs/api.md#turns-checkpoints-and-rewind))',
   risk: 'read',
   riskLevel: 'low',
   input: Input,

@@ -33,6 +33,7 @@ export const listDirectory = defineTool({
   aliases: ['file-list'],
   description:
     'List the entries of a directory (depth 1), or a tree up to `depth` levels, with type, size and mtime. Directories come first. Hidden entries need include_hidden; .git and node_modules are listed but not entered.',
+  summary: 'entries with type, size, mtime; `depth`, `include_hidden`, `limit`',
   risk: 'read',
   riskLevel: 'low',
   input: Input,

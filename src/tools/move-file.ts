@@ -62,6 +62,7 @@ export const moveFile = defineTool({
   paramAliases: { source: 'path', dest: 'destination', target: 'destination' },
   description:
     'Move or rename a file or directory inside the workspace. An existing destination file is replaced only with overwrite: true (and backed up); a directory is never overwritten. Pass the version of the source you read to guard the move.',
+  summary: 'both paths sandboxed; `overwrite`',
   risk: 'write',
   riskLevel: 'high',
   input: Input,

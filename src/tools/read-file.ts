@@ -46,6 +46,7 @@ export const readFile = defineTool({
   paramAliases: { file_path: 'path' },
   description:
     'Read a text file, or a range of its lines. Returns the content and the version to pass back when you change the file. Large files must be read by line range (start_line/end_line, or view_range) or from the end (tail: N); output is capped and `next_start_line` tells where to continue. Images, PDF and other media come back as base64 with media_type.',
+  summary: 'whole file up to 10 MiB, or a line range of any size (streamed); output capped with `truncated`/`next_start_line`; encodings via iconv-lite, `base64` for binary; `view_range`, `tail: N` (or a negative `start_line`) read from the end; images, PDF and other media as base64 with `media_type`',
   risk: 'read',
   riskLevel: 'low',
   input: Input,

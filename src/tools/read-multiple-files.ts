@@ -31,6 +31,7 @@ export const readMultipleFiles = defineTool({
   name: 'read_multiple_files',
   description: `Read several text files (up to ${MAX_FILES}) in one call; each path gets its own answer or error, so one missing file does not fail the others. The total output is capped like read_file's; read a large file alone.`,
   pathsOf: (input) => (Array.isArray(input.paths) ? input.paths.filter((p): p is string => typeof p === 'string') : []),
+  summary: 'several paths in one call, each with its own answer or error; bounded count and total output',
   risk: 'read',
   riskLevel: 'low',
   input: Input,

@@ -98,6 +98,7 @@ export const replaceInFile = defineTool({
   paramAliases: { old_text: 'old', new_text: 'new', oldText: 'old', newText: 'new' },
   description:
     'Find and replace in one file: exact text by default, or a regular expression with regex: true (time-limited). count limits the replacements. No match is not an error (replacements: 0). Returns a diff preview; dry_run previews without writing. For one precise edit with whitespace tolerance prefer edit_file.',
+  summary: 'literal or regex replace (regex under a hard time limit), `count`',
   risk: 'write',
   riskLevel: 'high',
   input: Input,

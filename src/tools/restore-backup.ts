@@ -41,6 +41,7 @@ function asText(buf: Buffer): string {
 export const restoreBackup = defineTool({
   name: 'restore_backup',
   description: 'Undo a change: put a backup back in place at its original path. The content it replaces is itself backed up; pass the current version (expected_*) to guard against overwriting newer work.',
+  summary: 'undo any change: takes a `backup_id`, or a `path` for its newest backup',
   risk: 'write',
   riskLevel: 'high',
   input: Input,

@@ -344,6 +344,7 @@ export const rewind = defineTool({
   name: 'rewind',
   description:
     'Take back agent turns: put every file changed at or after a checkpoint (list_checkpoints) back as it was just before it — changed files restored, created ones removed, removed ones restored, moves undone — by every tool and command. dry_run answers the changes with diffs and changes nothing. A file changed since its last recorded change stops it with CONFLICT unless force. The rewind is a checkpoint itself, so it can be taken back too.',
+  summary: 'take back agent turns: every file changed at or after a `checkpoint` (or `turn`, or `latest`) put back as it was just before it, by every tool and command; `dry_run` answers the `changes[]` with diffs; `CONFLICT` when a file changed outside the record unless `force`; decided by the policy and approvals like its writes and deletes; crash-safe (journal); itself a checkpoint',
   risk: 'destructive',
   riskLevel: 'high',
   recordsItself: true,

@@ -125,6 +125,7 @@ export const runCommand = defineTool({
   title: 'Run command',
   description:
     'Run a command (tests, a linter, a build, a script) in a sandbox: the project is at /workspace (read-write, nothing else is writable but a fresh /tmp), no network unless the operator allows it (and then never the service host), an empty environment plus PATH, HOME=/tmp, LANG and your env, limited time, CPU, memory, processes and file size. Answers exit_code, stdout and stderr (head and tail kept when long), and files_changed: what the command created, changed or removed in the project.',
+  summary: 'off unless `TOOLGATE_EXEC=sandboxed`: a shell line (`command`) or `argv` in a bubblewrap sandbox (project at `/workspace`, no network unless `TOOLGATE_EXEC_NETWORK` (then never the service host or the metadata address), paths the policy denies to read hidden, empty environment, time, CPU, memory, process and file-size limits) on a copy-on-write overlay of the project; its changes land after it exits, each decided by the path rules, backed up and undoable like any tool\'s (`dry_run` shows them with diffs and lands nothing; a stopped command lands nothing); `exit_code`, `stdout`/`stderr` head and tail, `files_changed` with versions; needs a token with `execute` ([docs/run-command.md](docs/run-command.md))',
   risk: 'execute',
   riskLevel: 'high',
   openWorld: false,

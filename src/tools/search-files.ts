@@ -92,6 +92,7 @@ export const searchFiles = defineTool({
   aliases: ['file-search'],
   description:
     "Search file names and/or file contents under a directory, breadth-first: literal text by default (case-insensitive unless case_sensitive), or a regular expression with regex: true. Skips .git, node_modules, .gitignore'd paths, binary files and files over the read limit. Content results give path, line, column and a preview line.",
+  summary: 'names and contents, breadth-first, `.gitignore` aware, bounded',
   risk: 'read',
   riskLevel: 'low',
   input: Input,

@@ -72,6 +72,7 @@ export const textEditor = defineTool({
   viewing: (input) => input.command === 'view',
   description:
     "Anthropic's text editor tool. view: a file `cat -n` style (view_range [start, end], -1 = end) or a directory two levels deep; create: a new file (file_text); str_replace: replace old_str, which must match one place, with new_str; insert: new_str after line insert_line (0 = top); undo_edit: undo your last change to the file.",
+  summary: 'Anthropic\'s text editor: `view` (`cat -n`, `view_range`, directories two levels deep), `create`, `str_replace` (through the edit engine), `insert`, `undo_edit` (your last change, from the backups); the reference tool\'s texts',
   risk: 'write',
   riskLevel: 'high',
   input: Input,

@@ -17,6 +17,7 @@ export const timeNow = defineTool({
   name: 'time_now',
   aliases: ['time-now'],
   description: "The server's current time as ISO 8601 with the zone's offset, in the server's zone or an IANA time zone you name.",
+  summary: 'server time as ISO 8601 with offset; an IANA `timezone` may be asked',
   risk: 'read',
   riskLevel: 'low',
   input: Input,

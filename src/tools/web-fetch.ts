@@ -34,6 +34,7 @@ export const webFetch = defineTool({
   aliases: ['web-fetch'],
   description:
     'Fetch a web page or document over http(s): HTML is returned as readable Markdown (main content, links absolute), JSON and text as they are; other types are refused. Private, loopback, link-local and cloud-metadata addresses are refused unless the operator allows them.',
+  summary: 'an http(s) URL: HTML as readable Markdown (links absolute), JSON and text as they are, other types refused; `max_bytes`; internal addresses refused ([Web tools](#web-tools))',
   risk: 'read',
   riskLevel: 'low',
   input: Input,

@@ -20,6 +20,7 @@ export const webSearch = defineTool({
   aliases: ['web-search'],
   description:
     "Search the web through the operator's provider: results of {title, url, snippet}. With the default provider (DuckDuckGo's Instant Answer API) results are an abstract and related topics, not a full result list.",
+  summary: '`query`, `limit` through the configured provider (DuckDuckGo, SearXNG, Brave); results `{title, url, snippet}`',
   risk: 'read',
   riskLevel: 'low',
   input: Input,

@@ -35,6 +35,7 @@ export const writeFile = defineTool({
   aliases: ['write', 'Write', 'file-write'],
   description:
     'Create a file or overwrite it with the complete new content. Overwriting an existing file needs the version you read (expected_sha256 or expected_mtime_ms + expected_size_bytes). Returns a diff preview; dry_run previews without writing.',
+  summary: 'create or overwrite; `create_dirs`, `backup`, `allow_empty`, `dry_run`; diff preview',
   risk: 'write',
   // The same content written again (with the version it now has, or none) leaves the same file.
   idempotent: true,

@@ -20,7 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { hashToken } from '../../src/ops/auth.js';
-import { verifyAuditFile } from '../../src/ops/audit.js';
+import { verifyAuditFile } from '../../src/ops/audit-verify.js';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const SHARED = path.resolve(REPO, '../shared/container');

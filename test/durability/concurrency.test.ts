@@ -10,7 +10,6 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import type { Envelope, VersionStamp } from '../../src/envelope.js';
-import { findTool } from '../../src/tools/registry.js';
 import { lockPathFor, locksSettled, withFileLock } from '../../src/workspace/locks.js';
 import type { Workspace } from '../../src/workspace/workspace.js';
 import { makeApp, type TestApp } from '../helpers.js';
@@ -77,7 +76,7 @@ describe('concurrency: optimistic locking', () => {
     }
   });
 
-  it.skipIf(!findTool('append_to_file'))('50 concurrent append_to_file calls lose none', async () => {
+  it('50 concurrent append_to_file calls lose none', async () => {
     await fs.writeFile(t.file('log.txt'), '');
     const results = await Promise.all(Array.from({ length: 50 }, (_, i) => t.call('append_to_file', { path: 'log.txt', content: `entry ${i}\n` })));
     for (const r of results) {
@@ -89,7 +88,7 @@ describe('concurrency: optimistic locking', () => {
     expect(new Set(lines)).toEqual(new Set(Array.from({ length: 50 }, (_, i) => `entry ${i}`)));
   });
 
-  it.skipIf(!findTool('edit_file'))('concurrent edit_file calls on one file all apply', async () => {
+  it('concurrent edit_file calls on one file all apply', async () => {
     const lines = Array.from({ length: 20 }, (_, i) => `slot ${i}: empty`);
     await fs.writeFile(t.file('slots.txt'), `${lines.join('\n')}\n`);
     const results = await Promise.all(lines.map((_, i) => t.call('edit_file', { path: 'slots.txt', old_text: `slot ${i}: empty`, new_text: `slot ${i}: taken` })));
@@ -314,7 +313,7 @@ describe('concurrency: LOCKED', () => {
     expect(again.body.status).toBe('success');
   });
 
-  it.skipIf(!findTool('append_to_file'))('append_to_file also answers LOCKED while the lock is held elsewhere', async () => {
+  it('append_to_file also answers LOCKED while the lock is held elsewhere', async () => {
     await fs.writeFile(locked.file('app.txt'), 'a\n');
     const ws = workspaceOf(locked);
     const real = await fs.realpath(locked.file('app.txt'));

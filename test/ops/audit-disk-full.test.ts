@@ -9,7 +9,7 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
-import { verifyAuditFile } from '../../src/ops/audit.js';
+import { verifyAuditFile } from '../../src/ops/audit-verify.js';
 import { makeTempDir } from '../helpers.js';
 import { cli } from './process.js';
 import { request } from './ops-helpers.js';
@@ -131,7 +131,7 @@ describe('audit log on a full disk', () => {
       };
       return fh;
     });
-    // The same for the synchronous path the audit takes while no fsync runs (src/ops/audit.ts, appendWholeNow),
+    // The same for the synchronous path the audit takes while no fsync runs (src/ops/audit-file.ts, appendWholeNow),
     // whose descriptor stays open between groups: once the disk is full, each descriptor takes 100 bytes.
     const realOpenSync = fsNow.openSync.bind(fsNow);
     const realWriteSync = fsNow.writeSync.bind(fsNow) as (fd: number, b: Buffer, o: number, l: number) => number;

@@ -7,7 +7,10 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
-import { AuditLog, chainLine, readLastLine, verifyAuditFile, verifyAuditText } from '../../src/ops/audit.js';
+import { AuditLog } from '../../src/ops/audit.js';
+import { chainLine } from '../../src/ops/audit-chain.js';
+import { readLastLine } from '../../src/ops/audit-file.js';
+import { verifyAuditFile, verifyAuditText } from '../../src/ops/audit-verify.js';
 import { makeApp, makeTempDir, type TestApp } from '../helpers.js';
 import { captureStream, makeToken, request } from './ops-helpers.js';
 

@@ -4,7 +4,8 @@
 // few are counted in one audit line per window. The clock is faked (Date only), never waited for.
 import fs from 'node:fs/promises';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { REFUSAL_LINES_PER_WINDOW, verifyAuditFile } from '../../src/ops/audit.js';
+import { REFUSAL_LINES_PER_WINDOW } from '../../src/ops/audit-refusals.js';
+import { verifyAuditFile } from '../../src/ops/audit-verify.js';
 import { makeApp, type TestApp } from '../helpers.js';
 import { captureStream, makeToken } from './ops-helpers.js';
 import { startRedis } from './redis-server.js';

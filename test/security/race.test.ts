@@ -10,7 +10,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { verifyAuditFile } from '../../src/ops/audit.js';
+import { verifyAuditFile } from '../../src/ops/audit-verify.js';
 import { TEMP_MARKER } from '../../src/workspace/sandbox.js';
 import { makeApp, makeTempDir, type TestApp } from '../helpers.js';
 import { makeToken } from '../ops/ops-helpers.js';

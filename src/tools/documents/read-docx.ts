@@ -14,6 +14,7 @@ export const readDocx = defineTool({
   aliases: ['file-read-docx'],
   description:
     'Read a Word .docx document as Markdown (headings, lists, tables, emphasis). Embedded images come back as attachments {id, name, media_type, bytes}, fetched with GET /v1/attachments/{id}. Output is capped (`truncated`). Hostile or damaged files are refused with an error.',
+  summary: 'a .docx as Markdown (headings, lists, tables); images as `attachments`; output capped with `truncated`',
   risk: 'read',
   riskLevel: 'low',
   input: Input,

@@ -28,6 +28,7 @@ export const readExcel = defineTool({
   aliases: ['file-read-excel'],
   description:
     'Read an Excel .xlsx/.xlsm workbook as one Markdown table per sheet (cached values of formulas; formulas too with formulas: true). Ask for one sheet or a range for large workbooks; output is capped (`truncated`, `truncated_at`). Images come back as attachments fetched with GET /v1/attachments/{id}. Legacy .xls is refused.',
+  summary: 'Excel .xlsx/.xlsm, one Markdown table per sheet (cached formula values; `sheet`, `range`, `formulas`); images as `attachments`; legacy `.xls` refused (no maintained reader without advisories: save as .xlsx)',
   risk: 'read',
   riskLevel: 'low',
   input: Input,

@@ -14,6 +14,7 @@ export const shellDestructive = defineTool({
   aliases: ['shell-destructive'],
   description:
     'Run `rm [-f] <file>` inside the project, exactly as delete_file: one regular file, backed up first (restore_backup undoes it); directories and -r are refused. No shell runs: shell syntax (pipes, redirections, ;, &&, $, backticks, globs) is refused.',
+  summary: '`rm [-f] <file>`, as `delete_file` (backed up; directories and `-r` refused)',
   risk: 'destructive',
   riskLevel: 'high',
   input: ShellInput,

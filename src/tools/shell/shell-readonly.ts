@@ -10,6 +10,7 @@ export const shellReadonly = defineTool({
   aliases: ['shell-readonly'],
   description:
     'Run a read-only command: date (-u, -I, -Iseconds, -R), pwd (the project root, shown as "/"), ls (-l -a -A -1 -h -R -t -S -r; paths inside the project). No shell runs and nothing is spawned: shell syntax (pipes, redirections, ;, &&, $, backticks, globs) is refused. Output is capped.',
+  summary: '`date` (`-u -I -Iseconds -R`), `pwd` (shows `/`, the project root), `ls` (`-l -a -A -1 -h -R -t -S -r`); run in-process, no shell, output capped',
   risk: 'read',
   riskLevel: 'low',
   input: ShellInput,

@@ -12,6 +12,7 @@ export const shellWrite = defineTool({
   aliases: ['shell-write'],
   description:
     'Run `mkdir [-p] <path>` inside the project, exactly as create_directory (sandboxed, audited). No shell runs: shell syntax (pipes, redirections, ;, &&, $, backticks, globs) is refused.',
+  summary: '`mkdir [-p] <path>`, as `create_directory`',
   risk: 'write',
   riskLevel: 'medium',
   input: ShellInput,
