@@ -7,8 +7,9 @@ import type { AfterHook, BeforeHook, CallGate, CallInfo, CallOutcome, ResolveHoo
 import type { ToolContext, ToolDefinition, ToolResult } from '../tools/define.js';
 import type { PlanHook } from '../tools/plan.js';
 import { findTool, TOOLS } from '../tools/registry.js';
-import { asLocalToolPath, lexicalRel } from '../workspace/path-syntax.js';
-import { HandleScope, resolveInWorkspace, type ResolvedPath, type ResolveOptions } from '../workspace/sandbox.js';
+import { resolveToolPath } from '../tools/resolve-path.js';
+import { lexicalRel } from '../workspace/path-syntax.js';
+import { HandleScope, type ResolvedPath, type ResolveOptions } from '../workspace/sandbox.js';
 import { parseArguments } from './arguments.js';
 import { CallRecorder, keepRecord, parseTurn } from './checkpoint-recorder.js';
 
@@ -20,8 +21,6 @@ export interface ExecutorOptions {
   /** A checkpoint record that could not be written (the change stands; the log says so). */
   onRecordError?: ((err: unknown) => void) | undefined;
 }
-
-const CROSS_PROJECT = /^\[([^\]]*)\]\/(.*)$/s;
 
 export function createExecutor(opts: ExecutorOptions) {
   const before = opts.before ?? [];
@@ -174,22 +173,4 @@ export async function runWithTimeout(tool: ToolDefinition, call: CallInfo, input
     clearTimeout(timer);
     call.signal?.removeEventListener('abort', gone);
   }
-}
-
-/**
- * `[id]/path` names another project in multi-project mode only (single-project mode has no projects, so there it
- * is a directory); `./[id]/path` is always local. A local path reported back is written so that it reads back.
- */
-export async function resolveToolPath(call: CallInfo, input: string, opts: ResolveOptions | undefined, scope: HandleScope) {
-  const m = call.workspaceFor ? CROSS_PROJECT.exec(input) : null;
-  if (!m || !call.workspaceFor) {
-    const local = await resolveInWorkspace(call.ws, input, opts, scope);
-    if (local.rel.startsWith('[')) local.rel = asLocalToolPath(local.rel);
-    return local;
-  }
-  const projectId = m[1] as string;
-  const other = await call.workspaceFor(projectId);
-  const resolved = await resolveInWorkspace(other, m[2] === '' ? '.' : (m[2] as string), opts, scope);
-  resolved.rel = `[${projectId}]/${resolved.rel}`;
-  return resolved;
 }

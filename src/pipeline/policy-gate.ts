@@ -25,7 +25,7 @@ import { fileState } from '../workspace/file-state.js';
 import { HandleScope, type ResolvedPath } from '../workspace/sandbox.js';
 import type { VersionStamp } from '../envelope.js';
 import type { AuditLog } from '../ops/audit.js';
-import { resolveToolPath } from './executor.js';
+import { resolveToolPath } from '../tools/resolve-path.js';
 import { allowsProject, allowsRisk, type Principal } from '../ops/auth.js';
 import type { Metrics } from '../ops/metrics.js';
 import type { Projects } from '../ops/projects.js';

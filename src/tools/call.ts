@@ -71,7 +71,7 @@ export interface CallOutcome {
 
 /**
  * Runs before the tool (after validation): risk class, policy, rate limit. Throw a ToolError to refuse. The
- * policy hook goes here; it resolves the input's paths with `resolveToolPath` to match rules on real paths.
+ * policy hook goes here; it resolves the input's paths with `resolveToolPath` (./resolve-path.ts) to match rules on real paths.
  */
 export type BeforeHook = (call: CallInfo, tool: ToolDefinition, input: Record<string, unknown>) => Promise<void> | void;
 /** Runs after every call, refused or not: audit, metrics. */
