@@ -86,7 +86,7 @@ export type ResolveHook = (p: ResolvedPath, opts: ResolveOptions | undefined) =>
  */
 export type RunTool = (input: Record<string, unknown>, onResolve: ResolveHook | undefined, onPlan: PlanHook | undefined) => Promise<ToolResult<unknown>>;
 /**
- * Wraps the run of a validated call (the policy and approvals, src/pipeline/policy-gate.ts): it may run the tool, run it
+ * Wraps the run of a validated call (the policy and approvals: src/pipeline/policy-gate.ts, src/policy/approval-flow.ts): it may run the tool, run it
  * as a dry run and answer with a pending approval (HTTP 202), or refuse. `approvalId` was taken off the body.
  */
 export type CallGate = (call: CallInfo, tool: ToolDefinition, input: Record<string, unknown>, approvalId: string | undefined, runTool: RunTool) => Promise<GatedResult>;
