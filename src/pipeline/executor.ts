@@ -5,10 +5,8 @@ import { E } from '../errors.js';
 import type { CallInfo, ResolveHook } from '../tools/call.js';
 import type { ToolContext, ToolDefinition, ToolResult } from '../tools/define.js';
 import type { PlanHook } from '../tools/plan.js';
-import { asLocalToolPath } from '../workspace/path-syntax.js';
-import { HandleScope, resolveInWorkspace, type ResolvedPath, type ResolveOptions } from '../workspace/sandbox.js';
-
-const CROSS_PROJECT = /^\[([^\]]*)\]\/(.*)$/s;
+import { resolveToolPath } from '../tools/resolve-path.js';
+import { HandleScope, type ResolvedPath, type ResolveOptions } from '../workspace/sandbox.js';
 
 /** What the executor adds to a tool's context besides the call: the turn, and where kept backups are told. */
 export interface CallExtras {
@@ -79,22 +77,4 @@ export async function runWithTimeout(tool: ToolDefinition, call: CallInfo, input
     clearTimeout(timer);
     call.signal?.removeEventListener('abort', gone);
   }
-}
-
-/**
- * `[id]/path` names another project in multi-project mode only (single-project mode has no projects, so there it
- * is a directory); `./[id]/path` is always local. A local path reported back is written so that it reads back.
- */
-export async function resolveToolPath(call: CallInfo, input: string, opts: ResolveOptions | undefined, scope: HandleScope) {
-  const m = call.workspaceFor ? CROSS_PROJECT.exec(input) : null;
-  if (!m || !call.workspaceFor) {
-    const local = await resolveInWorkspace(call.ws, input, opts, scope);
-    if (local.rel.startsWith('[')) local.rel = asLocalToolPath(local.rel);
-    return local;
-  }
-  const projectId = m[1] as string;
-  const other = await call.workspaceFor(projectId);
-  const resolved = await resolveInWorkspace(other, m[2] === '' ? '.' : (m[2] as string), opts, scope);
-  resolved.rel = `[${projectId}]/${resolved.rel}`;
-  return resolved;
 }

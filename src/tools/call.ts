@@ -71,7 +71,7 @@ export interface CallOutcome {
 
 /**
  * Runs before the tool (after validation): risk class, policy, rate limit. Throw a ToolError to refuse. The
- * policy hook goes here; it resolves the input's paths with `resolveToolPath` to match rules on real paths.
+ * policy hook goes here; it resolves the input's paths with `resolveToolPath` (./resolve-path.ts) to match rules on real paths.
  */
 export type BeforeHook = (call: CallInfo, tool: ToolDefinition, input: Record<string, unknown>) => Promise<void> | void;
 /** Runs after every call, refused or not: audit, metrics. */
@@ -86,7 +86,7 @@ export type ResolveHook = (p: ResolvedPath, opts: ResolveOptions | undefined) =>
  */
 export type RunTool = (input: Record<string, unknown>, onResolve: ResolveHook | undefined, onPlan: PlanHook | undefined) => Promise<ToolResult<unknown>>;
 /**
- * Wraps the run of a validated call (the policy and approvals, src/pipeline/policy-gate.ts): it may run the tool, run it
+ * Wraps the run of a validated call (the policy and approvals: src/pipeline/policy-gate.ts, src/policy/approval-flow.ts): it may run the tool, run it
  * as a dry run and answer with a pending approval (HTTP 202), or refuse. `approvalId` was taken off the body.
  */
 export type CallGate = (call: CallInfo, tool: ToolDefinition, input: Record<string, unknown>, approvalId: string | undefined, runTool: RunTool) => Promise<GatedResult>;

@@ -1,13 +1,14 @@
 // Approval routes (docs/approvals.md): list and read requests, approve or reject one with a reason. Thin: the rules of
-// who may see and decide live in src/pipeline/policy-gate.ts, the record's life cycle in src/policy/approvals.ts and its fields in
-// src/policy/approval-record.ts.
+// who may see and decide live in src/policy/approval-operations.ts, the record's life cycle in src/policy/approvals.ts and its
+// fields in src/policy/approval-record.ts.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { ErrorEnvelopeSchema } from '../envelope.js';
 import { E } from '../errors.js';
 import { isLoopbackHost } from '../ops/auth.js';
-import { approvalView, type PolicyService } from '../pipeline/policy-gate.js';
+import type { PolicyService } from '../pipeline/policy-gate.js';
 import { APPROVAL_ID, APPROVAL_STATUSES, ApprovalSchema } from '../policy/approval-record.js';
+import { approvalView } from '../policy/approval-view.js';
 import { noValidation, plainJson } from './route-compilers.js';
 
 export interface ApprovalsOptions {
