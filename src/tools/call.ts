@@ -70,11 +70,11 @@ export interface CallOutcome {
 }
 
 /**
- * Runs before the tool (after validation): risk class, policy, rate limit. Throw a ToolError to refuse. The
- * policy hook goes here; it resolves the input's paths with `resolveToolPath` (./resolve-path.ts) to match rules on real paths.
+ * A check of a validated call before the policy runs it (the rate limit, a test's checks; src/pipeline/lifecycle.ts).
+ * Throw a ToolError to refuse.
  */
 export type BeforeHook = (call: CallInfo, tool: ToolDefinition, input: Record<string, unknown>) => Promise<void> | void;
-/** Runs after every call, refused or not: audit, metrics. */
+/** Sees every call after its envelope, refused or not: metrics, the audit, a test's observers (src/pipeline/lifecycle.ts). */
 export type AfterHook = (call: CallInfo, toolName: string, outcome: CallOutcome) => void;
 
 /** Told of every path a tool resolves, before the tool uses it (the policy); throw to stop the call. */
