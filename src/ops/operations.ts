@@ -70,7 +70,7 @@ export async function closeOperations(ops: Operations): Promise<void> {
   await ops.rateLimiter?.close();
   await ops.audit.close();
   // Released locks whose directories are still being removed (src/workspace/locks.ts).
-  await locksSettled();
+  await locksSettled(ops.runtime);
   await ops.projects.close();
   ops.metrics?.registry.clear();
 }

@@ -150,7 +150,7 @@ export async function openService(givenConfig: Config, opts: ServiceOptions): Pr
       if (exec) killAllRuns(exec);
     },
     async close() {
-      await closeRecords(await ops.projects.openedWorkspaces());
+      await closeRecords(runtime, await ops.projects.openedWorkspaces());
       await policy.close();
       await closeOperations(ops);
       if (exec) await releaseExec(exec);
