@@ -110,7 +110,7 @@ export const replaceInFile = defineTool({
     const { maxEditBytes, maxWriteBytes, regexTimeoutMs } = ctx.ws.limits;
 
     const memory = REPLACE_MEMORY_FACTOR * (p.stat?.size ?? 0);
-    return withFileLock(p.ws, p.real, p.rel, () => withMemory(p.ws.limits.memoryBudgetBytes, memory, ctx.signal, async () => {
+    return withFileLock(p.ws, p.real, p.rel, () => withMemory(p.ws, memory, ctx.signal, async () => {
       const current = await readCurrent(p, maxEditBytes);
       if (!current) throw E.fileNotFound(p.rel);
       enforceVersion(ctx, p, current, input, 'mutation');

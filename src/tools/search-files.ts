@@ -110,7 +110,7 @@ export const searchFiles = defineTool({
       }
     }
     if (input.mode === 'name' && !input.regex) return search(ctx, input, p, globMatch);
-    return withMemory(ctx.ws.limits.memoryBudgetBytes, SEARCH_MEMORY_BYTES, ctx.signal, () => search(ctx, input, p, globMatch));
+    return withMemory(ctx.ws, SEARCH_MEMORY_BYTES, ctx.signal, () => search(ctx, input, p, globMatch));
   },
 });
 
