@@ -120,7 +120,7 @@ export const replaceInFile = defineTool({
       // A result can grow far past the file ('.' to a long text): bounded before it is built, never after.
       const maxResult = Math.max(maxWriteBytes, current.content.length);
       const found: Matches & { capped: boolean } = input.regex
-        ? await regexReplaceMatches(oldText, input.old, REGEX_FLAGS, input.new, limit, regexTimeoutMs, maxResult)
+        ? await regexReplaceMatches(p.ws.runtime, oldText, input.old, REGEX_FLAGS, input.new, limit, regexTimeoutMs, maxResult)
         : literalMatches(oldText, input.old, limit);
       if (found.tooLarge || resultLength(oldText, found, input.new) > maxResult) {
         throw E.replaceResultOverLimit(maxResult);
