@@ -143,8 +143,8 @@ class RecordCaches {
 
 const RECORD_CACHES = new PartKind(() => new RecordCaches());
 
-function storeOf(ws: Workspace): Store {
-  const { stores } = ws.runtime.part(RECORD_CACHES);
+function storeOf(ws: Workspace, caches = ws.runtime.part(RECORD_CACHES)): Store {
+  const { stores } = caches;
   let store = stores.get(ws.stateDir);
   if (!store) {
     store = { records: new Map(), segments: new Map(), loaded: false, listedAt: 0, appends: 0, writer: null, pruned: { count: 0, before: null, through: null, turns: [] }, deadTurns: new Set(), turns: new Set(), count: 0, oldestMs: Infinity, needed: new Set(), retention: null };
@@ -160,7 +160,8 @@ function storeOf(ws: Workspace): Store {
  * runs (src/workspace/sync-first-io.ts). No fsync, like a backup. The promise settles when the line is written.
  */
 export function writeRecord(ws: Workspace, record: CheckpointRecord): Promise<void> {
-  const store = storeOf(ws);
+  const caches = ws.runtime.part(RECORD_CACHES);
+  const store = storeOf(ws, caches);
   const first = !store.loaded;
   store.records.set(record.id, record);
   count(store, record);
@@ -173,7 +174,7 @@ export function writeRecord(ws: Workspace, record: CheckpointRecord): Promise<vo
   } catch (err) {
     written = Promise.reject(err as Error);
   }
-  const { pending } = ws.runtime.part(RECORD_CACHES);
+  const { pending } = caches;
   pending.add(written);
   void written.catch(() => undefined).finally(() => pending.delete(written));
   // The cache holds this process's view: past a limit there (by a tenth, so that pruning goes in batches and not

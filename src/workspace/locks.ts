@@ -138,8 +138,6 @@ export class FileLocks {
 
 const FILE_LOCKS = new PartKind(() => new FileLocks());
 
-/** The file locks of the service that opened `ws`. */
-export const fileLocksOf = (ws: Workspace): FileLocks => ws.runtime.part(FILE_LOCKS);
 
 /** Resolves when every lock directory the service's releases are removing is gone (shutdown, tests). */
 export async function locksSettled(runtime: ServiceRuntime): Promise<void> {
@@ -225,7 +223,7 @@ function lockedError(rel: string, waitMs: number): ToolError {
 export async function withFileLock<T>(ws: Workspace, real: string, rel: string, fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
   const started = performance.now();
   const deadline = Date.now() + ws.limits.lockTimeoutMs;
-  const locks = fileLocksOf(ws);
+  const locks = ws.runtime.part(FILE_LOCKS);
   const { queues } = locks;
   const queued = queues.get(real);
   const previous = queued ?? Promise.resolve();
@@ -247,7 +245,7 @@ export async function withFileLock<T>(ws: Workspace, real: string, rel: string, 
       signal?.throwIfAborted();
       if (!waited) throw lockedError(rel, ws.limits.lockTimeoutMs);
     }
-    const unlock = await acquireFileLock(ws, real, rel, deadline, signal);
+    const unlock = await acquireFileLock(ws, locks, real, rel, deadline, signal);
     ws.observer?.lockWait((performance.now() - started) / 1000);
     try {
       signal?.throwIfAborted();
@@ -280,9 +278,8 @@ export async function withFileLock<T>(ws: Workspace, real: string, rel: string, 
  * The cross-process lock (a directory made atomically by mkdir): taken synchronously, it costs one mkdir when
  * free; while an fsync runs, in the thread pool (see FileLocks.fsLater). The release of the second kind is a promise.
  */
-async function acquireFileLock(ws: Workspace, real: string, rel: string, deadline: number, signal?: AbortSignal): Promise<() => void | Promise<void>> {
+async function acquireFileLock(ws: Workspace, locks: FileLocks, real: string, rel: string, deadline: number, signal?: AbortSignal): Promise<() => void | Promise<void>> {
   const lockfilePath = lockPathFor(ws, real);
-  const locks = fileLocksOf(ws);
   sweepReleased(locks, path.dirname(lockfilePath));
   let delay = 2;
   for (;;) {
