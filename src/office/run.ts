@@ -131,7 +131,7 @@ function parserModules(): ParserModules {
  * One service's office readers (its ServiceRuntime holds them, OFFICE_WORKERS): the concurrency slots and the
  * worker pools, so that another service's reads neither take its slots nor end with its pools.
  */
-export class OfficeWorkers {
+class OfficeWorkers {
   #running = 0;
   readonly #waiting: Array<() => void> = [];
   // One pool per heap limit (a call may ask for its own) and young generation; a fresh worker per document, so

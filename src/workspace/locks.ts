@@ -100,7 +100,7 @@ type Callback = (err: Error | null, value?: unknown) => void;
  * One service's file locks in this process (its ServiceRuntime holds them): the queues of its writers, the
  * lock directories its releases are still removing, and the locks directories it has swept.
  */
-export class FileLocks {
+class FileLocks {
   /** The in-process queue of each file's writers, by real path. */
   readonly queues = new Map<string, Promise<void>>();
   /**
@@ -137,7 +137,6 @@ export class FileLocks {
 }
 
 const FILE_LOCKS = new PartKind(() => new FileLocks());
-
 
 /** Resolves when every lock directory the service's releases are removing is gone (shutdown, tests). */
 export async function locksSettled(runtime: ServiceRuntime): Promise<void> {
