@@ -10,6 +10,7 @@ import { applyEdits, type ApplyOptions, type EditOutcome, type EditRequest } fro
 import { PatchError, type PatchErrorCode } from './patch-error.js';
 import { patchPathKey, planPatch, type PlaceOf, type PlannedFile } from './patch-plan.js';
 import type { PatchOp } from './patch-v4a.js';
+import { PartKind, type ServiceRuntime } from '../workspace/runtime.js';
 
 /** From this many characters of file text on, the engine runs in a worker: below it the whole edit takes a few ms on the event loop. */
 export const OFF_THREAD_CHARS = 256 * 1024;
@@ -18,13 +19,15 @@ export const EDIT_WORKER_HEAP_MB = 384;
 /** A last bound if a caller passes no signal; a tool's own limit (its signal) ends the work sooner. */
 const BACKSTOP_MS = 10 * 60_000;
 
-/** An abort signal and the time the work may still take (a tool passes its ctx.signal, which fires at the tool's limit). */
+/**
+ * The edit workers of the calling service (ws.runtime), an abort signal and the time the work may still take
+ * (a tool passes its ctx.signal, which fires at the tool's limit).
+ */
 export interface Bound {
+  runtime: ServiceRuntime;
   signal?: AbortSignal | undefined;
   timeoutMs?: number | undefined;
 }
-
-let pool: Promise<BoundedPool> | null = null;
 
 /**
  * Where the worker loads the engine from: tsc's output and the bundle (scripts/bundle.mjs writes
@@ -45,27 +48,44 @@ async function workerModule(): Promise<string> {
  */
 const handlerFor = (entry: string) => `(job) => import(${JSON.stringify(entry)}).then((m) => m.handleEditJob(job))`;
 
-function editPool(): Promise<BoundedPool> {
-  pool ??= workerModule().then(
-    (entry) =>
-      // A fresh worker per job, two at most: a kept worker would keep the heap its largest file grew.
-      new BoundedPool({
-        name: 'edit',
-        handler: handlerFor(entry),
-        size: 2,
-        reuse: false,
-        resourceLimits: { maxOldGenerationSizeMb: EDIT_WORKER_HEAP_MB, maxYoungGenerationSizeMb: 32, stackSizeMb: 4 },
-      }),
-    (err: unknown) => {
-      pool = null;
-      throw err;
-    },
-  );
-  return pool;
+/** One service's edit workers (its ServiceRuntime holds them, EDIT_WORKERS), made at its first large edit. */
+class EditWorkers {
+  #pool: Promise<BoundedPool> | null = null;
+  #closed = false;
+
+  pool(): Promise<BoundedPool> {
+    this.#pool ??= workerModule().then(
+      (entry) => {
+        // A fresh worker per job, two at most: a kept worker would keep the heap its largest file grew.
+        const made = new BoundedPool({
+          name: 'edit',
+          handler: handlerFor(entry),
+          size: 2,
+          reuse: false,
+          resourceLimits: { maxOldGenerationSizeMb: EDIT_WORKER_HEAP_MB, maxYoungGenerationSizeMb: 32, stackSizeMb: 4 },
+        });
+        if (this.#closed) made.close();
+        return made;
+      },
+      (err: unknown) => {
+        this.#pool = null;
+        throw err;
+      },
+    );
+    return this.#pool;
+  }
+
+  /** Its service closes: edits still running in a worker are stopped. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    (await this.#pool?.catch(() => null))?.close();
+  }
 }
 
+const EDIT_WORKERS = new PartKind(() => new EditWorkers());
+
 async function inWorker(job: EditJob, bound: Bound): Promise<EditAnswer> {
-  const p = await editPool();
+  const p = await bound.runtime.part(EDIT_WORKERS).pool();
   const timeoutMs = bound.timeoutMs ?? BACKSTOP_MS;
   try {
     return await p.run<EditAnswer>(job, { timeoutMs, signal: bound.signal });

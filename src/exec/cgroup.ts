@@ -126,6 +126,7 @@ export function planCgroups(fs: CgroupFs): { plan: CgroupPlan | null; why: strin
 
 export const hasPidsCgroup = (plan: CgroupPlan | null): boolean => (plan?.kind === 'v2' ? plan.pids : Boolean(plan?.pids));
 
+// Process-wide on purpose: every service's runs are made in this process's one cgroup, where names must differ.
 let runSeq = 0;
 
 /**

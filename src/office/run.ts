@@ -6,7 +6,8 @@
 // "Work off the main thread").
 import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
-import { memoryBudget } from '../workspace/memory-budget.js';
+import { MemoryBudget, memoryBudgetOf } from '../workspace/memory-budget.js';
+import { PartKind, type ServiceRuntime } from '../workspace/runtime.js';
 import { BoundedPool, handlerSource, WorkerFailure, type WorkerJobError } from '../workers/bounded-pool.js';
 import { docxToMarkdown, type HeldImages, type RawAttachment } from './docx.js';
 import { E } from '../errors.js';
@@ -33,10 +34,12 @@ export interface OfficeReadOptions {
   maxImages?: number;
   maxImageBytes?: number;
   /**
-   * The process's memory budget (TOOLGATE_MEMORY_BUDGET_BYTES, src/workspace/memory-budget.ts): the document
+   * The service's memory budget (TOOLGATE_MEMORY_BUDGET_BYTES, src/workspace/memory-budget.ts): the document
    * holds OFFICE_MEMORY_FACTOR times its declared inflated size of it from before inflating until parsed.
    */
   memoryBudgetBytes?: number;
+  /** The service whose concurrency slots, worker pools and memory budget the read uses (its runtime). */
+  runtime?: ServiceRuntime;
   /** Aborts the wait for a slot or memory, and terminates the parser (the call's time limit). */
   signal?: AbortSignal;
 }
@@ -124,39 +127,70 @@ function parserModules(): ParserModules {
   return modules;
 }
 
-let running = 0;
-const waiting: Array<() => void> = [];
+/**
+ * One service's office readers (its ServiceRuntime holds them, OFFICE_WORKERS): the concurrency slots and the
+ * worker pools, so that another service's reads neither take its slots nor end with its pools.
+ */
+class OfficeWorkers {
+  #running = 0;
+  readonly #waiting: Array<() => void> = [];
+  // One pool per heap limit (a call may ask for its own) and young generation; a fresh worker per document, so
+  // nothing one hostile document leaves behind meets the next. The slots above already bound how many run at once.
+  readonly #pools = new Map<string, BoundedPool>();
 
-/** Waits for one of the concurrency slots (first in, first out), leaving the queue if `signal` aborts. */
-async function withSlot<T>(signal: AbortSignal | undefined, fn: () => Promise<T>): Promise<T> {
-  if (running >= OFFICE_DEFAULTS.concurrency) {
-    await new Promise<void>((resolve, reject) => {
-      const onAbort = () => {
-        const i = waiting.indexOf(grant);
-        if (i !== -1) waiting.splice(i, 1);
-        reject(signal?.reason ?? new Error('aborted'));
-      };
-      const grant = () => {
-        signal?.removeEventListener('abort', onAbort);
-        resolve();
-      };
-      if (signal?.aborted) return onAbort();
-      signal?.addEventListener('abort', onAbort, { once: true });
-      waiting.push(grant);
-    });
+  /** Waits for one of the concurrency slots (first in, first out), leaving the queue if `signal` aborts. */
+  async withSlot<T>(signal: AbortSignal | undefined, fn: () => Promise<T>): Promise<T> {
+    if (this.#running >= OFFICE_DEFAULTS.concurrency) {
+      const waiting = this.#waiting;
+      await new Promise<void>((resolve, reject) => {
+        const onAbort = () => {
+          const i = waiting.indexOf(grant);
+          if (i !== -1) waiting.splice(i, 1);
+          reject(signal?.reason ?? new Error('aborted'));
+        };
+        const grant = () => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve();
+        };
+        if (signal?.aborted) return onAbort();
+        signal?.addEventListener('abort', onAbort, { once: true });
+        waiting.push(grant);
+      });
+    }
+    this.#running++;
+    try {
+      return await fn();
+    } finally {
+      this.#running--;
+      this.#waiting.shift()?.();
+    }
   }
-  running++;
-  try {
-    return await fn();
-  } finally {
-    running--;
-    waiting.shift()?.();
+
+  poolFor(memoryMb: number, youngMb: number): BoundedPool {
+    const key = `${memoryMb}/${youngMb}`;
+    let pool = this.#pools.get(key);
+    if (!pool) {
+      pool = new BoundedPool({
+        name: 'office',
+        handler: handlerSource(officeWorkerJob, docxToMarkdown, XlsxText, XlsxRange, inflateLimitError, XlsxParts, XlsxFirstRows, XlsxRowSkipper),
+        size: OFFICE_DEFAULTS.concurrency,
+        reuse: false,
+        resourceLimits: { maxOldGenerationSizeMb: memoryMb, maxYoungGenerationSizeMb: youngMb, stackSizeMb: 4 },
+      });
+      this.#pools.set(key, pool);
+    }
+    return pool;
+  }
+
+  /** Its service closes: reads still running are stopped, and no worker is left. */
+  close(): void {
+    for (const pool of this.#pools.values()) pool.close();
+    this.#pools.clear();
   }
 }
 
-// One pool per heap limit (a call may ask for its own) and young generation; a fresh worker per document, so
-// nothing one hostile document leaves behind meets the next. The slots above already bound how many run at once.
-const pools = new Map<string, BoundedPool>();
+/** The office workers of a service, made at its first office read. */
+export const OFFICE_WORKERS = new PartKind(() => new OfficeWorkers());
 
 /**
  * The worker's young generation by kind of job. Short-lived garbage is most of what a streaming workbook
@@ -167,26 +201,10 @@ const pools = new Map<string, BoundedPool>();
  */
 const YOUNG_GENERATION_MB: Record<WorkerJob['kind'], number> = { 'xlsx-range': 2, 'xlsx-first-rows': 2, docx: 8, xlsx: 32 };
 
-function poolFor(memoryMb: number, youngMb: number): BoundedPool {
-  const key = `${memoryMb}/${youngMb}`;
-  let pool = pools.get(key);
-  if (!pool) {
-    pool = new BoundedPool({
-      name: 'office',
-      handler: handlerSource(officeWorkerJob, docxToMarkdown, XlsxText, XlsxRange, inflateLimitError, XlsxParts, XlsxFirstRows, XlsxRowSkipper),
-      size: OFFICE_DEFAULTS.concurrency,
-      reuse: false,
-      resourceLimits: { maxOldGenerationSizeMb: memoryMb, maxYoungGenerationSizeMb: youngMb, stackSizeMb: 4 },
-    });
-    pools.set(key, pool);
-  }
-  return pool;
-}
-
 /** Runs one job in a fresh worker under memoryMb and timeoutMs. */
-async function runInWorker(job: WorkerJob, transfer: ArrayBuffer[], timeoutMs: number, memoryMb: number, signal: AbortSignal | undefined): Promise<WorkerReply> {
+async function runInWorker(workers: OfficeWorkers, job: WorkerJob, transfer: ArrayBuffer[], timeoutMs: number, memoryMb: number, signal: AbortSignal | undefined): Promise<WorkerReply> {
   try {
-    return await poolFor(memoryMb, YOUNG_GENERATION_MB[job.kind]).run<WorkerReply>(job, { timeoutMs, signal, transfer });
+    return await workers.poolFor(memoryMb, YOUNG_GENERATION_MB[job.kind]).run<WorkerReply>(job, { timeoutMs, signal, transfer });
   } catch (err) {
     if (!(err instanceof WorkerFailure)) {
       const e = err as WorkerJobError;
@@ -241,7 +259,10 @@ async function parseOoxml(
   const o = { ...OFFICE_DEFAULTS, ...options };
   const { defer, hold } = keep;
   const heldPrefix = `toolgate-held:${randomUUID()}:`;
-  return withSlot(o.signal, async () => {
+  // A read outside a service (unit tests) has workers and a budget of its own, ended with the read.
+  const workers = options.runtime?.part(OFFICE_WORKERS) ?? new OfficeWorkers();
+  const budget = (options.runtime ? memoryBudgetOf(options.runtime, o.memoryBudgetBytes) : new MemoryBudget(o.memoryBudgetBytes));
+  const read = workers.withSlot(o.signal, async () => {
     let release: (() => void) | undefined;
     try {
       const checked = await (async () => {
@@ -249,7 +270,7 @@ async function parseOoxml(
           limits: options.zipLimits,
           skip,
           beforeInflate: async (declaredBytes) => {
-            release = await memoryBudget(o.memoryBudgetBytes).acquire(OFFICE_MEMORY_FACTOR * declaredBytes, o.signal);
+            release = await budget.acquire(OFFICE_MEMORY_FACTOR * declaredBytes, o.signal);
           },
           ...(defer ? { defer: (name: string) => defer.test(name) } : {}),
           ...(hold ? { hold: { match: (name: string) => hold.test(name), placeholder: (name: string) => Buffer.from(heldPrefix + name, 'utf8') } } : {}),
@@ -273,7 +294,7 @@ async function parseOoxml(
         return { parts, held, readHeld: archive.readHeld, inflatedBytes: archive.inflatedBytes };
       })();
       const transfer = [checked.parts.parts, ...(checked.parts.deferredParts.length > 0 ? [checked.parts.deferred] : [])];
-      const reply = await runInWorker(makeJob(checked.parts, checked.held), transfer, o.timeoutMs, o.memoryMb, o.signal);
+      const reply = await runInWorker(workers, makeJob(checked.parts, checked.held), transfer, o.timeoutMs, o.memoryMb, o.signal);
       // The images the parser placed, inflated now that its worker and memory are gone (still in the slot).
       const wanted = reply.ok && reply.kind === 'docx' ? reply.result.attachments.flatMap((a) => (a.held !== undefined ? [a.held] : [])) : [];
       const held = await checked.readHeld(wanted);
@@ -282,6 +303,7 @@ async function parseOoxml(
       release?.();
     }
   });
+  return options.runtime ? read : read.finally(() => workers.close());
 }
 
 /** A .docx as Markdown (headings, lists, tables, emphasis), its images as attachments. Throws OfficeError. */

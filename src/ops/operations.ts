@@ -4,6 +4,7 @@
 import type { FastifyInstance } from 'fastify';
 import { ConfigError, type Config } from '../config.js';
 import { locksSettled } from '../workspace/locks.js';
+import type { ServiceRuntime } from '../workspace/runtime.js';
 import type { WorkspaceLimits } from '../workspace/workspace.js';
 import { AuditLog } from './audit.js';
 import { Authenticator, loadTokens, REDACT_PATHS, type TokenEntry } from './auth.js';
@@ -20,6 +21,8 @@ export interface OpsLog extends LimiterLog {
 
 export interface Operations {
   instanceId: string;
+  /** What this service owns and no other shares: sandbox mode, lock queues, caches, worker pools. */
+  runtime: ServiceRuntime;
   projects: Projects;
   auth: Authenticator;
   audit: AuditLog;
@@ -33,6 +36,8 @@ export interface PrepareOptions {
   version: string;
   instanceId: string;
   limits: WorkspaceLimits;
+  /** The service's own state (src/workspace/runtime.ts), reached by its workspaces. */
+  runtime: ServiceRuntime;
   log: OpsLog;
   /** Audit lines to this stream; default stdout when TOOLGATE_AUDIT_STDOUT is on. */
   auditStream?: NodeJS.WritableStream | null | undefined;
@@ -47,7 +52,7 @@ export async function prepareOperations(config: Config, opts: PrepareOptions): P
   if (config.selfApprove && tokens.length > 0) {
     throw new ConfigError('TOOLGATE_SELF_APPROVE applies only without tokens; with tokens, mark the token that may decide its own calls `self_approve: true` in the tokens file.');
   }
-  const projects = await Projects.open({ config, limits: opts.limits, instanceId: opts.instanceId, observer: metrics?.observer });
+  const projects = await Projects.open({ config, limits: opts.limits, instanceId: opts.instanceId, runtime: opts.runtime, observer: metrics?.observer });
   const audit = new AuditLog({
     file: config.audit,
     stream: opts.auditStream !== undefined ? opts.auditStream : config.auditStdout ? process.stdout : null,
@@ -57,7 +62,7 @@ export async function prepareOperations(config: Config, opts: PrepareOptions): P
   audit.onError = (err) => opts.log.error({ err }, 'audit line could not be written');
   const auth = new Authenticator(tokens);
   const rateLimiter = await setupRateLimit(config, auth.enabled, opts.log);
-  return { instanceId: opts.instanceId, projects, auth, audit, metrics, rateLimiter };
+  return { instanceId: opts.instanceId, runtime: opts.runtime, projects, auth, audit, metrics, rateLimiter };
 }
 
 /** Ends what the operations hold open, after the calls in flight have answered. */
@@ -65,7 +70,7 @@ export async function closeOperations(ops: Operations): Promise<void> {
   await ops.rateLimiter?.close();
   await ops.audit.close();
   // Released locks whose directories are still being removed (src/workspace/locks.ts).
-  await locksSettled();
+  await locksSettled(ops.runtime);
   await ops.projects.close();
   ops.metrics?.registry.clear();
 }

@@ -7,6 +7,7 @@ import { ConfigError, type Config } from '../config.js';
 import { E } from '../errors.js';
 import { sweepTempFiles } from '../workspace/atomic.js';
 import { recoverRewinds } from '../workspace/rewind-journal.js';
+import type { ServiceRuntime } from '../workspace/runtime.js';
 import { closeWorkspace, openWorkspace, type Workspace, type WorkspaceLimits, type WorkspaceObserver } from '../workspace/workspace.js';
 import { allowsProject, type Principal } from './auth.js';
 
@@ -16,6 +17,8 @@ export interface ProjectsOptions {
   config: Config;
   limits: WorkspaceLimits;
   instanceId: string;
+  /** The service's own state (src/workspace/runtime.ts), shared by every workspace it opens. */
+  runtime: ServiceRuntime;
   observer?: WorkspaceObserver | undefined;
 }
 
@@ -47,6 +50,7 @@ export class Projects {
       requireVersion: config.requireVersion,
       limits: opts.limits,
       instanceId: opts.instanceId,
+      runtime: opts.runtime,
       observer: opts.observer,
       create: true,
     });
@@ -121,6 +125,7 @@ export class Projects {
       requireVersion: config.requireVersion,
       limits: this.opts.limits,
       instanceId: this.opts.instanceId,
+      runtime: this.opts.runtime,
       observer: this.opts.observer,
       create: false,
     });

@@ -11,7 +11,8 @@ import { closeOperations, prepareOperations, type Operations, type OpsLog } from
 import type { AfterHook, BeforeHook } from '../tools/call.js';
 import type { Resolver } from '../web/fetch.js';
 import { webSettingsOf } from '../web/settings.js';
-import { ownFdDir, probeFdDir, useFdDir } from '../workspace/sandbox.js';
+import { ServiceRuntime } from '../workspace/runtime.js';
+import { ownFdDir, probeFdDir } from '../workspace/sandbox.js';
 import type { WorkspaceLimits } from '../workspace/workspace.js';
 import { createPipeline, type Pipeline } from './execute-tool.js';
 import { PolicyService } from './policy-gate.js';
@@ -48,7 +49,7 @@ export interface Service extends Operations {
   weakSandbox: boolean;
   /** Before the doors wait for the calls in flight: calls waiting for a person answer pending, commands die. */
   stopAccepting(): void;
-  /** After the calls in flight have answered: the approval store, rate limiter, audit, lock removals, workspaces, run cgroups. */
+  /** After the calls in flight have answered: the approval store, rate limiter, audit, lock removals, workspaces, run cgroups, worker pools. */
   close(): Promise<void>;
 }
 
@@ -77,26 +78,23 @@ export function limitsOf(config: Config): WorkspaceLimits {
 
 /**
  * The sandbox acts through directory handles named in /proc/self/fd; where there is none the service refuses
- * to start unless TOOLGATE_ALLOW_WEAK_SANDBOX accepts the weaker check. Returns true in the weaker mode.
+ * to start unless TOOLGATE_ALLOW_WEAK_SANDBOX accepts the weaker check. Returns the directory that names
+ * descriptors, or null in the weaker mode; it is this service's alone (its runtime), never the process's.
  */
-function chooseSandbox(config: Config, fdDir: string): boolean {
-  if (probeFdDir(fdDir)) {
-    useFdDir(fdDir);
-    return false;
-  }
+function chooseSandbox(config: Config, fdDir: string): string | null {
+  if (probeFdDir(fdDir)) return fdDir;
   if (!config.allowWeakSandbox) {
     throw new ConfigError(
       `${fdDir} is missing or does not name open descriptors (not Linux, or /proc is not mounted): the sandbox cannot act through directory handles, so a directory swapped for a symlink during a call could redirect it. Mount /proc, or set TOOLGATE_ALLOW_WEAK_SANDBOX=true to accept the weaker check.`,
     );
   }
-  useFdDir(null);
-  return true;
+  return null;
 }
 
 /** Opens everything a call needs; a ConfigError or PolicyError stops the start. */
 export async function openService(givenConfig: Config, opts: ServiceOptions): Promise<Service> {
   let config = givenConfig;
-  const weakSandbox = chooseSandbox(config, opts.fdDir ?? ownFdDir());
+  const runtime = new ServiceRuntime(chooseSandbox(config, opts.fdDir ?? ownFdDir()));
   const limits = limitsOf(config);
   if (opts.resolver && limits.web) limits.web = { ...limits.web, lookup: opts.resolver };
   const exec = limits.exec;
@@ -114,7 +112,7 @@ export async function openService(givenConfig: Config, opts: ServiceOptions): Pr
       config = { ...config, exec: 'off' };
     }
   }
-  const ops = await prepareOperations(config, { version: opts.version, instanceId: opts.instanceId, limits, log: opts.log, auditStream: opts.auditStream, tokens: opts.tokens });
+  const ops = await prepareOperations(config, { version: opts.version, instanceId: opts.instanceId, limits, runtime, log: opts.log, auditStream: opts.auditStream, tokens: opts.tokens });
   const { auth, audit, metrics, rateLimiter: limiter } = ops;
   const policy = await PolicyService.open({ config, projects: ops.projects, audit, metrics });
 
@@ -148,16 +146,17 @@ export async function openService(givenConfig: Config, opts: ServiceOptions): Pr
     config,
     policy,
     pipeline,
-    weakSandbox,
+    weakSandbox: runtime.fdDir === null,
     stopAccepting() {
       policy.stopWaiting();
       if (exec) killAllRuns(exec);
     },
     async close() {
-      await closeRecords(await ops.projects.openedWorkspaces());
+      await closeRecords(runtime, await ops.projects.openedWorkspaces());
       await policy.close();
       await closeOperations(ops);
       if (exec) await releaseExec(exec);
+      await runtime.close();
     },
   };
 }

@@ -5,6 +5,7 @@
 import os from 'node:os';
 import { E } from '../errors.js';
 import { BoundedPool, WorkerFailure, WorkerJobError } from '../workers/bounded-pool.js';
+import { PartKind, type ServiceRuntime } from '../workspace/runtime.js';
 import { SEARCH_WORKER_SOURCE, type BatchFiles, type BatchRequest, type SearchSpec } from './worker.js';
 
 export type { BatchFiles, SearchSpec } from './worker.js';
@@ -21,20 +22,27 @@ export interface BatchAnswer {
 /** A batch of a literal search ran past its time limit (a stalled file system): the search stops, truncated. */
 export class BatchStalled extends Error {}
 
-const pool = new BoundedPool({
-  name: 'search',
-  handler: SEARCH_WORKER_SOURCE,
-  size: POOL_SIZE,
-  reuse: true,
-  // The limit is the batch's own: waiting for a free worker does not count against it.
-  timeFrom: 'dispatch',
-  resourceLimits: { maxOldGenerationSizeMb: SEARCH_WORKER_HEAP_MB, maxYoungGenerationSizeMb: 32, stackSizeMb: 4 },
-});
+// Each service's own (its runtime), closed with it.
+const SEARCH_POOL = new PartKind(
+  () =>
+    new BoundedPool({
+      name: 'search',
+      handler: SEARCH_WORKER_SOURCE,
+      size: POOL_SIZE,
+      reuse: true,
+      // The limit is the batch's own: waiting for a free worker does not count against it.
+      timeFrom: 'dispatch',
+      resourceLimits: { maxOldGenerationSizeMb: SEARCH_WORKER_HEAP_MB, maxYoungGenerationSizeMb: 32, stackSizeMb: 4 },
+    }),
+);
 
-/** Searches the files at `paths` (absolute, from a sandboxed walk) and tests `names`, in a worker under `timeoutMs`. */
-export async function searchBatch(spec: SearchSpec, paths: string[], names: string[], timeoutMs: number): Promise<BatchAnswer> {
+/**
+ * Searches the files at `paths` (absolute, from a sandboxed walk) and tests `names`, in a worker of the
+ * calling service (`runtime`) under `timeoutMs`.
+ */
+export async function searchBatch(runtime: ServiceRuntime, spec: SearchSpec, paths: string[], names: string[], timeoutMs: number): Promise<BatchAnswer> {
   try {
-    return await pool.run<BatchAnswer>({ spec, paths, names } satisfies Omit<BatchRequest, 'id'>, { timeoutMs });
+    return await runtime.part(SEARCH_POOL).run<BatchAnswer>({ spec, paths, names } satisfies Omit<BatchRequest, 'id'>, { timeoutMs });
   } catch (err) {
     if (err instanceof WorkerJobError) throw E.invalidRegex(err.message);
     // A stuck regex never yields, so the worker could not answer: it was terminated.

@@ -5,6 +5,7 @@
 // The event loop never executes a user pattern.
 import { E } from '../errors.js';
 import { BoundedPool, WorkerFailure, WorkerJobError } from '../workers/bounded-pool.js';
+import { PartKind, type ServiceRuntime } from '../workspace/runtime.js';
 
 /** Compiles a pattern in the main thread only to validate it (compiling never backtracks). */
 export function checkUserRegex(source: string, flags: string): void {
@@ -120,20 +121,23 @@ export { RegexTimeout } from '../errors.js';
 /** The worker's heap: a 64 MiB file (TOOLGATE_MAX_EDIT_BYTES) and its matches fit; more is FILE_TOO_LARGE. */
 const REGEX_WORKER_HEAP_MB = 384;
 
-// One worker, one job at a time, kept between jobs; one past its limit is terminated (a stuck regex never
-// yields) and the next job gets a fresh one.
-const pool = new BoundedPool({
-  name: 'regex',
-  handler: HANDLER,
-  size: 1,
-  reuse: true,
-  timeFrom: 'dispatch',
-  resourceLimits: { maxOldGenerationSizeMb: REGEX_WORKER_HEAP_MB, maxYoungGenerationSizeMb: 32, stackSizeMb: 4 },
-});
+// One worker per service (its runtime), one job at a time, kept between jobs; one past its limit is terminated
+// (a stuck regex never yields) and the next job gets a fresh one.
+const REGEX_POOL = new PartKind(
+  () =>
+    new BoundedPool({
+      name: 'regex',
+      handler: HANDLER,
+      size: 1,
+      reuse: true,
+      timeFrom: 'dispatch',
+      resourceLimits: { maxOldGenerationSizeMb: REGEX_WORKER_HEAP_MB, maxYoungGenerationSizeMb: 32, stackSizeMb: 4 },
+    }),
+);
 
-async function run<T>(message: Record<string, unknown>, timeoutMs: number): Promise<T> {
+async function run<T>(runtime: ServiceRuntime, message: Record<string, unknown>, timeoutMs: number): Promise<T> {
   try {
-    return await pool.run<T>(message, { timeoutMs });
+    return await runtime.part(REGEX_POOL).run<T>(message, { timeoutMs });
   } catch (err) {
     if (err instanceof WorkerJobError) throw E.invalidRegex(err.message);
     if (err instanceof WorkerFailure && err.kind === 'timeout') throw E.regexTimeout(timeoutMs);
@@ -147,9 +151,11 @@ async function run<T>(message: Record<string, unknown>, timeoutMs: number): Prom
 /**
  * All matches of a user regex in `text` (at most `limit`), with the replacements expanded the way
  * String.prototype.replace does; `tooLarge` instead when the expansions alone pass `maxLength` characters.
+ * Runs in the regex worker of the calling service (`runtime`).
  */
-export function regexReplaceMatches(text: string, source: string, flags: string, replacement: string, limit: number, timeoutMs: number, maxLength: number): Promise<ReplaceMatches> {
+export function regexReplaceMatches(runtime: ServiceRuntime, text: string, source: string, flags: string, replacement: string, limit: number, timeoutMs: number, maxLength: number): Promise<ReplaceMatches> {
   return run<ReplaceMatches>(
+    runtime,
     { op: 'replace', text, source, flags: flags.includes('g') ? flags : `${flags}g`, replacement, expand: replacement.includes('$'), limit, maxLength },
     timeoutMs,
   );

@@ -7,7 +7,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import ignore, { type Ignore } from 'ignore';
 import { asLocalToolPath } from '../workspace/path-syntax.js';
-import { entryOf, fdDirOrNull, TEMP_MARKER, toPosixRel } from '../workspace/sandbox.js';
+import { entryOf, TEMP_MARKER, toPosixRel } from '../workspace/sandbox.js';
 import { isInside, type Workspace } from '../workspace/workspace.js';
 import { E } from '../errors.js';
 
@@ -106,35 +106,37 @@ const DIR_READ = C.O_RDONLY | C.O_DIRECTORY | C.O_NOFOLLOW | C.O_NONBLOCK;
  * that path says: a directory on the way swapped for a symlink leads elsewhere, and is then skipped. Null
  * when it cannot be opened (vanished, a link now, unreadable) or is not where it should be.
  */
-export function openCheckedAt(abs: string, flags: number): number | null {
+export function openCheckedAt(fdDir: string | null, abs: string, flags: number): number | null {
   let fd: number;
   try {
     fd = openSync(abs, flags);
   } catch {
     return null;
   }
-  if (!isWhereExpected(fd, abs)) {
+  if (!isWhereExpected(fdDir, fd, abs)) {
     closeSync(fd);
     return null;
   }
   return fd;
 }
 
-/** True when the open descriptor `fd` really is the object at `abs` (always true where no /proc names descriptors). */
-export function isWhereExpected(fd: number, abs: string): boolean {
-  const dir = fdDirOrNull();
-  if (dir === null) return true;
+/**
+ * True when the open descriptor `fd` really is the object at `abs`, as `fdDir` (the service's, null in the
+ * weaker mode) names it: always true where no directory names descriptors.
+ */
+export function isWhereExpected(fdDir: string | null, fd: number, abs: string): boolean {
+  if (fdDir === null) return true;
   try {
-    return readlinkSync(`${dir}/${fd}`) === abs;
+    return readlinkSync(`${fdDir}/${fd}`) === abs;
   } catch {
     return false;
   }
 }
 
 /** Entries (and their lstat, with `withStats`) a directory holds through the descriptor `fd`, which it closes. */
-async function listFd(fd: number, real: string, withStats: boolean): Promise<Listing> {
+async function listFd(fdDir: string | null, fd: number, real: string, withStats: boolean): Promise<Listing> {
   try {
-    const handle = { fd, real };
+    const handle = { fd, real, fdDir };
     const entries = await fs.readdir(entryOf(handle, '.'), { withFileTypes: true });
     entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     const stats = withStats ? entries.map((e) => lstatOrNull(entryOf(handle, e.name))) : null;
@@ -153,18 +155,18 @@ function lstatOrNull(p: string): Stats | null {
 }
 
 /** Entries of a directory below the start, or null when it cannot be read or was swapped: walks skip it. */
-async function listDir(abs: string, withStats: boolean): Promise<Listing | null> {
-  const fd = openCheckedAt(abs, DIR_READ);
+async function listDir(fdDir: string | null, abs: string, withStats: boolean): Promise<Listing | null> {
+  const fd = openCheckedAt(fdDir, abs, DIR_READ);
   if (fd === null) return null;
   try {
-    return await listFd(fd, abs, withStats);
+    return await listFd(fdDir, fd, abs, withStats);
   } catch {
     return null;
   }
 }
 
-async function readGitignore(dir: string): Promise<IgnoreRules | null> {
-  const fd = openCheckedAt(path.join(dir, '.gitignore'), C.O_RDONLY | C.O_NOFOLLOW | C.O_NONBLOCK);
+async function readGitignore(fdDir: string | null, dir: string): Promise<IgnoreRules | null> {
+  const fd = openCheckedAt(fdDir, path.join(dir, '.gitignore'), C.O_RDONLY | C.O_NOFOLLOW | C.O_NONBLOCK);
   if (fd === null) return null;
   try {
     const st = fstatSync(fd);
@@ -207,7 +209,8 @@ export async function walkTree(ws: Workspace, start: WalkStart, opts: WalkOption
     if (code === 'ELOOP' || code === 'ENOTDIR') throw E.directoryReplaced(toPosixRel(ws.root, startAbs));
     throw err;
   }
-  const startListing = listFd(startFd, startAbs, withStats);
+  const { fdDir } = ws.runtime;
+  const startListing = listFd(fdDir, startFd, startAbs, withStats);
   const skipDirs = opts.skipDirs ?? DEFAULT_SKIP_DIRS;
   const includeHidden = opts.includeHidden ?? true;
   let rootRules: IgnoreRules[] = [];
@@ -218,7 +221,7 @@ export async function walkTree(ws: Workspace, start: WalkStart, opts: WalkOption
       ancestors.unshift(d);
       if (d === ws.root) break;
     }
-    rootRules = (await Promise.all(ancestors.map(readGitignore))).filter((r): r is IgnoreRules => r !== null);
+    rootRules = (await Promise.all(ancestors.map((d) => readGitignore(fdDir, d)))).filter((r): r is IgnoreRules => r !== null);
   }
   const queue: PendingDir[] = [{ abs: startAbs, relFromStart: '', depth: 0, rules: rootRules, listing: startListing }];
   let head = 0;
@@ -228,7 +231,7 @@ export async function walkTree(ws: Workspace, start: WalkStart, opts: WalkOption
   while (head < queue.length) {
     for (let i = head; i < Math.min(queue.length, head + PREFETCH); i++) {
       const q = queue[i] as PendingDir;
-      q.listing ??= listDir(q.abs, withStats);
+      q.listing ??= listDir(fdDir, q.abs, withStats);
     }
     const held = opts.pace?.();
     if (held) await held;
@@ -242,7 +245,7 @@ export async function walkTree(ws: Workspace, start: WalkStart, opts: WalkOption
 
     let rules = dir.rules;
     if (opts.respectGitignore && dir.depth > 0 && entries.some((e) => e.name === '.gitignore' && e.isFile())) {
-      const own = await readGitignore(dir.abs);
+      const own = await readGitignore(fdDir, dir.abs);
       if (own) rules = [...rules, own];
     }
     const depth = dir.depth + 1;

@@ -235,7 +235,7 @@ async function planAndApply(ctx: ToolContext, ops: PatchOp[], targets: Map<strin
   }
   let plan: PlannedFile[];
   try {
-    plan = await planPatchBounded(ops, texts, (path) => target(targets, path).p.realRel, { signal: ctx.signal });
+    plan = await planPatchBounded(ops, texts, (path) => target(targets, path).p.realRel, { runtime: ctx.ws.runtime, signal: ctx.signal });
   } catch (err) {
     throw err instanceof PatchError ? err.toToolError() : err;
   }

@@ -57,7 +57,7 @@ export async function commitUnlessDryRun(ctx: ToolContext, p: ResolvedPath, chan
   return dryRun ? null : commitChange(ctx, p, change);
 }
 
-/** Writes of commitChange under way: while another one runs, a backup goes before its own temp file (see there). */
+/** Writes of commitChange under way in the process (its services share one thread pool): while another one runs, a backup goes before its own temp file (see there). */
 let commitsInFlight = 0;
 
 /** Backs up the old content and replaces the file durably; the caller has checked versions under the lock. */

@@ -94,7 +94,7 @@ export const editFile = defineTool({
     const p = await ctx.resolve(input.path);
     const { limits } = p.ws;
     return withFileLock(p.ws, p.real, p.rel, () =>
-      withMemory(limits.memoryBudgetBytes, EDIT_MEMORY_FACTOR * (p.stat?.size ?? 0), ctx.signal, async () => {
+      withMemory(p.ws, EDIT_MEMORY_FACTOR * (p.stat?.size ?? 0), ctx.signal, async () => {
         // The old version is hashed while the file is read, into a reused buffer that goes back at the end
         // (editBytes and editText settle only once no write refers to it).
         const hash = new Sha256Snapshots();
@@ -195,7 +195,7 @@ async function editText(ctx: ToolContext, p: ResolvedPath, input: EditInput, fil
   enforceVersion(ctx, p, file, input, 'mutation');
   if (encoding === 'utf-8' && looksBinary(file.content)) throw E.editBinaryFile(p.rel);
   const oldText = decodeText(file.content, encoding, p.rel);
-  const outcome = await applyEditsBounded(oldText, edits, { signal: ctx.signal });
+  const outcome = await applyEditsBounded(oldText, edits, { runtime: ctx.ws.runtime, signal: ctx.signal });
   const diff = diffSpans(p.rel, oldText, outcome.text, outcome.spans);
   const bytes = encodeText(outcome.text, encoding);
   const change = { outcome, diff, originalSize: file.content.length, newSize: bytes.length, before };

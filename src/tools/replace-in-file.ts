@@ -111,7 +111,7 @@ export const replaceInFile = defineTool({
     const { maxEditBytes, maxWriteBytes, regexTimeoutMs } = ctx.ws.limits;
 
     const memory = REPLACE_MEMORY_FACTOR * (p.stat?.size ?? 0);
-    return withFileLock(p.ws, p.real, p.rel, () => withMemory(p.ws.limits.memoryBudgetBytes, memory, ctx.signal, async () => {
+    return withFileLock(p.ws, p.real, p.rel, () => withMemory(p.ws, memory, ctx.signal, async () => {
       const current = await readCurrent(p, maxEditBytes);
       if (!current) throw E.fileNotFound(p.rel);
       enforceVersion(ctx, p, current, input, 'mutation');
@@ -121,7 +121,7 @@ export const replaceInFile = defineTool({
       // A result can grow far past the file ('.' to a long text): bounded before it is built, never after.
       const maxResult = Math.max(maxWriteBytes, current.content.length);
       const found: Matches & { capped: boolean } = input.regex
-        ? await regexReplaceMatches(oldText, input.old, REGEX_FLAGS, input.new, limit, regexTimeoutMs, maxResult)
+        ? await regexReplaceMatches(p.ws.runtime, oldText, input.old, REGEX_FLAGS, input.new, limit, regexTimeoutMs, maxResult)
         : literalMatches(oldText, input.old, limit);
       if (found.tooLarge || resultLength(oldText, found, input.new) > maxResult) {
         throw E.replaceResultOverLimit(maxResult);

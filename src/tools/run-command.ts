@@ -387,6 +387,7 @@ interface Landing {
 }
 
 /** The run directories a crashed process of this instance left, removed before this process makes its first. */
+// Keyed by workspace, so each service's own (its workspaces are its alone).
 const sweeps = new WeakMap<Workspace, Promise<void>>();
 function sweptOnce(ws: Workspace): Promise<void> {
   let sweep = sweeps.get(ws);

@@ -7,6 +7,7 @@ import { checkUserRegex } from '../search/regex.js';
 import { BatchStalled, searchBatch, type BatchAnswer, type SearchSpec } from '../search/pool.js';
 import { joinRel, walkTree, type EntryKind } from '../search/walk.js';
 import { withMemory } from '../workspace/memory-budget.js';
+import type { ServiceRuntime } from '../workspace/runtime.js';
 import { requireDirectory, type ResolvedPath } from '../workspace/sandbox.js';
 import { defineTool, type ToolContext, type ToolResult } from './define.js';
 import { OptionalDirArg } from './args.js';
@@ -111,7 +112,7 @@ export const searchFiles = defineTool({
       }
     }
     if (input.mode === 'name' && !input.regex) return search(ctx, input, p, globMatch);
-    return withMemory(ctx.ws.limits.memoryBudgetBytes, SEARCH_MEMORY_BYTES, ctx.signal, () => search(ctx, input, p, globMatch));
+    return withMemory(ctx.ws, SEARCH_MEMORY_BYTES, ctx.signal, () => search(ctx, input, p, globMatch));
   },
 });
 
@@ -119,7 +120,7 @@ type GlobMatch = (rel: string) => boolean;
 
 async function search(ctx: ToolContext, input: z.output<typeof Input>, p: ResolvedPath, globMatch: GlobMatch | null): Promise<ToolResult<z.output<typeof Output>>> {
   const { maxReadBytes, searchMaxFiles, searchTimeoutMs, regexTimeoutMs } = ctx.ws.limits;
-  const run = new SearchRun(input, globMatch, ctx.signal, Date.now() + searchTimeoutMs, maxReadBytes, regexTimeoutMs);
+  const run = new SearchRun(ctx.ws.runtime, input, globMatch, ctx.signal, Date.now() + searchTimeoutMs, maxReadBytes, regexTimeoutMs);
   const dispatchers = Array.from({ length: WORKERS * IN_FLIGHT_PER_WORKER }, () => run.dispatcher());
   let walkTruncated = false;
   let visited = 1; // a single file
@@ -176,6 +177,8 @@ class SearchRun {
   readonly #signal: AbortSignal;
   readonly deadline: number;
   readonly #regexTimeoutMs: number;
+  /** The calling service's runtime: its search workers. */
+  readonly #runtime: ServiceRuntime;
   /** Contents (and, for regexes, names) are searched by worker threads; literal names here. */
   readonly #spec: SearchSpec;
   readonly #needle: string;
@@ -188,7 +191,8 @@ class SearchRun {
   #resumeWalk: (() => void) | null = null;
   #seq = 0;
 
-  constructor(input: z.output<typeof Input>, globMatch: GlobMatch | null, signal: AbortSignal, deadline: number, maxReadBytes: number, regexTimeoutMs: number) {
+  constructor(runtime: ServiceRuntime, input: z.output<typeof Input>, globMatch: GlobMatch | null, signal: AbortSignal, deadline: number, maxReadBytes: number, regexTimeoutMs: number) {
+    this.#runtime = runtime;
     this.#input = input;
     this.#globMatch = globMatch;
     this.#signal = signal;
@@ -252,7 +256,7 @@ class SearchRun {
       const timeoutMs = this.#input.regex ? this.#regexTimeoutMs : Math.max(1000, this.deadline - Date.now());
       let answer;
       try {
-        answer = await searchBatch(this.#spec, batch.map((f) => f.abs), nameBatch.map((n) => n.name), timeoutMs);
+        answer = await searchBatch(this.#runtime, this.#spec, batch.map((f) => f.abs), nameBatch.map((n) => n.name), timeoutMs);
       } catch (err) {
         if (err instanceof BatchStalled) this.timedOut = true;
         else this.failure ??= err;

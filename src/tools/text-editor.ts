@@ -186,7 +186,7 @@ async function strReplace(ctx: ToolContext, p: ResolvedPath, input: Args, curren
   const newStr = input.new_str ?? '';
   let outcome;
   try {
-    outcome = await applyEditsBounded(text, [{ old_text: oldStr, new_text: newStr }], { signal: ctx.signal });
+    outcome = await applyEditsBounded(text, [{ old_text: oldStr, new_text: newStr }], { runtime: ctx.ws.runtime, signal: ctx.signal });
   } catch (err) {
     // The engine's codes and details, in the reference's words.
     if (err instanceof ToolError && err.code === 'NO_MATCH') throw E.editorNoMatch(p.rel, oldStr, err.details);

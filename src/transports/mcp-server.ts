@@ -42,6 +42,7 @@ const PendingApprovalData = z.looseObject({
 });
 const APPROVAL_ID = z.string().optional().describe('Repeat of a call that needed approval: the id from data.approval.id, once the user has decided; the other arguments as in the first call.');
 
+// Derived from the tool registry, which never changes: one cache serves every service of the process.
 const schemasByTool = new Map<string, { inputSchema: Tool['inputSchema']; outputSchema: Tool['outputSchema'] }>();
 
 function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {

@@ -249,6 +249,7 @@ function converterModules(): Modules {
   return modules;
 }
 
+// Process-wide for now (web/ lies below the service's runtime, src/workspace/runtime.ts): its settings are constants.
 // A fresh worker per page, two at most: a kept worker would hold the heap its largest page grew (up to the
 // limit, for good), which the process cannot spare next to the office readers; loading the DOM and Turndown
 // anew costs a tenth of a second or two, small next to a fetch.

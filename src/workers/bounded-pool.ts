@@ -120,6 +120,7 @@ export class BoundedPool {
   readonly #slots: Slot[] = [];
   readonly #queue: Job[] = [];
   #nextId = 1;
+  #closed = false;
 
   constructor(options: BoundedPoolOptions) {
     this.#options = options;
@@ -128,6 +129,7 @@ export class BoundedPool {
 
   run<R>(message: unknown, options: RunOptions): Promise<R> {
     const { signal } = options;
+    if (this.#closed) return Promise.reject(new WorkerFailure('aborted', 'The service closed.'));
     if (signal?.aborted) return Promise.reject(new WorkerFailure('aborted', 'The call was aborted.', signal.reason));
     return new Promise<R>((resolve, reject) => {
       const job: Job = {
@@ -145,6 +147,17 @@ export class BoundedPool {
       this.#queue.push(job);
       this.#pump();
     });
+  }
+
+  /** Its owner (a service) closes: waiting jobs fail, running workers are stopped, and no job is taken any more. */
+  close(): void {
+    this.#closed = true;
+    const closed = new WorkerFailure('aborted', 'The service closed.');
+    for (const job of this.#queue.splice(0)) {
+      this.#finish(job);
+      job.reject(closed);
+    }
+    for (const slot of [...this.#slots]) this.#drop(slot, closed);
   }
 
   #spawn(): Slot {

@@ -38,6 +38,7 @@ export function ownerOf(caller: { actor: string | null; clientIp: string | undef
 
 const dirOf = (ws: Workspace) => path.join(ws.stateDir, 'attachments');
 const retentionOf = (ws: Workspace) => ws.limits.attachmentRetentionMs ?? DEFAULT_ATTACHMENT_RETENTION_MS;
+// Keyed by workspace, so each service's own (its workspaces are its alone).
 const lastSweep = new WeakMap<Workspace, number>();
 
 /** Stores the attachments for `owner` and returns their references; the metadata is written last, so a half-written one is never served. */

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { E } from '../errors.js';
 import { dropCheckpointsNeeding, neededBackupIds } from './checkpoints.js';
 import { openForWrite, writeAll } from './sync-first-io.js';
+import { PartKind } from './runtime.js';
 import type { Workspace } from './workspace.js';
 
 export interface BackupMeta {
@@ -33,7 +34,8 @@ const ID_RE = /^([0-9a-f]{16})-([0-9a-z]{8,})-([0-9a-f]{6})$/;
 /**
  * Sizes of backup data files by path. A backup's data never changes once its meta exists (createBackup writes
  * the data first; moveToBackup renames it in whole), so a size seen once is kept until the backup is gone:
- * a scan then lists directories and stats only the backups it has not seen before.
+ * a scan then lists directories and stats only the backups it has not seen before. Process-wide: a cache of
+ * facts that never change, whichever service learnt them.
  */
 const knownSizes = new Map<string, number>();
 
@@ -192,14 +194,14 @@ async function unlinkIfPresent(file: string): Promise<void> {
   }
 }
 
-/** Running total of backup bytes per state directory: scanned once, then kept up to date. */
-const totals = new Map<string, number>();
-
 /**
  * Over TOOLGATE_BACKUP_MAX_BYTES, the oldest backups go until the total is this share of it: the scan that
  * finds them (every backup of the workspace) then runs once per tenth of the limit, not on every change.
  */
 const PRUNE_TO = 0.9;
+
+/** Running total of backup bytes per state directory, for each service: scanned once, then kept up to date. */
+const BACKUP_TOTALS = new PartKind(() => new Map<string, number>());
 
 /** Keeps `backupKeep` per file and at most `backupMaxBytes` in all, dropping the oldest first. */
 async function prune(ws: Workspace, dir: string, added: number, made: string): Promise<void> {
@@ -218,6 +220,7 @@ async function prune(ws: Workspace, dir: string, added: number, made: string): P
     const held = needed;
     for (const size of await Promise.all(over.filter((id) => !held.has(id)).map((old) => removeBackup(ws, old)))) removed += size;
   }
+  const totals = ws.runtime.part(BACKUP_TOTALS);
   let total = totals.get(ws.stateDir);
   total = total === undefined ? scanSizes(ws).reduce((n, b) => n + b.size, 0) : total + added - removed;
   if (total > ws.limits.backupMaxBytes) {
@@ -365,6 +368,7 @@ export async function dropBackup(ws: Workspace, meta: BackupMeta): Promise<void>
 async function forget(ws: Workspace, loc: { data: string; meta: string }, size: number): Promise<void> {
   knownSizes.delete(loc.data);
   await unlinkIfPresent(loc.meta);
+  const totals = ws.runtime.part(BACKUP_TOTALS);
   const total = totals.get(ws.stateDir);
   if (total !== undefined) totals.set(ws.stateDir, Math.max(0, total - size));
 }

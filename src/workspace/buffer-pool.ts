@@ -70,5 +70,5 @@ export class BufferPool {
   }
 }
 
-/** The process's pool for whole-file reads. */
+/** The process's pool for whole-file reads: spare memory only, whose reuse no service can tell from a new buffer. */
 export const fileBuffers = new BufferPool(16 * 1024 * 1024);

@@ -9,6 +9,7 @@ import fsCallbacks, { closeSync, mkdirSync, openSync, writeSync } from 'node:fs'
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { syncInFlight } from './sync-first-io.js';
+import { PartKind, type ServiceRuntime } from './runtime.js';
 import type { Workspace } from './workspace.js';
 
 export const CHECKPOINT_OPS = ['create', 'update', 'delete', 'move'] as const;
@@ -76,6 +77,7 @@ function prunedFile(ws: Workspace): string {
   return path.join(checkpointsDir(ws), 'pruned.json');
 }
 
+// A process-wide clock on purpose: the ids of two services sharing a state directory still sort as made.
 let lastMs = 0;
 let seq = 0;
 
@@ -116,7 +118,7 @@ interface Store {
   /** When the directory was last listed (ms): the other replicas' records are seen from then on. */
   listedAt: number;
   appends: number;
-  /** This process's segment. */
+  /** This service's segment. */
   writer: { name: string; fd: number; bytes: number; openedMs: number } | null;
   pruned: PrunedNote;
   deadTurns: Set<string>;
@@ -131,10 +133,18 @@ interface Store {
   /** The last of the passes that prune, run one after the other (serially). */
   passes?: Promise<unknown>;
 }
-/** Records by state directory: a record never changes once written, so each line is read once per process. */
-const stores = new Map<string, Store>();
+/** One service's view of the records (its ServiceRuntime holds it); other services' segments it reads as a replica's. */
+class RecordCaches {
+  /** Records by state directory: a record never changes once written, so each line is read once per service. */
+  readonly stores = new Map<string, Store>();
+  /** Appends being written in the thread pool by this service: its own reads wait for them, a shutdown too. */
+  readonly pending = new Set<Promise<void>>();
+}
 
-function storeOf(ws: Workspace): Store {
+const RECORD_CACHES = new PartKind(() => new RecordCaches());
+
+function storeOf(ws: Workspace, caches = ws.runtime.part(RECORD_CACHES)): Store {
+  const { stores } = caches;
   let store = stores.get(ws.stateDir);
   if (!store) {
     store = { records: new Map(), segments: new Map(), loaded: false, listedAt: 0, appends: 0, writer: null, pruned: { count: 0, before: null, through: null, turns: [] }, deadTurns: new Set(), turns: new Set(), count: 0, oldestMs: Infinity, needed: new Set(), retention: null };
@@ -143,17 +153,15 @@ function storeOf(ws: Workspace): Store {
   return store;
 }
 
-/** Appends being written in the thread pool by this process: its own reads wait for them, a shutdown too. */
-const pending = new Set<Promise<void>>();
-
 /**
- * Keeps the record: in this process's view at once, and as one line appended to this process's segment. One
+ * Keeps the record: in this service's view at once, and as one line appended to its segment. One
  * write to an open file, no file made or renamed per call (each record as a file of its own made write_file
  * 0.7x as fast at 32 callers, its creation waiting behind the writes' fsyncs). On the event loop unless an fsync
  * runs (src/workspace/sync-first-io.ts). No fsync, like a backup. The promise settles when the line is written.
  */
 export function writeRecord(ws: Workspace, record: CheckpointRecord): Promise<void> {
-  const store = storeOf(ws);
+  const caches = ws.runtime.part(RECORD_CACHES);
+  const store = storeOf(ws, caches);
   const first = !store.loaded;
   store.records.set(record.id, record);
   count(store, record);
@@ -166,6 +174,7 @@ export function writeRecord(ws: Workspace, record: CheckpointRecord): Promise<vo
   } catch (err) {
     written = Promise.reject(err as Error);
   }
+  const { pending } = caches;
   pending.add(written);
   void written.catch(() => undefined).finally(() => pending.delete(written));
   // The cache holds this process's view: past a limit there (by a tenth, so that pruning goes in batches and not
@@ -189,14 +198,14 @@ function appendAsync(fd: number, line: Buffer): Promise<void> {
   return new Promise((resolve, reject) => fsCallbacks.write(fd, line, (err) => (err ? reject(err) : resolve())));
 }
 
-/** This process's open segment, a new one past its size or age. */
+/** This service's open segment, a new one past its size or age. */
 function writerOf(ws: Workspace, store: Store, adding: number): { name: string; fd: number } {
   const now = Date.now();
   let w = store.writer;
   if (w && (w.bytes + adding > SEGMENT_MAX_BYTES || now - w.openedMs > SEGMENT_MAX_AGE_MS)) {
     const old = w.fd;
     // Closed once the appends already handed to the thread pool are written.
-    void Promise.allSettled([...pending]).then(() => closeSync(old));
+    void Promise.allSettled([...ws.runtime.part(RECORD_CACHES).pending]).then(() => closeSync(old));
     w = store.writer = null;
   }
   if (!w) {
@@ -210,16 +219,16 @@ function writerOf(ws: Workspace, store: Store, adding: number): { name: string; 
   return w;
 }
 
-/** Waits for the appends this process is writing (before a listing of the directory, and at shutdown). */
-export async function settleRecords(): Promise<void> {
-  await Promise.allSettled([...pending]);
+/** Waits for the appends this service is writing (before a listing of the directory, and at shutdown). */
+export async function settleRecords(runtime: ServiceRuntime): Promise<void> {
+  await Promise.allSettled([...runtime.part(RECORD_CACHES).pending]);
 }
 
 /** At shutdown: the appends written, and the segments of these workspaces closed (a volume can then be unmounted). */
-export async function closeRecords(workspaces: readonly Workspace[]): Promise<void> {
-  await settleRecords();
+export async function closeRecords(runtime: ServiceRuntime, workspaces: readonly Workspace[]): Promise<void> {
+  await settleRecords(runtime);
   for (const ws of workspaces) {
-    const store = stores.get(ws.stateDir);
+    const store = runtime.part(RECORD_CACHES).stores.get(ws.stateDir);
     if (!store?.writer) continue;
     closeSync(store.writer.fd);
     store.writer = null;
@@ -321,7 +330,7 @@ async function readSegment(ws: Workspace, store: Store, name: string): Promise<v
 
 /** Every live record of the project, oldest first (other replicas' included: the directory is listed each time). */
 export async function readRecords(ws: Workspace): Promise<CheckpointRecord[]> {
-  await settleRecords();
+  await settleRecords(ws.runtime);
   const store = storeOf(ws);
   const names = (await fs.readdir(logDir(ws)).catch(() => [] as string[])).filter((n) => n.endsWith('.jsonl'));
   await Promise.all(names.map((n) => readSegment(ws, store, n)));

@@ -10,15 +10,16 @@ import { ToolError } from '../envelope.js';
 import { E } from '../errors.js';
 import { madeBeforeThisProcess, OWNER_RECORD, ownerState } from './process-owner.js';
 import { syncInFlight } from './sync-first-io.js';
+import { PartKind, type ServiceRuntime } from './runtime.js';
 import type { Workspace } from './workspace.js';
 
-const queues = new Map<string, Promise<void>>();
 const STALE_MS = 10_000;
 /**
- * The file-system calls proper-lockfile makes with lockSync (and rmdirSync when the process exits): it copies the
- * object it is given on every lock, and its default is all of graceful-fs (bench/README.md, "Decisions").
+ * The file-system calls proper-lockfile makes with lockSync (and rmdirSync when the process exits, which each
+ * service's FileLocks adds): it copies the object it is given on every lock, and its default is all of
+ * graceful-fs (bench/README.md, "Decisions").
  */
-const LOCK_FS = { mkdirSync: makeLockDir, realpathSync, rmdirSync: removeLockDir, statSync, utimesSync };
+const LOCK_FS = { mkdirSync: makeLockDir, realpathSync, statSync, utimesSync };
 /**
  * Inside a lock directory, an empty directory whose name is the holder's record: who holds it, so that a waiter
  * on this host sees a holder killed with -9 at once. A name is made whole in one mkdir, the cheapest record on
@@ -35,6 +36,7 @@ const OWNER_PREFIX = 'owner=';
  * (docs/api.md, "Durable writes and backups").
  */
 const RELEASED = /\.gone\d+=(.+)$/;
+// Process-wide on purpose: services of one process sharing a state directory must never pick the same name.
 let releases = 0;
 const releasedName = (dir: string): string => `${dir}.gone${++releases}=${OWNER_RECORD}`;
 
@@ -59,23 +61,6 @@ function lockOwner(dir: string): string | null {
   }
 }
 
-/**
- * Lock directories of released locks still being moved away, in the thread pool: the answer does not wait for
- * the rename, which blocks for milliseconds while the disk commits another writer's fsync (bench/README.md,
- * "Decisions"). The next writer of the same file waits for it (withFileLock), and shutdown too (locksSettled).
- */
-const removing = new Map<string, Promise<void>>();
-/** Released lock directories being removed once moved away (RELEASED): nobody waits for them but shutdown. */
-const clearing = new Set<Promise<void>>();
-/** Set while proper-lockfile releases one of our locks: its rmdir is then deferred (see `removing`). */
-let deferRemoval = false;
-
-/** Resolves when every released lock's directory is gone. */
-export async function locksSettled(): Promise<void> {
-  await Promise.all([...removing.values()]);
-  await Promise.all([...clearing]);
-}
-
 /** Removes a released lock directory (RELEASED) and the owner record in it, ours first as the likely one. */
 async function clearReleased(released: string): Promise<void> {
   try {
@@ -89,13 +74,13 @@ async function clearReleased(released: string): Promise<void> {
 }
 
 /** The release in the thread pool: the lock is free once renamed away; its removal follows, tracked in `clearing`. */
-async function removeOwnLockDir(dir: string): Promise<void> {
+async function removeOwnLockDir(locks: FileLocks, dir: string): Promise<void> {
   const released = releasedName(dir);
   await fsp.rename(dir, released);
   const cleared = clearReleased(released)
     .catch(() => undefined) // left for the next process's sweep (sweepReleased)
-    .finally(() => clearing.delete(cleared));
-  clearing.add(cleared);
+    .finally(() => locks.clearing.delete(cleared));
+  locks.clearing.add(cleared);
 }
 
 /** makeLockDir in the thread pool. */
@@ -110,32 +95,68 @@ async function makeLockDirLater(dir: string): Promise<void> {
 }
 
 type Callback = (err: Error | null, value?: unknown) => void;
+
 /**
- * LOCK_FS for proper-lockfile's asynchronous lock, taken while an fsync runs: then the mkdirs would wait for
- * its commit on the event loop (bench/README.md, "Decisions").
+ * One service's file locks in this process (its ServiceRuntime holds them): the queues of its writers, the
+ * lock directories its releases are still removing, and the locks directories it has swept.
  */
-const LOCK_FS_LATER = {
-  mkdir: (dir: string, cb: Callback) => void makeLockDirLater(dir).then(() => cb(null), cb),
-  rmdir: (dir: string, cb: Callback) => void removeOwnLockDir(dir).then(() => cb(null), cb),
-  stat: (p: string, cb: Callback) => void fsp.stat(p).then((st) => cb(null, st), cb),
-  utimes: (p: string, a: Date, m: Date, cb: Callback) => void fsp.utimes(p, a, m).then(() => cb(null), cb),
-  realpath: (p: string, cb: Callback) => void fsp.realpath(p).then((r) => cb(null, r), cb),
-};
+class FileLocks {
+  /** The in-process queue of each file's writers, by real path. */
+  readonly queues = new Map<string, Promise<void>>();
+  /**
+   * Lock directories of released locks still being moved away, in the thread pool: the answer does not wait for
+   * the rename, which blocks for milliseconds while the disk commits another writer's fsync (bench/README.md,
+   * "Decisions"). The next writer of the same file waits for it (withFileLock), and shutdown too (settled).
+   */
+  readonly removing = new Map<string, Promise<void>>();
+  /** Released lock directories being removed once moved away (RELEASED): nobody waits for them but shutdown. */
+  readonly clearing = new Set<Promise<void>>();
+  /** Set while proper-lockfile releases one of our locks: its rmdir is then deferred (see `removing`). */
+  deferRemoval = false;
+  /** Locks directories swept (sweepReleased). */
+  readonly swept = new Set<string>();
+  /** LOCK_FS with this service's removal (the release of a lock, deferred while `deferRemoval` is set). */
+  readonly fs = { ...LOCK_FS, rmdirSync: (dir: string) => removeLockDir(this, dir) };
+  /**
+   * LOCK_FS for proper-lockfile's asynchronous lock, taken while an fsync runs: then the mkdirs would wait for
+   * its commit on the event loop (bench/README.md, "Decisions").
+   */
+  readonly fsLater = {
+    mkdir: (dir: string, cb: Callback) => void makeLockDirLater(dir).then(() => cb(null), cb),
+    rmdir: (dir: string, cb: Callback) => void removeOwnLockDir(this, dir).then(() => cb(null), cb),
+    stat: (p: string, cb: Callback) => void fsp.stat(p).then((st) => cb(null, st), cb),
+    utimes: (p: string, a: Date, m: Date, cb: Callback) => void fsp.utimes(p, a, m).then(() => cb(null), cb),
+    realpath: (p: string, cb: Callback) => void fsp.realpath(p).then((r) => cb(null, r), cb),
+  };
+
+  /** Resolves when every released lock's directory is gone. */
+  async settled(): Promise<void> {
+    await Promise.all([...this.removing.values()]);
+    await Promise.all([...this.clearing]);
+  }
+}
+
+const FILE_LOCKS = new PartKind(() => new FileLocks());
+
+/** Resolves when every lock directory the service's releases are removing is gone (shutdown, tests). */
+export async function locksSettled(runtime: ServiceRuntime): Promise<void> {
+  await runtime.part(FILE_LOCKS).settled();
+}
 
 /** Keeps a lock directory's removal in `removing` until it is done (its failure means nothing is left to remove). */
-function track(dir: string, removal: Promise<void>): void {
+function track(locks: FileLocks, dir: string, removal: Promise<void>): void {
   const done = removal
     // Compromised or already removed (stale takeover): nothing left to release.
     .catch(() => undefined)
     .finally(() => {
-      if (removing.get(dir) === done) removing.delete(dir);
+      if (locks.removing.get(dir) === done) locks.removing.delete(dir);
     });
-  removing.set(dir, done);
+  locks.removing.set(dir, done);
 }
 
-function removeLockDir(dir: string): void {
-  if (deferRemoval) {
-    track(dir, removeOwnLockDir(dir));
+function removeLockDir(locks: FileLocks, dir: string): void {
+  if (locks.deferRemoval) {
+    track(locks, dir, removeOwnLockDir(locks, dir));
     return;
   }
   const released = releasedName(dir);
@@ -151,8 +172,6 @@ function removeLockDir(dir: string): void {
   rmdirSync(released);
 }
 
-/** Locks directories this process has swept (sweepReleased). */
-const swept = new Set<string>();
 /** Age after which a released lock directory of a process on another host is swept (as the temp sweep's age rule). */
 const RELEASED_STALE_MS = 10 * 60_000;
 
@@ -162,9 +181,9 @@ const RELEASED_STALE_MS = 10 * 60_000;
  * but would pile up. Once per locks directory per process, at its first lock: one read of a directory that
  * holds the locks held at that moment.
  */
-function sweepReleased(locksDir: string): void {
-  if (swept.has(locksDir)) return;
-  swept.add(locksDir);
+function sweepReleased(locks: FileLocks, locksDir: string): void {
+  if (locks.swept.has(locksDir)) return;
+  locks.swept.add(locksDir);
   let names: string[];
   try {
     names = readdirSync(locksDir);
@@ -203,6 +222,8 @@ function lockedError(rel: string, waitMs: number): ToolError {
 export async function withFileLock<T>(ws: Workspace, real: string, rel: string, fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
   const started = performance.now();
   const deadline = Date.now() + ws.limits.lockTimeoutMs;
+  const locks = ws.runtime.part(FILE_LOCKS);
+  const { queues } = locks;
   const queued = queues.get(real);
   const previous = queued ?? Promise.resolve();
   let release!: () => void;
@@ -223,23 +244,23 @@ export async function withFileLock<T>(ws: Workspace, real: string, rel: string, 
       signal?.throwIfAborted();
       if (!waited) throw lockedError(rel, ws.limits.lockTimeoutMs);
     }
-    const unlock = await acquireFileLock(ws, real, rel, deadline, signal);
+    const unlock = await acquireFileLock(ws, locks, real, rel, deadline, signal);
     ws.observer?.lockWait((performance.now() - started) / 1000);
     try {
       signal?.throwIfAborted();
       return await fn();
     } finally {
-      deferRemoval = true;
+      locks.deferRemoval = true;
       try {
         const released = unlock();
         // Taken asynchronously: its release removes the directory in the pool already.
-        if (released) track(lockPathFor(ws, real), released);
+        if (released) track(locks, lockPathFor(ws, real), released);
       } catch {
         // Compromised or already removed (stale takeover): nothing left to release.
       } finally {
-        deferRemoval = false;
+        locks.deferRemoval = false;
       }
-      removal = removing.get(lockPathFor(ws, real));
+      removal = locks.removing.get(lockPathFor(ws, real));
     }
   } finally {
     const done = () => {
@@ -254,18 +275,18 @@ export async function withFileLock<T>(ws: Workspace, real: string, rel: string, 
 
 /**
  * The cross-process lock (a directory made atomically by mkdir): taken synchronously, it costs one mkdir when
- * free; while an fsync runs, in the thread pool (see LOCK_FS_LATER). The release of the second kind is a promise.
+ * free; while an fsync runs, in the thread pool (see FileLocks.fsLater). The release of the second kind is a promise.
  */
-async function acquireFileLock(ws: Workspace, real: string, rel: string, deadline: number, signal?: AbortSignal): Promise<() => void | Promise<void>> {
+async function acquireFileLock(ws: Workspace, locks: FileLocks, real: string, rel: string, deadline: number, signal?: AbortSignal): Promise<() => void | Promise<void>> {
   const lockfilePath = lockPathFor(ws, real);
-  sweepReleased(path.dirname(lockfilePath));
+  sweepReleased(locks, path.dirname(lockfilePath));
   let delay = 2;
   for (;;) {
     signal?.throwIfAborted();
     try {
       const options = { lockfilePath, realpath: false, stale: STALE_MS, onCompromised: () => undefined };
-      if (syncInFlight()) return await lockfile.lock(real, { ...options, fs: LOCK_FS_LATER });
-      return lockfile.lockSync(real, { ...options, fs: LOCK_FS });
+      if (syncInFlight()) return await lockfile.lock(real, { ...options, fs: locks.fsLater });
+      return lockfile.lockSync(real, { ...options, fs: locks.fs });
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === 'ENOENT') {
@@ -273,7 +294,7 @@ async function acquireFileLock(ws: Workspace, real: string, rel: string, deadlin
         continue;
       }
       if (code !== 'ELOCKED') throw err;
-      if (takeOverFromDeadHolder(lockfilePath)) continue;
+      if (takeOverFromDeadHolder(locks, lockfilePath)) continue;
       if (Date.now() + delay > deadline) throw lockedError(rel, ws.limits.lockTimeoutMs);
       await sleep(delay);
       delay = Math.min(delay * 2, 50);
@@ -312,18 +333,18 @@ function goneHolder(lockfilePath: string): string | null | undefined {
  * both remove the lock (the second would remove the one the first has taken since). Holders on other hosts
  * are left to the stale time.
  */
-function takeOverFromDeadHolder(lockfilePath: string): boolean {
+function takeOverFromDeadHolder(locks: FileLocks, lockfilePath: string): boolean {
   const record = goneHolder(lockfilePath);
   if (record === undefined) return false;
   let release: () => void;
   try {
-    release = lockfile.lockSync(lockfilePath, { lockfilePath: `${lockfilePath}.takeover`, realpath: false, stale: STALE_MS, onCompromised: () => undefined, fs: LOCK_FS });
+    release = lockfile.lockSync(lockfilePath, { lockfilePath: `${lockfilePath}.takeover`, realpath: false, stale: STALE_MS, onCompromised: () => undefined, fs: locks.fs });
   } catch {
     return false; // another waiter is taking it over
   }
   try {
     if (goneHolder(lockfilePath) !== record) return false;
-    removeLockDir(lockfilePath);
+    removeLockDir(locks, lockfilePath);
     return true;
   } catch {
     return false;

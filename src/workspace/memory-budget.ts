@@ -1,7 +1,9 @@
-// A process-wide budget for the bytes tools hold in memory at once (file contents loaded whole and the
+// A service's budget for the bytes tools hold in memory at once (file contents loaded whole and the
 // copies made of them). Callers wait first in, first out for their share, so 32 concurrent edits of 1 MiB
 // files queue instead of all holding their buffers at once; one call larger than the whole budget still
-// runs, alone. TOOLGATE_MEMORY_BUDGET_BYTES sets the size.
+// runs, alone. TOOLGATE_MEMORY_BUDGET_BYTES sets the size; the service's runtime (runtime.ts) holds the budget.
+import { PartKind, type ServiceRuntime } from './runtime.js';
+import type { Workspace } from './workspace.js';
 
 interface Waiter {
   bytes: number;
@@ -85,10 +87,12 @@ export class MemoryBudget {
   }
 }
 
-const budgets = new Map<number, MemoryBudget>();
+/** A service's budgets, one per limit (its workspaces share one; a workspace opened with other limits has its own). */
+const BUDGETS = new PartKind(() => new Map<number, MemoryBudget>());
 
-/** The process's budget of `limit` bytes (one per distinct limit; every workspace of a process shares one). */
-export function memoryBudget(limit: number): MemoryBudget {
+/** The budget of `limit` bytes of the service whose runtime this is. */
+export function memoryBudgetOf(runtime: ServiceRuntime, limit: number): MemoryBudget {
+  const budgets = runtime.part(BUDGETS);
   let b = budgets.get(limit);
   if (!b) {
     b = new MemoryBudget(limit);
@@ -97,9 +101,9 @@ export function memoryBudget(limit: number): MemoryBudget {
   return b;
 }
 
-/** Runs fn while holding `bytes` of the budget of `limit` bytes. */
-export async function withMemory<T>(limit: number, bytes: number, signal: AbortSignal | undefined, fn: () => Promise<T>): Promise<T> {
-  const release = await memoryBudget(limit).acquire(bytes, signal);
+/** Runs fn while holding `bytes` of the budget of the service that opened `ws` (TOOLGATE_MEMORY_BUDGET_BYTES). */
+export async function withMemory<T>(ws: Workspace, bytes: number, signal: AbortSignal | undefined, fn: () => Promise<T>): Promise<T> {
+  const release = await memoryBudgetOf(ws.runtime, ws.limits.memoryBudgetBytes).acquire(bytes, signal);
   try {
     return await fn();
   } finally {

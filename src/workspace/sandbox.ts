@@ -144,16 +144,12 @@ export interface CommandReview {
 export interface DirHandle {
   fd: number;
   real: string;
+  /** Where the kernel names descriptors (its service's, ServiceRuntime.fdDir); null in the weaker mode. */
+  fdDir: string | null;
 }
 
 /** Swaps seen while one path is resolved before the call gives up (each retry re-reads a changed entry). */
 const MAX_RACE_RETRIES = 16;
-
-/**
- * Where the kernel names a process's open descriptors; null when the weaker check was accepted because
- * there is none (entries are then named by their real path string, so a concurrent swap can redirect them).
- */
-let fdDir: string | null = '/proc/self/fd';
 
 /** True when `dir` names open descriptors the way Linux's /proc/self/fd does (an entry of a directory held open). */
 export function probeFdDir(dir = '/proc/self/fd'): boolean {
@@ -184,32 +180,25 @@ export function ownFdDir(): string {
   return '/proc/self/fd';
 }
 
-/** Sets how entries are named: through `dir` (handles), or, with null, by path string (the weaker check). */
-export function useFdDir(dir: string | null): void {
-  fdDir = dir;
-}
-
-/** The directory that names open descriptors, or null in the weaker mode. */
-export function fdDirOrNull(): string | null {
-  return fdDir;
-}
-
-/** The name of `name` inside a held directory: resolved by the kernel through the handle, not by path string. */
+/**
+ * The name of `name` inside a held directory: resolved by the kernel through the handle, not by path string;
+ * in the weaker mode (no directory names descriptors) by its real path string.
+ */
 export function entryOf(dir: DirHandle, name: string): string {
-  return fdDir === null ? `${dir.real}/${name}` : `${fdDir}/${dir.fd}/${name}`;
+  return dir.fdDir === null ? `${dir.real}/${name}` : `${dir.fdDir}/${dir.fd}/${name}`;
 }
 
 /** Where a held directory really is now (it may have been renamed since it was opened). */
 function whereNow(dir: DirHandle, ws: Workspace): string {
   // The root cannot be moved from inside the workspace, and asking costs a /proc lookup per call.
-  if (fdDir === null || dir.fd === ws.rootFd) return dir.real;
-  const now = readlinkSync(`${fdDir}/${dir.fd}`);
+  if (dir.fdDir === null || dir.fd === ws.rootFd) return dir.real;
+  const now = readlinkSync(`${dir.fdDir}/${dir.fd}`);
   return now.endsWith(' (deleted)') ? `${dir.real}\0gone` : now;
 }
 
 /** Opens a verified subdirectory of `dir`, refusing anything but a real directory (no symlink is followed). */
 export function openSubdir(scope: HandleScope, dir: DirHandle, name: string): DirHandle {
-  return { fd: scope.track(openDirHandle(entryOf(dir, name))), real: `${dir.real === '/' ? '' : dir.real}/${name}` };
+  return { fd: scope.track(openDirHandle(entryOf(dir, name))), real: `${dir.real === '/' ? '' : dir.real}/${name}`, fdDir: dir.fdDir };
 }
 
 /**
@@ -224,7 +213,7 @@ export async function resolveInWorkspace(ws: Workspace, input: string, opts: Res
   const rel = relOf(segments);
   if (segments.length === 0 && !opts.allowRoot) throw E.pathIsRoot();
   if (segments.length > 0 && isReservedName(ws, segments)) throw E.pathReserved();
-  const walk = new SegmentWalk({ fd: ws.rootFd, real: ws.root }, segments);
+  const walk = new SegmentWalk({ fd: ws.rootFd, real: ws.root, fdDir: ws.runtime.fdDir }, segments);
   walkSegments(ws, rel, opts, scope, walk);
   return resolvedAt(ws, rel, walk);
 }
@@ -385,7 +374,7 @@ function resolvedAt(ws: Workspace, rel: string, w: SegmentWalk): ResolvedPath {
   // A symlink ending in '.' or '..' (e.g. one to the root) leaves the directory itself as the result.
   if (name === '.' && stat === null) stat = lstatSync(entryOf(dir, '.'));
   const at = missing.length > 0 ? entryOf(dir, [...missing, name].join('/')) : entryOf(dir, name);
-  return { ws, rel, real, realRel: toPosixRel(ws.root, real), stat, viaSymlink: w.viaSymlink, leafIsLink: w.leafIsLink, dir: { fd: dir.fd, real: dirReal }, name, missing, at };
+  return { ws, rel, real, realRel: toPosixRel(ws.root, real), stat, viaSymlink: w.viaSymlink, leafIsLink: w.leafIsLink, dir: { fd: dir.fd, real: dirReal, fdDir: dir.fdDir }, name, missing, at };
 }
 
 function lstatOrNull(p: string): Stats | null {

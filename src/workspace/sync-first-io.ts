@@ -15,6 +15,7 @@ const openAsync = promisify(fs.open);
 const renameAsync = promisify(fs.rename);
 
 /** fsyncs running in the thread pool (see openForWrite). */
+// Process-wide on purpose: every service of the process shares libuv's one thread pool and the disk it waits on.
 let syncsInFlight = 0;
 
 /** An fsync is running: a small metadata or append call made now may wait for its commit (see openForWrite). */

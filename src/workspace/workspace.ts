@@ -5,6 +5,7 @@ import path from 'node:path';
 import { ToolError } from '../errors.js';
 import { openDirHandle } from './sync-first-io.js';
 import type { WebSettings } from '../web/settings.js';
+import { ServiceRuntime } from './runtime.js';
 
 export interface WorkspaceLimits {
   maxReadBytes: number;
@@ -58,6 +59,8 @@ export interface Workspace {
   readonly limits: WorkspaceLimits;
   /** Name of this process in temp-file directories (per replica). */
   readonly instanceId: string;
+  /** What the service that opened it owns (sandbox mode, lock queues, caches, worker pools): runtime.ts. */
+  readonly runtime: ServiceRuntime;
   observer?: WorkspaceObserver | undefined;
 }
 
@@ -69,6 +72,8 @@ export interface OpenWorkspaceOptions {
   requireVersion: 'overwrite' | 'always' | 'never';
   limits: WorkspaceLimits;
   instanceId: string;
+  /** The opening service's runtime; a workspace opened on its own (tests) gets one of its own. */
+  runtime?: ServiceRuntime | undefined;
   observer?: WorkspaceObserver | undefined;
   /** Create the root when missing (single-workspace mode); projects must already exist. */
   create?: boolean;
@@ -89,6 +94,7 @@ export async function openWorkspace(opts: OpenWorkspaceOptions): Promise<Workspa
     requireVersion: opts.requireVersion,
     limits: opts.limits,
     instanceId: opts.instanceId,
+    runtime: opts.runtime ?? new ServiceRuntime(),
     observer: opts.observer,
   };
 }

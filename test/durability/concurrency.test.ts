@@ -252,7 +252,7 @@ describe('concurrency: LOCKED', () => {
     expect(res.body.status).toBe('success');
     expect(await fs.readFile(locked.file('crashed.txt'), 'utf8')).toBe('after\n');
     // The answer does not wait for the lock directory's removal (src/workspace/locks.ts); it follows.
-    await locksSettled();
+    await locksSettled(ws.runtime);
     await expect(fs.stat(lockfilePath)).rejects.toMatchObject({ code: 'ENOENT' });
   });
 
@@ -281,7 +281,7 @@ describe('concurrency: LOCKED', () => {
     const res = await locked.call('write_file', { path: 'killed.txt', content: 'after\n', expected_sha256: sha256('before\n') });
     expect(res.body.status, JSON.stringify(res.body.error)).toBe('success');
     expect(await fs.readFile(locked.file('killed.txt'), 'utf8')).toBe('after\n');
-    await locksSettled();
+    await locksSettled(ws.runtime);
     await expect(fs.stat(lockPathFor(ws, real))).rejects.toMatchObject({ code: 'ENOENT' });
   });
 

@@ -80,7 +80,7 @@ describe('lock release', () => {
     for (const n of names) expect(await fsp.readFile(app.file(n), 'utf8')).toBe(`${n}\n`);
     // The first writer's fsync was running while the others locked.
     expect(pooled).toBeGreaterThan(0);
-    await locksSettled();
+    await locksSettled(ws.runtime);
     expect(await fsp.readdir(path.dirname(lockPathFor(ws, app.file('f0.txt'))))).toEqual([]);
   });
 

@@ -200,7 +200,7 @@ describe('locks against writers', () => {
       const res = await request('POST', '/v1/tools/write_file', {}, { path: file, content: 'after\n' });
       record(name, res.json.error?.code === 'LOCKED', `${res.status} ${res.json.status}`);
       expect(res.json.status, `${name}: ${JSON.stringify(res.json.error)}`).toBe('success');
-      await locksSettled();
+      await locksSettled(ws.runtime);
       await expect(fs.stat(lockDir)).rejects.toMatchObject({ code: 'ENOENT' });
     }
   });

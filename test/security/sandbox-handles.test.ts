@@ -2,15 +2,12 @@
 // URL-looking paths, and directories swapped between the check and the operation, arranged by hand.
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
-import { fdDirOrNull, useFdDir } from '../../src/workspace/sandbox.js';
 import { makeApp, makeTempDir, type TestApp } from '../helpers.js';
 
 describe('a machine without /proc/self/fd', () => {
-  afterEach(() => useFdDir('/proc/self/fd'));
-
   it('refuses to start, naming the setting that accepts the weaker check', async () => {
     const base = await makeTempDir();
     try {
@@ -57,7 +54,7 @@ describe('a machine with /proc', () => {
   afterAll(async () => t?.close());
 
   it('names descriptors through its own pid, not the /proc/self link, and acts through them', async () => {
-    expect(fdDirOrNull()).toBe(`/proc/${process.pid}/fd`);
+    expect(t.app.toolgate.workspace?.runtime.fdDir).toBe(`/proc/${process.pid}/fd`);
     expect((await t.call('write_file', { path: 'a/b/c.txt', content: 'deep\n' })).body.status).toBe('success');
     expect((await t.call('read_file', { path: 'a/b/c.txt' })).body.data).toMatchObject({ content: 'deep\n' });
     const listed = (await t.call('list_directory', { path: 'a/b' })).body.data as { entries: { name: string }[] };

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { MemoryBudget, memoryBudget, withMemory } from '../../src/workspace/memory-budget.js';
+import { MemoryBudget, memoryBudgetOf, withMemory } from '../../src/workspace/memory-budget.js';
+import { ServiceRuntime } from '../../src/workspace/runtime.js';
+import type { Workspace } from '../../src/workspace/workspace.js';
 
 const tick = () => new Promise((r) => setImmediate(r));
 
@@ -68,10 +70,13 @@ describe('memory budget', () => {
     await expect(b.acquire(1, ctl.signal)).rejects.toThrow('timed out');
   });
 
-  it('is one budget per limit in a process, released when the work fails', async () => {
-    expect(memoryBudget(12345)).toBe(memoryBudget(12345));
-    await expect(withMemory(12345, 100, undefined, async () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
-    expect(memoryBudget(12345).held).toBe(0);
-    expect(await withMemory(12345, 100, undefined, async () => memoryBudget(12345).held)).toBe(100);
+  it('is one budget per limit in a service, none shared with another service, released when the work fails', async () => {
+    const runtime = new ServiceRuntime();
+    const ws = { runtime, limits: { memoryBudgetBytes: 12345 } } as unknown as Workspace;
+    expect(memoryBudgetOf(runtime, 12345)).toBe(memoryBudgetOf(runtime, 12345));
+    expect(memoryBudgetOf(new ServiceRuntime(), 12345)).not.toBe(memoryBudgetOf(runtime, 12345));
+    await expect(withMemory(ws, 100, undefined, async () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
+    expect(memoryBudgetOf(runtime, 12345).held).toBe(0);
+    expect(await withMemory(ws, 100, undefined, async () => memoryBudgetOf(runtime, 12345).held)).toBe(100);
   });
 });

@@ -24,7 +24,7 @@ export const readDocx = defineTool({
     const maxOutputBytes = ctx.ws.limits.maxOutputBytes;
     const { readDocx: readDocxEngine } = await loadOfficeEngine();
     return withOfficeDocument(ctx, input.path, async (source, doc) => {
-      const data = await officeOutput(ctx, await readDocxEngine(source, { maxOutputBytes, memoryBudgetBytes: ctx.ws.limits.memoryBudgetBytes, signal: ctx.signal }), doc.size);
+      const data = await officeOutput(ctx, await readDocxEngine(source, { maxOutputBytes, memoryBudgetBytes: ctx.ws.limits.memoryBudgetBytes, runtime: ctx.ws.runtime, signal: ctx.signal }), doc.size);
       return officeAnswer(doc, data, `Read '${doc.p.rel}' as Markdown.${officeNotes(data, maxOutputBytes)}`);
     });
   },

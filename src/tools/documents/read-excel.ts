@@ -38,7 +38,7 @@ export const readExcel = defineTool({
     const maxOutputBytes = ctx.ws.limits.maxOutputBytes;
     const { readExcel: readExcelEngine } = await loadOfficeEngine();
     return withOfficeDocument(ctx, input.path, async (source, { p, size }) => {
-      const result = await readExcelEngine(source, { maxOutputBytes, fileName: p.realRel, sheet: input.sheet, range: input.range, formulas: input.formulas, memoryBudgetBytes: ctx.ws.limits.memoryBudgetBytes, signal: ctx.signal });
+      const result = await readExcelEngine(source, { maxOutputBytes, fileName: p.realRel, sheet: input.sheet, range: input.range, formulas: input.formulas, memoryBudgetBytes: ctx.ws.limits.memoryBudgetBytes, runtime: ctx.ws.runtime, signal: ctx.signal });
       const data = { ...(await officeOutput(ctx, result, size)), sheets: result.sheets ?? [], truncated_at: result.truncatedAt ?? null };
       const shown = input.sheet !== undefined ? `sheet ${JSON.stringify(input.sheet)} of ` : '';
       const more = data.truncated_at ? ` Continue with sheet '${data.truncated_at.sheet}' and a range from row ${data.truncated_at.row}.` : '';
