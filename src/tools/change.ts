@@ -3,13 +3,13 @@
 // dry run or applied — so that tools cannot drift apart.
 import type { RiskLevel, VersionStamp } from '../envelope.js';
 import type { DiffPreview } from '../edit/diff.js';
-import { discardTempFile, writeTempFile, type TempFile } from '../workspace/atomic.js';
+import { commitTempFile, discardTempFile, writeFileAtomic, writeTempFile, type AtomicWriteOptions, type CommitOptions, type TempFile } from '../workspace/atomic.js';
 import { createBackup, type BackupInput } from '../workspace/backups.js';
 import { syncInFlight } from '../workspace/sync-first-io.js';
 import type { ResolvedPath } from '../workspace/sandbox.js';
 import { sha256Hex, versionOf } from '../workspace/versions.js';
 import type { ToolContext, ToolResult } from './define.js';
-import { commitUnlessStopped, writeUnlessStopped, type CurrentFile } from './file-access.js';
+import type { CurrentFile } from './file-access.js';
 import { announce, type PlannedChange } from './plan.js';
 
 /** Permission bits of a file, as kept by its backup and its replacement. */
@@ -63,7 +63,7 @@ let commitsInFlight = 0;
 /** Backs up the old content and replaces the file durably; the caller has checked versions under the lock. */
 export async function commitChange(ctx: ToolContext, p: ResolvedPath, change: NewContent): Promise<Committed> {
   const { current } = change;
-  const opts = { mode: change.mode ?? (current ? modeOf(current) : undefined) };
+  const opts = { mode: change.mode ?? (current ? modeOf(current) : undefined), signal: ctx.signal };
   // The only write on an idle disk writes its backup while its temp file is fsynced (write_file at one caller:
   // 1.12–1.31×). Beside other writes the thread pool is the limit, and a backup written at once would only
   // queue their fsyncs longer (at 32 callers: 0.89–0.90×): the backup goes first there, as the pool frees.
@@ -73,7 +73,7 @@ export async function commitChange(ctx: ToolContext, p: ResolvedPath, change: Ne
   try {
     if (kept && alone) return await commitBesideBackup(ctx, p, change, kept, opts);
     const backupId = kept ? await createBackup(p.ws, backupRecord(ctx, p, change.operation, kept), kept.content) : null;
-    const st = await writeUnlessStopped(ctx, p.ws, p.at, change.next, opts);
+    const st = await writeFileAtomic(p.ws, p.at, change.next, opts);
     return { backupId, version: versionOf(st, sha256Hex(change.next)) };
   } finally {
     commitsInFlight--;
@@ -84,14 +84,14 @@ export async function commitChange(ctx: ToolContext, p: ResolvedPath, change: Ne
  * commitChange's overlapped form: the temp file and the backup written at once, the new hash computed meanwhile
  * (edit_file does the same); the rename waits for both, so the old content is kept before it is replaced.
  */
-async function commitBesideBackup(ctx: ToolContext, p: ResolvedPath, change: NewContent, current: CurrentFile, opts: { mode: number | undefined }): Promise<Committed> {
+async function commitBesideBackup(ctx: ToolContext, p: ResolvedPath, change: NewContent, current: CurrentFile, opts: AtomicWriteOptions & CommitOptions): Promise<Committed> {
   const temp = writeTempFile(p.ws, change.next, opts);
   temp.catch(() => undefined); // awaited below; a failure meanwhile is not an unhandled rejection
   return settled(temp, async (track) => {
     const backup = track(createBackup(p.ws, backupRecord(ctx, p, change.operation, current), current.content));
     const sha = sha256Hex(change.next);
     const backupId = await backup;
-    const st = await commitUnlessStopped(ctx, await temp, p.at);
+    const st = await commitTempFile(await temp, p.at, opts);
     return { backupId, version: versionOf(st, sha) };
   });
 }
