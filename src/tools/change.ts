@@ -3,13 +3,13 @@
 // dry run or applied — so that tools cannot drift apart.
 import type { RiskLevel, VersionStamp } from '../envelope.js';
 import type { DiffPreview } from '../edit/diff.js';
-import { discardTempFile, writeTempFile, type TempFile } from '../workspace/atomic.js';
+import { commitTempFile, discardTempFile, writeFileAtomic, writeTempFile, type AtomicWriteOptions, type CommitOptions, type FileContent, type TempFile } from '../workspace/atomic.js';
 import { createBackup, type BackupInput } from '../workspace/backups.js';
 import { syncInFlight } from '../workspace/sync-first-io.js';
 import type { ResolvedPath } from '../workspace/sandbox.js';
 import { sha256Hex, versionOf } from '../workspace/versions.js';
 import type { ToolContext, ToolResult } from './define.js';
-import { commitUnlessStopped, writeUnlessStopped, type CurrentFile } from './file-access.js';
+import type { CurrentFile } from './file-access.js';
 import { announce, type PlannedChange } from './plan.js';
 
 /** Permission bits of a file, as kept by its backup and its replacement. */
@@ -63,7 +63,7 @@ let commitsInFlight = 0;
 /** Backs up the old content and replaces the file durably; the caller has checked versions under the lock. */
 export async function commitChange(ctx: ToolContext, p: ResolvedPath, change: NewContent): Promise<Committed> {
   const { current } = change;
-  const opts = { mode: change.mode ?? (current ? modeOf(current) : undefined) };
+  const opts = { mode: change.mode ?? (current ? modeOf(current) : undefined), signal: ctx.signal };
   // The only write on an idle disk writes its backup while its temp file is fsynced (write_file at one caller:
   // 1.12–1.31×). Beside other writes the thread pool is the limit, and a backup written at once would only
   // queue their fsyncs longer (at 32 callers: 0.89–0.90×): the backup goes first there, as the pool frees.
@@ -73,46 +73,58 @@ export async function commitChange(ctx: ToolContext, p: ResolvedPath, change: Ne
   try {
     if (kept && alone) return await commitBesideBackup(ctx, p, change, kept, opts);
     const backupId = kept ? await createBackup(p.ws, backupRecord(ctx, p, change.operation, kept), kept.content) : null;
-    const st = await writeUnlessStopped(ctx, p.ws, p.at, change.next, opts);
+    const st = await writeFileAtomic(p.ws, p.at, change.next, opts);
     return { backupId, version: versionOf(st, sha256Hex(change.next)) };
   } finally {
     commitsInFlight--;
   }
 }
 
-/**
- * commitChange's overlapped form: the temp file and the backup written at once, the new hash computed meanwhile
- * (edit_file does the same); the rename waits for both, so the old content is kept before it is replaced.
- */
-async function commitBesideBackup(ctx: ToolContext, p: ResolvedPath, change: NewContent, current: CurrentFile, opts: { mode: number | undefined }): Promise<Committed> {
-  const temp = writeTempFile(p.ws, change.next, opts);
-  temp.catch(() => undefined); // awaited below; a failure meanwhile is not an unhandled rejection
-  return settled(temp, async (track) => {
-    const backup = track(createBackup(p.ws, backupRecord(ctx, p, change.operation, current), current.content));
-    const sha = sha256Hex(change.next);
-    const backupId = await backup;
-    const st = await commitUnlessStopped(ctx, await temp, p.at);
-    return { backupId, version: versionOf(st, sha) };
-  });
+/** How a change's new content is written: its mode, the call's signal (see commitTempFile), and when to free the old file's blocks. */
+export type StageOptions = AtomicWriteOptions & CommitOptions & { signal: AbortSignal };
+
+/** commitChange's overlapped form (edit_file's too): the temp file and the backup written at once (commitStaged). */
+export function commitBesideBackup(ctx: ToolContext, p: ResolvedPath, change: NewContent, current: CurrentFile, opts: StageOptions): Promise<Committed> {
+  return commitStaged(ctx, p, writeTempFile(p.ws, change.next, opts), change.operation, current, change.next, opts);
 }
 
 /**
- * Runs fn while a temp file (and what fn tracks: the backup) is being written. When fn fails, it waits for
- * them to settle (they read the old content's buffer) and removes the temp file: the change is refused.
+ * Starts writing a change's new content to a temp file (writeTempFile): the thread pool writes and fsyncs it
+ * while the caller goes on (hashing, diffing, checking the version); commitStaged or dropStaged ends it.
  */
-export async function settled<T>(temp: Promise<TempFile> | null, fn: (track: <W>(write: Promise<W>) => Promise<W>) => Promise<T>): Promise<T> {
-  const writes: Promise<unknown>[] = [];
+export function stageContent(p: ResolvedPath, next: FileContent, opts: StageOptions): Promise<TempFile> {
+  const temp = writeTempFile(p.ws, next, opts);
+  temp.catch(ignore); // awaited later; a failure meanwhile is not an unhandled rejection
+  return temp;
+}
+
+/**
+ * Commits a change whose temp file is under way: the backup written beside it, the new hash computed meanwhile
+ * (`next` is the new content, or its sha256 when the tool has it already); the rename waits for both, so the
+ * old content is kept before it is replaced. On any failure the change is refused and its temp file removed.
+ */
+export async function commitStaged(ctx: ToolContext, p: ResolvedPath, temp: Promise<TempFile>, operation: string, current: CurrentFile, next: Buffer | string, opts: StageOptions): Promise<Committed> {
+  temp.catch(ignore); // awaited after the backup; a failure meanwhile is not an unhandled rejection
+  const backup = createBackup(p.ws, backupRecord(ctx, p, operation, current), current.content);
   try {
-    return await fn((write) => {
-      writes.push(write);
-      return write;
-    });
+    const sha = typeof next === 'string' ? next : sha256Hex(next);
+    const backupId = await backup;
+    const st = await commitTempFile(await temp, p.at, opts);
+    return { backupId, version: versionOf(st, sha) };
   } catch (err) {
-    await Promise.allSettled(writes);
-    await temp?.then(discardTempFile, () => undefined);
+    await backup.catch(ignore); // it reads the old content's buffer, which the caller may reuse
+    await dropStaged(temp);
     throw err;
   }
 }
+
+/** Removes a staged temp file once it is written: the change was refused before its commit. */
+export async function dropStaged(temp: Promise<TempFile>): Promise<void> {
+  await temp.then(discardTempFile, ignore);
+}
+
+/** A failure handled elsewhere (one function for every write, not a closure each). */
+function ignore(): void {}
 
 export interface ChangeAnswer<E, B extends VersionStamp | null> {
   diff: DiffPreview;

@@ -1,9 +1,6 @@
-import type { Stats } from 'node:fs';
 import { z } from 'zod';
 import type { VersionStamp } from '../envelope.js';
 import { E } from '../errors.js';
-import { commitTempFile, writeTempFile, type TempFile } from '../workspace/atomic.js';
-import { createBackup } from '../workspace/backups.js';
 import { diffSpans, type DiffPreview } from '../edit/diff.js';
 import { describeUtf8Edit, planUtf8Edit, type Utf8EditPlan } from '../edit/bytes.js';
 import type { EditOutcome, EditRequest } from '../edit/engine.js';
@@ -14,9 +11,9 @@ import { withMemory } from '../workspace/memory-budget.js';
 import { SMALL_IO_BYTES } from '../workspace/sync-first-io.js';
 import type { ResolvedPath } from '../workspace/sandbox.js';
 import { checkEncoding, countLines, decodeText, encodeText, looksBinary } from '../workspace/encoding.js';
-import { Sha256Snapshots, sha256Hex, versionOf } from '../workspace/versions.js';
+import { Sha256Snapshots, versionOf } from '../workspace/versions.js';
 import { defineTool, type ToolContext, type ToolResult } from './define.js';
-import { backupRecord, changeAnswer, commitUnlessDryRun, contentChange, modeOf, settled, type Committed } from './change.js';
+import { changeAnswer, commitBesideBackup, commitStaged, commitUnlessDryRun, contentChange, dropStaged, modeOf, stageContent, type Committed, type StageOptions } from './change.js';
 import { announce } from './plan.js';
 import { insertAfterLine, lineCount } from '../edit/insert-lines.js';
 import { DiffFields, DryRunArg, PathArg, VersionArgs, VersionSchema } from './args.js';
@@ -170,23 +167,28 @@ interface ReadFile extends CurrentFile {
 async function editBytes(ctx: ToolContext, p: ResolvedPath, input: EditInput, file: ReadFile, plan: Utf8EditPlan): Promise<ToolResult<EditData>> {
   const { content } = file;
   const chunks = [content.subarray(0, plan.head), plan.middle, content.subarray(plan.tail)];
-  const temp = input.dry_run ? null : writeTempFile(p.ws, chunks, { mode: modeOf(file) });
-  return settled(temp, async (track) => {
-    const before = file.version;
+  const opts = stageOptions(ctx, file);
+  const temp = input.dry_run ? null : stageContent(p, chunks, opts);
+  const before = file.version;
+  let change: Change;
+  let newSha: () => string;
+  try {
     enforceVersion(ctx, p, file, input, 'mutation');
     const { outcome, lineBase } = describeUtf8Edit(content, plan);
     const diff = diffSpans(p.rel, plan.windowText, outcome.text, outcome.spans, lineBase);
     const size = chunks.reduce((n, c) => n + c.length, 0);
-    const change = { outcome, diff, originalSize: content.length, newSize: size, before };
+    change = { outcome, diff, originalSize: content.length, newSize: size, before };
     let sha: string | null = null;
-    const newSha = () => (sha ??= file.hash.hashOfHead(content, plan.head).update(plan.middle).update(chunks[2] as Buffer).digest('hex'));
+    newSha = () => (sha ??= file.hash.hashOfHead(content, plan.head).update(plan.middle).update(chunks[2] as Buffer).digest('hex'));
     // Told before the backup: an approved repeat that would change something else is refused with nothing written.
     await announce(ctx, () => [contentChange(p, file, newSha(), diff)]);
-    // Accepted: the backup copy is written (thread pool) beside the temp file while this thread hashes the new version.
-    const backup = temp && track(startBackup(ctx, p, file));
-    if (!temp || !backup) return dryRun(p, change);
-    return commit(ctx, p, await backup, await temp, newSha(), change);
-  });
+  } catch (err) {
+    if (temp) await dropStaged(temp); // refused before the commit: the temp file goes
+    throw err;
+  }
+  if (!temp) return dryRun(p, change);
+  // Accepted: the backup copy is written beside the temp file (thread pool); the rename waits for both.
+  return answer(p, change, await commitStaged(ctx, p, temp, 'edit_file', file, newSha(), opts));
 }
 
 /** Every other edit: the engine on the whole decoded text (tolerant stages, several edits, other encodings, and every error). */
@@ -202,19 +204,13 @@ async function editText(ctx: ToolContext, p: ResolvedPath, input: EditInput, fil
   await announce(ctx, () => [contentChange(p, file, bytes, diff)]);
   if (input.dry_run) return dryRun(p, change);
   // The new hash is computed while the temp file and the backup are written.
-  const temp = writeTempFile(p.ws, bytes, { mode: modeOf(file) });
-  return settled(temp, async (track) => {
-    const backup = track(startBackup(ctx, p, file));
-    const sha = sha256Hex(bytes);
-    return commit(ctx, p, await backup, await temp, sha, change);
-  });
+  const committed = await commitBesideBackup(ctx, p, { current: file, next: bytes, operation: 'edit_file' }, file, stageOptions(ctx, file));
+  return answer(p, change, committed);
 }
 
-/** Starts the backup of the old content; its data is written in the thread pool when it is large. */
-function startBackup(ctx: ToolContext, p: ResolvedPath, file: { content: Buffer; stat: Stats; version: VersionStamp }): Promise<string | null> {
-  const backup = createBackup(p.ws, backupRecord(ctx, p, 'edit_file', file), file.content);
-  backup.catch(() => undefined); // awaited later; a failure meanwhile is not an unhandled rejection
-  return backup;
+/** An edit keeps the file's mode; a large old file's blocks are freed after the answer (see commitTempFile). */
+function stageOptions(ctx: ToolContext, file: CurrentFile): StageOptions {
+  return { mode: modeOf(file), signal: ctx.signal, releaseLater: file.content.length > SMALL_IO_BYTES };
 }
 
 interface Change {
@@ -246,11 +242,4 @@ function answer(p: ResolvedPath, change: Change, committed: Committed | null): T
 
 function dryRun(p: ResolvedPath, change: Change): ToolResult<EditData> {
   return answer(p, change, null);
-}
-
-/** Renames the new file over the old one (its backup is already written), unless the call was stopped meanwhile. */
-async function commit(ctx: ToolContext, p: ResolvedPath, backupId: string | null, temp: TempFile, sha: string, change: Change): Promise<ToolResult<EditData>> {
-  ctx.signal.throwIfAborted(); // settled() then removes the temp file: a call answered TIMEOUT changed nothing
-  const st = await commitTempFile(temp, p.at, { releaseLater: change.originalSize > SMALL_IO_BYTES });
-  return answer(p, change, { backupId, version: versionOf(st, sha) });
 }

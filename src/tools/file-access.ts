@@ -4,14 +4,12 @@ import { closeSync, readSync, type Stats } from 'node:fs';
 import path from 'node:path';
 import { ToolError, type VersionStamp } from '../envelope.js';
 import { E } from '../errors.js';
-import { commitTempFile, discardTempFile, writeTempFile, type AtomicWriteOptions, type FileContent, type TempFile } from '../workspace/atomic.js';
 import { createMissingParents, openRegular, type ResolvedPath } from '../workspace/sandbox.js';
 import { readAll } from '../workspace/sync-first-io.js';
 import { checkExpectations, hasVersion, sha256Hex, versionOf, type Expectations } from '../workspace/versions.js';
 import { findBackupBySha256 } from '../workspace/backups.js';
 import { looksBinary } from '../workspace/encoding.js';
 import { diffWhole } from '../edit/diff.js';
-import type { Workspace } from '../workspace/workspace.js';
 import type { ToolContext } from './define.js';
 
 /** Current state of a file read under its lock: content, stat and version; null when it does not exist. */
@@ -118,23 +116,6 @@ function withDiffSinceYourVersion(err: unknown, p: ResolvedPath, current: Curren
   if (!old || looksBinary(old.content) || looksBinary(current.content)) return err;
   const diff = diffWhole(p.rel, old.content.toString('utf8'), current.content.toString('utf8'));
   return E.conflictWithDiff(err.message, err.details, diff.diff_preview, diff.diff_truncated);
-}
-
-/**
- * writeFileAtomic for a tool call: the rename over the target happens only if the call was not stopped
- * (time limit, client gone) while the temp file was written, so a call answered TIMEOUT changed nothing.
- */
-export async function writeUnlessStopped(ctx: ToolContext, ws: Workspace, target: string, data: FileContent, opts: AtomicWriteOptions = {}): Promise<Stats> {
-  return commitUnlessStopped(ctx, await writeTempFile(ws, data, opts), target);
-}
-
-/** The second half of writeUnlessStopped: renames a written temp file over `target` unless the call was stopped meanwhile. */
-export async function commitUnlessStopped(ctx: ToolContext, temp: TempFile, target: string): Promise<Stats> {
-  if (ctx.signal.aborted) {
-    discardTempFile(temp);
-    ctx.signal.throwIfAborted();
-  }
-  return commitTempFile(temp, target);
 }
 
 /**

@@ -17,7 +17,7 @@ import {
 } from '../edit/text-editor-view.js';
 import { joinRel, walkTree, type WalkEntry } from '../search/walk.js';
 import { dropBackup, listBackups, readBackup, returnRemovedFile, type BackupMeta } from '../workspace/backups.js';
-import { fsyncDirectory } from '../workspace/atomic.js';
+import { fsyncDirectory, writeFileAtomic } from '../workspace/atomic.js';
 import { sha256Hex, versionOf } from '../workspace/versions.js';
 import { looksBinary } from '../workspace/encoding.js';
 import { withFileLock } from '../workspace/locks.js';
@@ -27,7 +27,7 @@ import { defineTool, type ToolContext, type ToolResult } from './define.js';
 import { commitChange, commitUnlessDryRun, contentChange, modeOf, type Committed } from './change.js';
 import { announce } from './plan.js';
 import { PathArg, VersionArgs, VersionSchema } from './args.js';
-import { enforceVersion, ensureParent, readCurrent, writeUnlessStopped, type CurrentFile } from './file-access.js';
+import { enforceVersion, ensureParent, readCurrent, type CurrentFile } from './file-access.js';
 
 const NAME = 'str_replace_based_edit_tool';
 /** Backups taken by undo_edit carry this operation: each one has used up one earlier change. */
@@ -277,7 +277,7 @@ async function undoRemoval(ctx: ToolContext, p: ResolvedPath, current: CurrentFi
     await fsyncDirectory(entryOf(p.dir, '.'));
     st = await fs.lstat(p.at);
   } else {
-    st = await writeUnlessStopped(ctx, p.ws, p.at, content, { mode: meta.mode });
+    st = await writeFileAtomic(p.ws, p.at, content, { mode: meta.mode, signal: ctx.signal });
     await dropBackup(p.ws, meta);
   }
   const committed: Committed = { backupId: null, version: versionOf(st, sha256) };

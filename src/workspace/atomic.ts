@@ -89,6 +89,11 @@ export async function writeTempFile(ws: Workspace, data: FileContent, opts: Atom
 
 export interface CommitOptions {
   /**
+   * The call this write belongs to: once it is stopped (time limit, client gone), the temp file is removed
+   * instead of renamed, so a call answered TIMEOUT changed nothing (as fs.writeFile's `signal` refuses to write).
+   */
+  signal?: AbortSignal | undefined;
+  /**
    * The file being replaced is large: hold it open across the rename and close it in the thread pool
    * afterwards, so freeing its blocks (which a rename over the last link does in the call) happens there,
    * after the answer, instead of holding this thread.
@@ -96,8 +101,15 @@ export interface CommitOptions {
   releaseLater?: boolean;
 }
 
-/** Second half of writeFileAtomic: renames the temp file over `target` (a handle name, ResolvedPath.at) and fsyncs the directory; returns the target's stat. */
+/**
+ * Second half of writeFileAtomic: renames the temp file over `target` (a handle name, ResolvedPath.at) and
+ * fsyncs the directory, unless `signal` stopped the call meanwhile; returns the target's stat.
+ */
 export async function commitTempFile(temp: TempFile, target: string, opts: CommitOptions = {}): Promise<Stats> {
+  if (opts.signal?.aborted) {
+    discardTempFile(temp);
+    opts.signal.throwIfAborted();
+  }
   const held = opts.releaseLater ? holdOpen(target) : null;
   try {
     return await renameInto(temp, target);
@@ -167,8 +179,8 @@ export function discardTempFile(temp: TempFile): void {
 }
 
 /** Replaces `target` (a handle name from the sandbox, ResolvedPath.at) with `data` atomically and durably; returns its stat. */
-export async function writeFileAtomic(ws: Workspace, target: string, data: FileContent, opts: AtomicWriteOptions = {}): Promise<Stats> {
-  return commitTempFile(await writeTempFile(ws, data, opts), target);
+export async function writeFileAtomic(ws: Workspace, target: string, data: FileContent, opts: AtomicWriteOptions & CommitOptions = {}): Promise<Stats> {
+  return commitTempFile(await writeTempFile(ws, data, opts), target, opts);
 }
 
 /**
