@@ -169,6 +169,11 @@ export function startReadFloor(name: string, root: string, tokenSha256: string, 
   return startCeilingWith(name, { CEILING_MODE: 'guarded-read', CEILING_ROOT: root, CEILING_TOKEN_SHA256: tokenSha256, CEILING_AUDIT_FILE: auditFile }, logFile);
 }
 
+/** The write floor (CEILING_MODE=guarded-write): as the read floor, with a state directory for its locks and backups. */
+export function startWriteFloor(name: string, root: string, state: string, tokenSha256: string, auditFile: string, logFile: string): Promise<Server> {
+  return startCeilingWith(name, { CEILING_MODE: 'guarded-write', CEILING_ROOT: root, CEILING_STATE: state, CEILING_TOKEN_SHA256: tokenSha256, CEILING_AUDIT_FILE: auditFile }, logFile);
+}
+
 async function startCeilingWith(name: string, env: Record<string, string>, logFile: string, timeoutMs?: number): Promise<Server> {
   const port = await freePort();
   return startServer({

@@ -21,6 +21,8 @@ export interface Targets {
   bareFileSync: Server | null;
   /** The read floor: the work the spec asks of a read, inline in a bare route (ceiling.mjs guarded-read). */
   guardedRead: Server | null;
+  /** The write floor: write_file's work inline in a bare route (ceiling.mjs guarded-write); bench/floors.ts only. */
+  guardedWrite?: Server | null;
 }
 
 export const READ_REL = 'small/read-4k.txt';
@@ -144,6 +146,26 @@ export async function writeWorkload(t: Targets, pool: Buffer, files: number): Pr
       next: () => leasedRequests(tgPool, bodies)(),
     }),
   ];
+  if (t.guardedWrite) {
+    const server = t.guardedWrite;
+    const gw = await make('gw');
+    const gwBodies = gw.files.map((f, i) => {
+      const [a, b] = gw.contents[i] as [Buffer, Buffer];
+      return [
+        JSON.stringify({ path: rel(f), content: b.toString('latin1'), expected_sha256: sha256(a) }),
+        JSON.stringify({ path: rel(f), content: a.toString('latin1'), expected_sha256: sha256(b) }),
+      ] as const;
+    });
+    subjects.push({
+      key: 'guarded_write',
+      label: 'guarded write: write_file\'s work inline (bare Fastify)',
+      pid: server.pid,
+      async run(c, s, w) {
+        const leases = new LeasePool(await statesOf(gw));
+        return runLoad({ port: server.port, path: '/v1/tools/write_file', headers: t.auth, connections: c, durationS: s, rampS: w, next: leasedRequests(leases, gwBodies) });
+      },
+    });
+  }
   /** A subject that writes in the bench process: `write(file, content)` leaves each leased file in its other state. */
   const inBench = async (key: string, label: string, write: (file: string, content: Buffer) => Promise<void>): Promise<Subject> => {
     const set = await make(key);

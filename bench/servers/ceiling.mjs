@@ -2,23 +2,24 @@
 // answers a constant; CEILING_MODE=file answers the 4 KiB file at CEILING_FILE, read with
 // fs.readFile on every request, and CEILING_MODE=file-sync the same read with readFileSync (as toolgate
 // reads small files). CEILING_MODE=guarded-read is the floor of a read that does what SPEC §2 and §8
-// ask of every call, inline and with nothing else (see guardedRead below). All accept the same POST +
+// ask of every call, inline and with nothing else (see guardedRead below), and CEILING_MODE=guarded-write the
+// floor of write_file the same way (see guardedWrite). All accept the same POST +
 // JSON body the bench sends to toolgate, and answer /readyz like toolgate, so start-up is measured
 // the same way. No logger (bare).
 import { Buffer } from 'node:buffer';
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
-import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, fsync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmdirSync, writeSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { TextDecoder } from 'node:util';
+import { promisify, TextDecoder } from 'node:util';
 import Fastify from 'fastify';
 import { Counter, Histogram, Registry } from 'prom-client';
 
 const mode = process.env.CEILING_MODE ?? 'const';
 const file = process.env.CEILING_FILE;
 if (mode.startsWith('file') && !file) throw new Error('CEILING_FILE is required with CEILING_MODE=file');
-const guarded = mode === 'guarded-read' ? guardedRead() : null;
+const guarded = mode === 'guarded-read' ? guardedRead() : mode === 'guarded-write' ? guardedWrite() : null;
 
 const app = Fastify({ logger: false });
 const CONSTANT = { status: 'success', data: { ok: true } };
@@ -151,6 +152,159 @@ function guardedRead() {
       outcome: 'success', error_code: null, http_status: 200, bytes_read: buf.length, bytes_written: null, sha256_before: sha256, sha256_after: null, duration_ms: Math.round(ms * 1000) / 1000,
     });
     return reply.header('x-request-id', requestId).header('etag', `"${sha256}"`).type('application/json; charset=utf-8').send(JSON.stringify(envelope));
+  };
+  handler.flush = () => writing ?? Promise.resolve();
+  return handler;
+}
+
+/**
+ * The least a write_file of a small file can do and still meet the spec, inline, beside guardedRead: the same
+ * bearer token, rate-limit count, sandbox walk, metrics and chained audit line, and the write's own work as
+ * write_file does it: the file's lock (a lock directory under the state directory), the old content read through
+ * an O_NOFOLLOW descriptor checked to be the walked file, its sha256 against expected_sha256 (CONFLICT
+ * otherwise), the old content kept as a backup (data + meta file, the oldest over 10 per file removed), a temp
+ * file written and fsynced, renamed over the file, the directory fsynced, the new sha256, the envelope with ETag.
+ * Small metadata calls on the event loop, fsyncs in the thread pool (as toolgate). No diff, no options.
+ * Env: CEILING_ROOT, CEILING_STATE (a state directory outside the root), CEILING_TOKEN_SHA256, CEILING_AUDIT_FILE.
+ */
+function guardedWrite() {
+  const root = process.env.CEILING_ROOT;
+  const state = process.env.CEILING_STATE;
+  const tokenHash = Buffer.from(process.env.CEILING_TOKEN_SHA256 ?? '', 'hex');
+  const auditFile = process.env.CEILING_AUDIT_FILE;
+  if (!root || !state || tokenHash.length !== 32 || !auditFile) throw new Error('guarded-write needs CEILING_ROOT, CEILING_STATE, CEILING_TOKEN_SHA256 and CEILING_AUDIT_FILE');
+  const fsyncAsync = promisify(fsync);
+  mkdirSync(path.join(state, 'locks'), { recursive: true });
+  const registers = [new Registry()];
+  const calls = new Counter({ name: 'calls_total', help: 'calls', labelNames: ['tool', 'status'], registers });
+  const duration = new Histogram({ name: 'duration_seconds', help: 'duration', labelNames: ['tool'], buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30], registers });
+  const bytesWritten = new Counter({ name: 'bytes_written_total', help: 'bytes', labelNames: ['tool'], registers });
+  const budget = new Map();
+  let prev = null;
+  let pendingFile = '';
+  let pendingOut = '';
+  let writing = null;
+  let seq = 0;
+  const drain = async () => {
+    while (pendingFile !== '') {
+      const file = pendingFile;
+      const out = pendingOut;
+      pendingFile = '';
+      pendingOut = '';
+      process.stdout.write(out);
+      await fs.appendFile(auditFile, file);
+    }
+    writing = null;
+  };
+  const audit = (entry) => {
+    const body = JSON.stringify({ ...entry, prev });
+    const hash = createHash('sha256').update(body).digest('hex');
+    const line = `${body.slice(0, -1)},"hash":"${hash}"}\n`;
+    prev = hash;
+    pendingFile += line;
+    pendingOut += line;
+    writing ??= drain();
+  };
+  const refuse = (reply, status, code) => reply.code(status).send({ status: 'error', data: null, error: { code } });
+  const createSmall = (file, data, flags) => {
+    const fd = openSync(file, flags, 0o600);
+    writeSync(fd, data);
+    return fd;
+  };
+
+  const handler = async (req, reply) => {
+    const started = performance.now();
+    const requestId = randomUUID();
+    const auth = req.headers.authorization;
+    if (typeof auth !== 'string' || !auth.startsWith('Bearer ')) return refuse(reply, 401, 'UNAUTHORIZED');
+    const given = createHash('sha256').update(auth.slice(7)).digest();
+    if (!timingSafeEqual(given, tokenHash)) return refuse(reply, 401, 'UNAUTHORIZED');
+    const window = Math.floor(Date.now() / 60_000);
+    const used = budget.get(auth);
+    if (used && used.window === window) used.count++;
+    else budget.set(auth, { window, count: 1 });
+    const { path: rel, content, expected_sha256: expected } = req.body ?? {};
+    if (typeof rel !== 'string' || typeof content !== 'string' || rel.includes('\0') || rel.startsWith('/')) return refuse(reply, 400, 'INVALID_PARAM');
+    const segments = rel.split('/').filter((x) => x !== '' && x !== '.');
+    if (segments.length === 0 || segments.includes('..') || segments[0] === '.toolgate') return refuse(reply, 403, 'ACCESS_DENIED');
+    let cur = root;
+    let st = null;
+    for (const seg of segments) {
+      cur = path.join(cur, seg);
+      st = lstatSync(cur, { throwIfNoEntry: false });
+      if (!st) return refuse(reply, 404, 'NOT_FOUND');
+      if (st.isSymbolicLink()) return refuse(reply, 403, 'ACCESS_DENIED');
+    }
+    if (!st.isFile()) return refuse(reply, 400, 'NOT_REGULAR_FILE');
+    const relOut = segments.join('/');
+    const key = createHash('sha256').update(relOut).digest('hex').slice(0, 16);
+    const lock = path.join(state, 'locks', `${key}.lock`);
+    mkdirSync(lock);
+    let before;
+    let after;
+    const next = Buffer.from(content, 'utf8');
+    try {
+      const fd = openSync(cur, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+      let old;
+      try {
+        const fst = fstatSync(fd);
+        if (fst.ino !== st.ino || fst.dev !== st.dev) return refuse(reply, 409, 'CONFLICT');
+        old = Buffer.allocUnsafe(fst.size);
+        let off = 0;
+        while (off < old.length) {
+          const n = readSync(fd, old, off, old.length - off, off);
+          if (n === 0) break;
+          off += n;
+        }
+        old = old.subarray(0, off);
+      } finally {
+        closeSync(fd);
+      }
+      before = createHash('sha256').update(old).digest('hex');
+      if (typeof expected === 'string' && expected !== before) return refuse(reply, 409, 'CONFLICT');
+      const backups = path.join(state, 'backups', key);
+      mkdirSync(backups, { recursive: true });
+      const id = `${key}-${Date.now().toString(36).padStart(9, '0')}-${(seq++).toString(16).padStart(6, '0')}`;
+      closeSync(createSmall(path.join(backups, `${id}.bak`), old, 'w'));
+      closeSync(createSmall(path.join(backups, `${id}.json`), JSON.stringify({ backup_id: id, path: relOut, operation: 'write_file', created_at: new Date().toISOString(), size_bytes: old.length, sha256: before, mode: st.mode & 0o7777 }), 'w'));
+      const ids = readdirSync(backups).filter((n) => n.endsWith('.json')).map((n) => n.slice(0, -5)).sort().reverse();
+      await Promise.all(ids.slice(10).flatMap((o) => [fs.unlink(path.join(backups, `${o}.bak`)), fs.unlink(path.join(backups, `${o}.json`))]));
+      const dir = path.dirname(cur);
+      const temp = path.join(dir, `.${path.basename(cur)}.${randomUUID().slice(0, 8)}.tmp`);
+      const tfd = createSmall(temp, next, 'wx');
+      try {
+        await fsyncAsync(tfd);
+      } finally {
+        closeSync(tfd);
+      }
+      renameSync(temp, cur);
+      const dfd = openSync(dir, constants.O_RDONLY | constants.O_DIRECTORY);
+      try {
+        await fsyncAsync(dfd);
+      } finally {
+        closeSync(dfd);
+      }
+      after = createHash('sha256').update(next).digest('hex');
+    } finally {
+      rmdirSync(lock);
+    }
+    const ms = performance.now() - started;
+    const version = { mtime_ms: Math.trunc(Date.now()), size_bytes: next.length, sha256: after };
+    const envelope = {
+      status: 'success',
+      data: { created: false, bytes_written: next.length, version },
+      text: `Wrote ${next.length} bytes to '${relOut}'.`,
+      stats: { time_ms: Math.round(ms), bytes_written: next.length },
+      context: { cwd: '.', project: null, params_input: { path: rel }, path_resolved: relOut, risk: 'write', risk_level: 'medium', request_id: requestId },
+    };
+    calls.inc({ tool: 'write_file', status: 'success' });
+    duration.observe({ tool: 'write_file' }, ms / 1000);
+    bytesWritten.inc({ tool: 'write_file' }, next.length);
+    audit({
+      time: new Date().toISOString(), request_id: requestId, actor: 'bench', client_ip: req.ip, project: null, tool: 'write_file', path: relOut, risk: 'write', risk_level: 'medium',
+      outcome: 'success', error_code: null, http_status: 200, bytes_read: null, bytes_written: next.length, sha256_before: before, sha256_after: after, duration_ms: Math.round(ms * 1000) / 1000,
+    });
+    return reply.header('x-request-id', requestId).header('etag', `"${after}"`).type('application/json; charset=utf-8').send(JSON.stringify(envelope));
   };
   handler.flush = () => writing ?? Promise.resolve();
   return handler;
