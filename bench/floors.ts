@@ -2,7 +2,8 @@
 // (ceiling.mjs guarded-read) and write_file 4 KiB against the write floor (guarded-write), each at c=1 and c=N,
 // rounds interleaved. A floor is the same Fastify server with one bare route doing the same per-call and
 // file-system work inline (bench/README.md, "Floors"). Printed: calls per second and their paired ratio, and
-// server CPU per call (user + system of every thread, /proc) of each side, the least of the rounds.
+// server CPU per call (user + system of every thread, /proc) of each side, the least of the rounds. BENCH_ONLY=write
+// measures one of the two; CEILING_LOCK=owned gives the write floor toolgate's kind of file lock (ceiling.mjs).
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -47,7 +48,7 @@ try {
   await fs.mkdir(floorState, { recursive: true });
   const t: Targets = { ws, auth, toolgate: tg, peer: null, bareConst: null, bareFile: null, bareFileSync: null, guardedRead: readFloor, guardedWrite: writeFloor };
   const lines: string[] = [];
-  for (const w of ['read', 'write'] as const) {
+  for (const w of (['read', 'write'] as const).filter((x) => options.sections.has(x))) {
     const all = w === 'read' ? readWorkload(t) : await writeWorkload(t, pool, 2 * C);
     const floorKey = w === 'read' ? 'guarded_read' : 'guarded_write';
     const pair = all.filter((s) => s.key === 'toolgate' || s.key === floorKey) as [Subject, Subject];

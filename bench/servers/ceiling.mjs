@@ -174,6 +174,7 @@ function guardedWrite() {
   const auditFile = process.env.CEILING_AUDIT_FILE;
   if (!root || !state || tokenHash.length !== 32 || !auditFile) throw new Error('guarded-write needs CEILING_ROOT, CEILING_STATE, CEILING_TOKEN_SHA256 and CEILING_AUDIT_FILE');
   const fsyncAsync = promisify(fsync);
+  const ownedLock = process.env.CEILING_LOCK === 'owned';
   mkdirSync(path.join(state, 'locks'), { recursive: true });
   const registers = [new Registry()];
   const calls = new Counter({ name: 'calls_total', help: 'calls', labelNames: ['tool', 'status'], registers });
@@ -240,6 +241,10 @@ function guardedWrite() {
     const key = createHash('sha256').update(relOut).digest('hex').slice(0, 16);
     const lock = path.join(state, 'locks', `${key}.lock`);
     mkdirSync(lock);
+    // CEILING_LOCK=owned: the lock as toolgate's file lock takes it (an owner record made inside, the release
+    // renaming the directory away and removing both), to tell how much of a write's cost is the lock's.
+    const owner = ownedLock ? path.join(lock, `owner=${process.pid}`) : null;
+    if (owner) mkdirSync(owner);
     let before;
     let after;
     const next = Buffer.from(content, 'utf8');
@@ -286,7 +291,12 @@ function guardedWrite() {
       }
       after = createHash('sha256').update(next).digest('hex');
     } finally {
-      rmdirSync(lock);
+      if (owner) {
+        const gone = `${lock}.gone${seq}`;
+        renameSync(lock, gone);
+        rmdirSync(path.join(gone, path.basename(owner)));
+        rmdirSync(gone);
+      } else rmdirSync(lock);
     }
     const ms = performance.now() - started;
     const version = { mtime_ms: Math.trunc(Date.now()), size_bytes: next.length, sha256: after };
