@@ -17,6 +17,7 @@ import { compareLoad, rpsRatio, type Subject } from './lib/compare.js';
 import { makePool } from './lib/fixtures.js';
 import { progress } from './lib/log.js';
 import { options } from './lib/options.js';
+import { procCpuMs } from './lib/proc-cpu.js';
 import { startToolgate, useToolgateMain, type Server } from './lib/servers.js';
 import { fmt, MiB } from './lib/stats.js';
 import { editWorkload, readWorkload, writeReadFile, writeWorkload, type Targets } from './lib/workloads.js';
@@ -32,17 +33,17 @@ interface Target {
   workload: 'read' | 'write' | 'cold';
   /** The load's concurrency (none for a start). */
   concurrency?: number;
-  /** B/A throughput at least this (the paired ratio of the rounds), or, with rss, B's peak RSS at most A's + RSS_SLACK_MIB. */
-  minRatio?: number;
+  /** B's server CPU per call at most this many times A's (the least of each side's rounds); calls per second are shown beside. */
+  maxCpuRatio?: number;
   rss?: true;
   /** A start of B (spawn to the first 200 from /readyz) at most this many times the bare Fastify route's. */
   maxToBare?: number;
 }
 const TARGETS: Target[] = [
-  { workload: 'read', concurrency: 1, minRatio: 1.0 },
-  { workload: 'read', concurrency: C, minRatio: 1.0 },
-  { workload: 'write', concurrency: 1, minRatio: 1.0 },
-  { workload: 'write', concurrency: C, minRatio: 1.0 },
+  { workload: 'read', concurrency: 1, maxCpuRatio: 1.0 },
+  { workload: 'read', concurrency: C, maxCpuRatio: 1.0 },
+  { workload: 'write', concurrency: 1, maxCpuRatio: 1.0 },
+  { workload: 'write', concurrency: C, maxCpuRatio: 1.0 },
   { workload: 'read', concurrency: C, rss: true },
   { workload: 'write', concurrency: C, rss: true },
   { workload: 'cold', maxToBare: COLD_START_MAX_RATIO },
@@ -88,32 +89,50 @@ try {
   };
   const lines: string[] = [];
   /** What each measured load gave, for the targets: B/A and the two peak RSS medians. */
-  const got = new Map<string, { ratio: number; rssA: number; rssB: number }>();
+  const got = new Map<string, Measured>();
   for (const w of wanted) {
     if (w === 'cold') {
       // Each build's starts against the bare route's, interleaved (bench/lib/cold-start.ts); the target is B's.
       for (const [i, side] of sides.entries()) {
         useToolgateMain(side.main);
         const c = await coldSection({ tokensFile, logLevel: options.toolgateLogLevel, extra: options.toolgateExtraEnv }, options.cacheDir, logDir);
-        if (i === 1) got.set('cold', { ratio: c.ratio, rssA: Number.NaN, rssB: c.toolgateIdleRssMiB });
+        if (i === 1) got.set('cold', { ratio: c.ratio, rssA: Number.NaN, rssB: c.toolgateIdleRssMiB, cpuA: Number.NaN, cpuB: Number.NaN });
         lines.push(`cold: ${side.name} ${fmt(c.toolgateMs.median)} ms vs bare ${fmt(c.bareMs.median)} ms, ${fmt(c.ratio)}× bare, RSS when ready ${fmt(c.toolgateIdleRssMiB)} MiB`);
         progress(lines[lines.length - 1] as string);
       }
       continue;
     }
+    // Server CPU per call of each run (user + system, every thread, /proc): far steadier between rounds than calls
+    // per second. The ramp's calls are not counted, so the figure is a little high, alike for both sides.
+    const cpu: number[][] = sides.map(() => []);
     const subjects: Subject[] = [];
     for (const [i, side] of sides.entries()) {
       const s = (await make(w, side.t))[0] as Subject;
-      subjects.push({ ...s, key: `side${i}`, label: side.name });
+      const pid = side.t.toolgate.pid;
+      subjects.push({
+        ...s,
+        key: `side${i}`,
+        label: side.name,
+        async run(c, seconds, rampS) {
+          const before = await procCpuMs(`/proc/${pid}/stat`);
+          const res = await s.run(c, seconds, rampS);
+          const after = await procCpuMs(`/proc/${pid}/stat`);
+          cpu[i]?.push(((after.user + after.system - before.user - before.system) * 1000) / Math.max(1, res.ok + res.failed));
+          return res;
+        },
+      });
     }
     for (const c of [1, C]) {
       const durationS = w === 'edit' && c > 1 ? options.durationS * 3 : options.durationS;
+      for (const k of cpu) k.length = 0;
       const r = await compareLoad(`${w} A/B`, c, subjects, { durationS });
       const a = r.side0?.median;
       const b = r.side1?.median;
-      got.set(`${w} c=${c}`, { ratio: rpsRatio(r, 'side1', 'side0'), rssA: a?.peakRssMiB ?? Number.NaN, rssB: b?.peakRssMiB ?? Number.NaN });
+      // The least CPU a round took: other load on the machine only ever adds to it.
+      const [cpuA, cpuB] = cpu.map((k) => (k.length > 0 ? Math.min(...k) : Number.NaN)) as [number, number];
+      got.set(`${w} c=${c}`, { ratio: rpsRatio(r, 'side1', 'side0'), rssA: a?.peakRssMiB ?? Number.NaN, rssB: b?.peakRssMiB ?? Number.NaN, cpuA, cpuB });
       lines.push(
-        `${w} c=${c}: ${sides[0]?.name} ${fmt(a?.rps)} req/s p50 ${fmt(a?.p50)} ms, peak ${fmt(a?.peakRssMiB)} MiB | ${sides[1]?.name} ${fmt(b?.rps)} req/s p50 ${fmt(b?.p50)} ms, peak ${fmt(b?.peakRssMiB)} MiB | B/A ${fmt(rpsRatio(r, 'side1', 'side0'))}×`,
+        `${w} c=${c}: ${sides[0]?.name} ${fmt(a?.rps)} req/s p50 ${fmt(a?.p50)} ms, ${fmt(cpuA)} µs CPU/call, peak ${fmt(a?.peakRssMiB)} MiB | ${sides[1]?.name} ${fmt(b?.rps)} req/s p50 ${fmt(b?.p50)} ms, ${fmt(cpuB)} µs CPU/call, peak ${fmt(b?.peakRssMiB)} MiB | B/A ${fmt(rpsRatio(r, 'side1', 'side0'))}× calls/s, ${fmt(cpuB / cpuA)}× CPU/call`,
       );
       progress(lines[lines.length - 1] as string);
     }
@@ -127,7 +146,17 @@ try {
 }
 
 /** PASS/MISS of B against A for each target whose load was measured (unmeasured ones are named, not judged). */
-function judge(got: Map<string, { ratio: number; rssA: number; rssB: number }>, nameA: string, nameB: string): string[] {
+interface Measured {
+  /** B/A calls per second (paired ratio of the rounds); for cold, B's start against the bare route's. */
+  ratio: number;
+  rssA: number;
+  rssB: number;
+  /** Server CPU per call, µs, the least of each side's rounds. */
+  cpuA: number;
+  cpuB: number;
+}
+
+function judge(got: Map<string, Measured>, nameA: string, nameB: string): string[] {
   const out: string[] = [];
   const skipped: string[] = [];
   for (const t of TARGETS) {
@@ -138,14 +167,18 @@ function judge(got: Map<string, { ratio: number; rssA: number; rssB: number }>, 
         ? `cold start <= ${fmt(t.maxToBare)}x the bare Fastify route`
         : t.rss
           ? `peak RSS ${key} <= baseline + ${RSS_SLACK_MIB} MiB`
-          : `${t.workload}_file 4 KiB c=${t.concurrency} >= ${fmt(t.minRatio)}x baseline`;
+          : `${t.workload}_file 4 KiB c=${t.concurrency} server CPU per call <= ${fmt(t.maxCpuRatio)}x baseline`;
     if (!m) {
       skipped.push(what);
       continue;
     }
-    const pass = t.maxToBare !== undefined ? m.ratio <= t.maxToBare : t.rss ? m.rssB <= m.rssA + RSS_SLACK_MIB : m.ratio >= (t.minRatio as number);
+    const pass = t.maxToBare !== undefined ? m.ratio <= t.maxToBare : t.rss ? m.rssB <= m.rssA + RSS_SLACK_MIB : m.cpuB <= m.cpuA * (t.maxCpuRatio as number);
     const figure =
-      t.maxToBare !== undefined ? `${fmt(m.ratio)}x` : t.rss ? `${fmt(m.rssB)} MiB vs ${fmt(m.rssA)} MiB (${m.rssB - m.rssA >= 0 ? '+' : ''}${fmt(m.rssB - m.rssA)} MiB)` : `${fmt(m.ratio)}x`;
+      t.maxToBare !== undefined
+        ? `${fmt(m.ratio)}x`
+        : t.rss
+          ? `${fmt(m.rssB)} MiB vs ${fmt(m.rssA)} MiB (${m.rssB - m.rssA >= 0 ? '+' : ''}${fmt(m.rssB - m.rssA)} MiB)`
+          : `${fmt(m.cpuB)} vs ${fmt(m.cpuA)} µs, ${fmt(m.cpuB / m.cpuA)}x (calls per second ${fmt(m.ratio)}x)`;
     out.push(`${pass ? 'PASS' : 'MISS'}  ${what}: ${figure}`);
   }
   if (out.length > 0) out.unshift(`targets of ${nameB} against the baseline ${nameA}:`);
