@@ -1,14 +1,12 @@
 // Writes the README "Configuration" table from SETTINGS (src/config.ts), between the
 // `<!-- config-table:start -->` and `<!-- config-table:end -->` markers. `--check` fails on drift
-// (test/ops/config-table.test.ts checks the same).
-import fs from 'node:fs/promises';
+// (test/ops/config.test.ts checks the same).
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import { flagOf, isSwitch, SETTINGS, type SettingKey } from '../src/config.js';
+import { README, runBlockCommand, withBlock, type ReadmeBlock } from './readme-block.js';
 
-export const START = '<!-- config-table:start -->';
-export const END = '<!-- config-table:end -->';
-export const README = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'README.md');
+export { README };
 
 function showDefault(value: string | undefined): string {
   if (value === undefined) return '—';
@@ -37,27 +35,11 @@ export function renderConfigTable(): string {
   ].join('\n');
 }
 
+const BLOCK: ReadmeBlock = { name: 'config-table', what: 'configuration table', section: 'Configuration', render: renderConfigTable };
+
 /** README text with the generated block replaced (markers kept). */
 export function withConfigTable(readme: string): string {
-  const start = readme.indexOf(START);
-  const end = readme.indexOf(END);
-  if (start < 0 || end < start) throw new Error(`README.md needs the markers ${START} and ${END} in its Configuration section.`);
-  return `${readme.slice(0, start + START.length)}\n${renderConfigTable()}\n${readme.slice(end)}`;
+  return withBlock(readme, BLOCK);
 }
 
-async function main(): Promise<void> {
-  const current = await fs.readFile(README, 'utf8');
-  const updated = withConfigTable(current);
-  if (process.argv.includes('--check')) {
-    if (current !== updated) {
-      process.stderr.write('The README configuration table is out of date: run `npm run config-table`.\n');
-      process.exit(1);
-    }
-    process.stdout.write('README configuration table is up to date.\n');
-    return;
-  }
-  if (current !== updated) await fs.writeFile(README, updated);
-  process.stdout.write(current === updated ? 'README configuration table unchanged.\n' : 'Updated the README configuration table.\n');
-}
-
-if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) await main();
+if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) await runBlockCommand(BLOCK);

@@ -129,14 +129,16 @@ export async function writeWorkload(t: Targets, pool: Buffer, files: number): Pr
   };
   const tg = await make('tg');
   const rel = (f: string) => path.relative(t.ws, f).split(path.sep).join('/');
-  // bodies[i][s]: the write that leaves state s.
-  const bodies = tg.files.map((f, i) => {
-    const [a, b] = tg.contents[i] as [Buffer, Buffer];
-    return [
-      JSON.stringify({ path: rel(f), content: b.toString('latin1'), expected_sha256: sha256(a) }),
-      JSON.stringify({ path: rel(f), content: a.toString('latin1'), expected_sha256: sha256(b) }),
-    ] as const;
-  });
+  // bodies[i][s]: the write_file call that leaves file i in state s, passing the version it replaces.
+  const bodiesOf = (set: TwoState) =>
+    set.files.map((f, i) => {
+      const [a, b] = set.contents[i] as [Buffer, Buffer];
+      return [
+        JSON.stringify({ path: rel(f), content: b.toString('latin1'), expected_sha256: sha256(a) }),
+        JSON.stringify({ path: rel(f), content: a.toString('latin1'), expected_sha256: sha256(b) }),
+      ] as const;
+    });
+  const bodies = bodiesOf(tg);
   let tgPool = new LeasePool([]);
   const subjects: Subject[] = [
     toolgateSubject(t, 'write_file', {
@@ -149,13 +151,7 @@ export async function writeWorkload(t: Targets, pool: Buffer, files: number): Pr
   if (t.guardedWrite) {
     const server = t.guardedWrite;
     const gw = await make('gw');
-    const gwBodies = gw.files.map((f, i) => {
-      const [a, b] = gw.contents[i] as [Buffer, Buffer];
-      return [
-        JSON.stringify({ path: rel(f), content: b.toString('latin1'), expected_sha256: sha256(a) }),
-        JSON.stringify({ path: rel(f), content: a.toString('latin1'), expected_sha256: sha256(b) }),
-      ] as const;
-    });
+    const gwBodies = bodiesOf(gw);
     subjects.push({
       key: 'guarded_write',
       label: 'guarded write: write_file\'s work inline (bare Fastify)',

@@ -51,66 +51,19 @@ await app.listen({ host: '127.0.0.1', port: Number(process.env.PORT ?? 0) });
  * Env: CEILING_ROOT (the workspace), CEILING_TOKEN_SHA256 (hex), CEILING_AUDIT_FILE.
  */
 function guardedRead() {
-  const root = process.env.CEILING_ROOT;
-  const tokenHash = Buffer.from(process.env.CEILING_TOKEN_SHA256 ?? '', 'hex');
-  const auditFile = process.env.CEILING_AUDIT_FILE;
-  if (!root || tokenHash.length !== 32 || !auditFile) throw new Error('guarded-read needs CEILING_ROOT, CEILING_TOKEN_SHA256 and CEILING_AUDIT_FILE');
+  const work = perCallWork('guarded-read', 'bytes_read_total');
+  const { refuse } = work;
   const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
-  const registers = [new Registry()];
-  const calls = new Counter({ name: 'calls_total', help: 'calls', labelNames: ['tool', 'status'], registers });
-  const duration = new Histogram({ name: 'duration_seconds', help: 'duration', labelNames: ['tool'], buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30], registers });
-  const bytesRead = new Counter({ name: 'bytes_read_total', help: 'bytes', labelNames: ['tool'], registers });
-  const budget = new Map();
-  let prev = null;
-  let pendingFile = '';
-  let pendingOut = '';
-  let writing = null;
-  const drain = async () => {
-    while (pendingFile !== '') {
-      const file = pendingFile;
-      const out = pendingOut;
-      pendingFile = '';
-      pendingOut = '';
-      process.stdout.write(out);
-      await fs.appendFile(auditFile, file);
-    }
-    writing = null;
-  };
-  const audit = (entry) => {
-    const body = JSON.stringify({ ...entry, prev });
-    const hash = createHash('sha256').update(body).digest('hex');
-    const line = `${body.slice(0, -1)},"hash":"${hash}"}\n`;
-    prev = hash;
-    pendingFile += line;
-    pendingOut += line;
-    writing ??= drain();
-  };
-  const refuse = (reply, status, code) => reply.code(status).send({ status: 'error', data: null, error: { code } });
 
   const handler = (req, reply) => {
     const started = performance.now();
     const requestId = randomUUID();
-    const auth = req.headers.authorization;
-    if (typeof auth !== 'string' || !auth.startsWith('Bearer ')) return refuse(reply, 401, 'UNAUTHORIZED');
-    const given = createHash('sha256').update(auth.slice(7)).digest();
-    if (!timingSafeEqual(given, tokenHash)) return refuse(reply, 401, 'UNAUTHORIZED');
-    const window = Math.floor(Date.now() / 60_000);
-    const used = budget.get(auth);
-    if (used && used.window === window) used.count++;
-    else budget.set(auth, { window, count: 1 });
+    if (!work.admit(req, reply)) return reply;
     const rel = req.body?.path;
     if (typeof rel !== 'string' || rel.includes('\0') || rel.startsWith('/')) return refuse(reply, 400, 'INVALID_PARAM');
-    const segments = rel.split('/').filter((x) => x !== '' && x !== '.');
-    if (segments.length === 0 || segments.includes('..') || segments[0] === '.toolgate') return refuse(reply, 403, 'ACCESS_DENIED');
-    let cur = root;
-    let st = null;
-    for (const seg of segments) {
-      cur = path.join(cur, seg);
-      st = lstatSync(cur, { throwIfNoEntry: false });
-      if (!st) return refuse(reply, 404, 'NOT_FOUND');
-      if (st.isSymbolicLink()) return refuse(reply, 403, 'ACCESS_DENIED');
-    }
-    if (!st.isFile()) return refuse(reply, 400, 'NOT_REGULAR_FILE');
+    const found = work.walk(rel, reply);
+    if (!found) return reply;
+    const { cur, st, relOut } = found;
     const fd = openSync(cur, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
     let buf;
     let fst;
@@ -135,7 +88,6 @@ function guardedRead() {
     for (let i = content.indexOf('\n'); i !== -1; i = content.indexOf('\n', i + 1)) lines++;
     if (content.length > 0 && !content.endsWith('\n')) lines++;
     const version = { mtime_ms: Math.trunc(fst.mtimeMs), size_bytes: buf.length, sha256 };
-    const relOut = segments.join('/');
     const ms = performance.now() - started;
     const envelope = {
       status: 'success',
@@ -144,16 +96,13 @@ function guardedRead() {
       stats: { time_ms: Math.round(ms), bytes_read: buf.length, lines },
       context: { cwd: '.', project: null, params_input: { path: rel }, path_resolved: relOut, risk: 'read', risk_level: 'low', request_id: requestId },
     };
-    calls.inc({ tool: 'read_file', status: 'success' });
-    duration.observe({ tool: 'read_file' }, ms / 1000);
-    bytesRead.inc({ tool: 'read_file' }, buf.length);
-    audit({
+    work.done('read_file', ms, buf.length, {
       time: new Date().toISOString(), request_id: requestId, actor: 'bench', client_ip: req.ip, project: null, tool: 'read_file', path: relOut, risk: 'read', risk_level: 'low',
       outcome: 'success', error_code: null, http_status: 200, bytes_read: buf.length, bytes_written: null, sha256_before: sha256, sha256_after: null, duration_ms: Math.round(ms * 1000) / 1000,
     });
     return reply.header('x-request-id', requestId).header('etag', `"${sha256}"`).type('application/json; charset=utf-8').send(JSON.stringify(envelope));
   };
-  handler.flush = () => writing ?? Promise.resolve();
+  handler.flush = work.flush;
   return handler;
 }
 
@@ -168,45 +117,14 @@ function guardedRead() {
  * Env: CEILING_ROOT, CEILING_STATE (a state directory outside the root), CEILING_TOKEN_SHA256, CEILING_AUDIT_FILE.
  */
 function guardedWrite() {
-  const root = process.env.CEILING_ROOT;
+  const work = perCallWork('guarded-write', 'bytes_written_total');
+  const { refuse } = work;
   const state = process.env.CEILING_STATE;
-  const tokenHash = Buffer.from(process.env.CEILING_TOKEN_SHA256 ?? '', 'hex');
-  const auditFile = process.env.CEILING_AUDIT_FILE;
-  if (!root || !state || tokenHash.length !== 32 || !auditFile) throw new Error('guarded-write needs CEILING_ROOT, CEILING_STATE, CEILING_TOKEN_SHA256 and CEILING_AUDIT_FILE');
+  if (!state) throw new Error('guarded-write needs CEILING_STATE besides what guarded-read needs');
   const fsyncAsync = promisify(fsync);
   const ownedLock = process.env.CEILING_LOCK === 'owned';
   mkdirSync(path.join(state, 'locks'), { recursive: true });
-  const registers = [new Registry()];
-  const calls = new Counter({ name: 'calls_total', help: 'calls', labelNames: ['tool', 'status'], registers });
-  const duration = new Histogram({ name: 'duration_seconds', help: 'duration', labelNames: ['tool'], buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30], registers });
-  const bytesWritten = new Counter({ name: 'bytes_written_total', help: 'bytes', labelNames: ['tool'], registers });
-  const budget = new Map();
-  let prev = null;
-  let pendingFile = '';
-  let pendingOut = '';
-  let writing = null;
   let seq = 0;
-  const drain = async () => {
-    while (pendingFile !== '') {
-      const file = pendingFile;
-      const out = pendingOut;
-      pendingFile = '';
-      pendingOut = '';
-      process.stdout.write(out);
-      await fs.appendFile(auditFile, file);
-    }
-    writing = null;
-  };
-  const audit = (entry) => {
-    const body = JSON.stringify({ ...entry, prev });
-    const hash = createHash('sha256').update(body).digest('hex');
-    const line = `${body.slice(0, -1)},"hash":"${hash}"}\n`;
-    prev = hash;
-    pendingFile += line;
-    pendingOut += line;
-    writing ??= drain();
-  };
-  const refuse = (reply, status, code) => reply.code(status).send({ status: 'error', data: null, error: { code } });
   const createSmall = (file, data, flags) => {
     const fd = openSync(file, flags, 0o600);
     writeSync(fd, data);
@@ -216,28 +134,12 @@ function guardedWrite() {
   const handler = async (req, reply) => {
     const started = performance.now();
     const requestId = randomUUID();
-    const auth = req.headers.authorization;
-    if (typeof auth !== 'string' || !auth.startsWith('Bearer ')) return refuse(reply, 401, 'UNAUTHORIZED');
-    const given = createHash('sha256').update(auth.slice(7)).digest();
-    if (!timingSafeEqual(given, tokenHash)) return refuse(reply, 401, 'UNAUTHORIZED');
-    const window = Math.floor(Date.now() / 60_000);
-    const used = budget.get(auth);
-    if (used && used.window === window) used.count++;
-    else budget.set(auth, { window, count: 1 });
+    if (!work.admit(req, reply)) return reply;
     const { path: rel, content, expected_sha256: expected } = req.body ?? {};
     if (typeof rel !== 'string' || typeof content !== 'string' || rel.includes('\0') || rel.startsWith('/')) return refuse(reply, 400, 'INVALID_PARAM');
-    const segments = rel.split('/').filter((x) => x !== '' && x !== '.');
-    if (segments.length === 0 || segments.includes('..') || segments[0] === '.toolgate') return refuse(reply, 403, 'ACCESS_DENIED');
-    let cur = root;
-    let st = null;
-    for (const seg of segments) {
-      cur = path.join(cur, seg);
-      st = lstatSync(cur, { throwIfNoEntry: false });
-      if (!st) return refuse(reply, 404, 'NOT_FOUND');
-      if (st.isSymbolicLink()) return refuse(reply, 403, 'ACCESS_DENIED');
-    }
-    if (!st.isFile()) return refuse(reply, 400, 'NOT_REGULAR_FILE');
-    const relOut = segments.join('/');
+    const found = work.walk(rel, reply);
+    if (!found) return reply;
+    const { cur, st, relOut } = found;
     const key = createHash('sha256').update(relOut).digest('hex').slice(0, 16);
     const lock = path.join(state, 'locks', `${key}.lock`);
     mkdirSync(lock);
@@ -307,15 +209,90 @@ function guardedWrite() {
       stats: { time_ms: Math.round(ms), bytes_written: next.length },
       context: { cwd: '.', project: null, params_input: { path: rel }, path_resolved: relOut, risk: 'write', risk_level: 'medium', request_id: requestId },
     };
-    calls.inc({ tool: 'write_file', status: 'success' });
-    duration.observe({ tool: 'write_file' }, ms / 1000);
-    bytesWritten.inc({ tool: 'write_file' }, next.length);
-    audit({
+    work.done('write_file', ms, next.length, {
       time: new Date().toISOString(), request_id: requestId, actor: 'bench', client_ip: req.ip, project: null, tool: 'write_file', path: relOut, risk: 'write', risk_level: 'medium',
       outcome: 'success', error_code: null, http_status: 200, bytes_read: null, bytes_written: next.length, sha256_before: before, sha256_after: after, duration_ms: Math.round(ms * 1000) / 1000,
     });
     return reply.header('x-request-id', requestId).header('etag', `"${after}"`).type('application/json; charset=utf-8').send(JSON.stringify(envelope));
   };
-  handler.flush = () => writing ?? Promise.resolve();
+  handler.flush = work.flush;
   return handler;
+}
+
+/**
+ * What both floors do around their file work, once: the token (sha256, constant-time compare), a rate-limit
+ * count, the path checks and the sandbox walk (lstat per segment, no symlink), three prom-client metrics (calls,
+ * duration, bytes) and the hash-chained audit line to the audit file and stdout, both written in groups.
+ */
+function perCallWork(mode, bytesName) {
+  const root = process.env.CEILING_ROOT;
+  const tokenHash = Buffer.from(process.env.CEILING_TOKEN_SHA256 ?? '', 'hex');
+  const auditFile = process.env.CEILING_AUDIT_FILE;
+  if (!root || tokenHash.length !== 32 || !auditFile) throw new Error(`${mode} needs CEILING_ROOT, CEILING_TOKEN_SHA256 and CEILING_AUDIT_FILE`);
+  const registers = [new Registry()];
+  const calls = new Counter({ name: 'calls_total', help: 'calls', labelNames: ['tool', 'status'], registers });
+  const duration = new Histogram({ name: 'duration_seconds', help: 'duration', labelNames: ['tool'], buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30], registers });
+  const bytes = new Counter({ name: bytesName, help: 'bytes', labelNames: ['tool'], registers });
+  const budget = new Map();
+  let prev = null;
+  let pendingFile = '';
+  let pendingOut = '';
+  let writing = null;
+  const drain = async () => {
+    while (pendingFile !== '') {
+      const file = pendingFile;
+      const out = pendingOut;
+      pendingFile = '';
+      pendingOut = '';
+      process.stdout.write(out);
+      await fs.appendFile(auditFile, file);
+    }
+    writing = null;
+  };
+  const refuse = (reply, status, code) => reply.code(status).send({ status: 'error', data: null, error: { code } });
+  return {
+    root,
+    refuse,
+    /** The token and the rate count: false when refused (the refusal is sent). */
+    admit(req, reply) {
+      const auth = req.headers.authorization;
+      if (typeof auth !== 'string' || !auth.startsWith('Bearer ')) return refuse(reply, 401, 'UNAUTHORIZED'), false;
+      const given = createHash('sha256').update(auth.slice(7)).digest();
+      if (!timingSafeEqual(given, tokenHash)) return refuse(reply, 401, 'UNAUTHORIZED'), false;
+      const window = Math.floor(Date.now() / 60_000);
+      const used = budget.get(auth);
+      if (used && used.window === window) used.count++;
+      else budget.set(auth, { window, count: 1 });
+      return true;
+    },
+    /** The sandbox walk to a regular file: its path, lstat and segments, or null when refused (sent). */
+    walk(rel, reply) {
+      const segments = rel.split('/').filter((x) => x !== '' && x !== '.');
+      if (segments.length === 0 || segments.includes('..') || segments[0] === '.toolgate') return refuse(reply, 403, 'ACCESS_DENIED'), null;
+      let cur = root;
+      let st = null;
+      for (const seg of segments) {
+        cur = path.join(cur, seg);
+        st = lstatSync(cur, { throwIfNoEntry: false });
+        if (!st) return refuse(reply, 404, 'NOT_FOUND'), null;
+        if (st.isSymbolicLink()) return refuse(reply, 403, 'ACCESS_DENIED'), null;
+      }
+      if (!st.isFile()) return refuse(reply, 400, 'NOT_REGULAR_FILE'), null;
+      return { cur, st, relOut: segments.join('/') };
+    },
+    /** Metrics and the audit line of a call that succeeded. */
+    done(tool, ms, n, entry) {
+      calls.inc({ tool, status: 'success' });
+      duration.observe({ tool }, ms / 1000);
+      bytes.inc({ tool }, n);
+      const body = JSON.stringify({ ...entry, prev });
+      const hash = createHash('sha256').update(body).digest('hex');
+      const line = `${body.slice(0, -1)},"hash":"${hash}"}\n`;
+      prev = hash;
+      pendingFile += line;
+      pendingOut += line;
+      writing ??= drain();
+    },
+    flush: () => writing ?? Promise.resolve(),
+  };
 }
