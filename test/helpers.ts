@@ -1,6 +1,7 @@
 // Test harness: a real app over a fresh temporary workspace, driven through HTTP (inject).
 import { Writable } from 'node:stream';
 import { createHash } from 'node:crypto';
+import { readdirSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -97,4 +98,18 @@ export function auditCollector(): { stream: Writable; lines: Record<string, unkn
     },
   });
   return { stream, lines };
+}
+
+/** The data file of a backup: named with its record in its file key's directory (src/workspace/backups.ts). */
+export function backupFile(stateDir: string, id: string): string {
+  const dir = path.join(stateDir, 'backups', id.slice(0, 16));
+  const name = readdirSync(dir).find((n) => n.startsWith(`${id}.`) && n.endsWith('.kept'));
+  if (name === undefined) throw new Error(`no backup ${id} in ${dir}`);
+  return path.join(dir, name);
+}
+
+/** The sha256 a backup's name records (null: none). */
+export function backupSha256(stateDir: string, id: string): string | null {
+  const sha = path.basename(backupFile(stateDir, id)).split('.')[3] as string;
+  return sha === '-' ? null : sha;
 }

@@ -4,7 +4,7 @@
 import type { RiskLevel, VersionStamp } from '../envelope.js';
 import type { DiffPreview } from '../edit/diff.js';
 import { commitTempFile, discardTempFile, writeFileAtomic, writeTempFile, type AtomicWriteOptions, type CommitOptions, type FileContent, type TempFile } from '../workspace/atomic.js';
-import { createBackup, type BackupInput } from '../workspace/backups.js';
+import { createBackup, discardBackup, type BackupInput } from '../workspace/backups.js';
 import { syncInFlight } from '../workspace/sync-first-io.js';
 import type { ResolvedPath } from '../workspace/sandbox.js';
 import { sha256Hex, versionOf } from '../workspace/versions.js';
@@ -39,8 +39,9 @@ export interface Committed {
  * temp file, a delete's rename, a move onto a file): the file, the tool, its mode and version, and who changed it,
  * so that undo_edit and restore_backup see every change the same way (docs/api.md, "Durable writes and backups").
  */
-export function backupRecord(ctx: ToolContext, p: ResolvedPath, operation: string, old: { stat: { mode: number }; version: VersionStamp }): BackupInput {
-  return { rel: p.realRel, operation, mode: modeOf(old), sha256: old.version.sha256, actor: ctx.caller.actor, kept: ctx.keptBackup && ((id) => ctx.keptBackup?.(old.version.sha256, id)) };
+export function backupRecord(ctx: ToolContext, p: ResolvedPath, operation: string, old: { stat: { mode: number; dev: number; ino: number }; version: VersionStamp }): BackupInput {
+  const from = { at: p.at, dev: old.stat.dev, ino: old.stat.ino };
+  return { rel: p.realRel, operation, mode: modeOf(old), sha256: old.version.sha256, actor: ctx.caller.actor, kept: ctx.keptBackup && ((id) => ctx.keptBackup?.(old.version.sha256, id)), from };
 }
 
 /**
@@ -73,8 +74,13 @@ export async function commitChange(ctx: ToolContext, p: ResolvedPath, change: Ne
   try {
     if (kept && alone) return await commitBesideBackup(ctx, p, change, kept, opts);
     const backupId = kept ? await createBackup(p.ws, backupRecord(ctx, p, change.operation, kept), kept.content) : null;
-    const st = await writeFileAtomic(p.ws, p.at, change.next, opts);
-    return { backupId, version: versionOf(st, sha256Hex(change.next)) };
+    try {
+      const st = await writeFileAtomic(p.ws, p.at, change.next, opts);
+      return { backupId, version: versionOf(st, sha256Hex(change.next)) };
+    } catch (err) {
+      if (backupId !== null) await discardBackup(p.ws, backupId);
+      throw err;
+    }
   } finally {
     commitsInFlight--;
   }
@@ -112,7 +118,10 @@ export async function commitStaged(ctx: ToolContext, p: ResolvedPath, temp: Prom
     const st = await commitTempFile(await temp, p.at, opts);
     return { backupId, version: versionOf(st, sha) };
   } catch (err) {
-    await backup.catch(ignore); // it reads the old content's buffer, which the caller may reuse
+    // It reads the old content's buffer, which the caller may reuse. Kept, it would be a backup of a change
+    // not made, still linked to the file it was taken from: it goes.
+    const backupId = await backup.catch(() => null);
+    if (backupId !== null) await discardBackup(p.ws, backupId);
     await dropStaged(temp);
     throw err;
   }

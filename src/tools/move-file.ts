@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { ToolError } from '../envelope.js';
 import { E } from '../errors.js';
 import { fsyncDirectory, writeFileAtomic } from '../workspace/atomic.js';
-import { createBackup } from '../workspace/backups.js';
+import { createBackup, discardBackup } from '../workspace/backups.js';
 import { fileState, type FileState } from '../workspace/file-state.js';
 import { withFileLock } from '../workspace/locks.js';
 import { describeKind, entryOf, type ResolvedPath } from '../workspace/sandbox.js';
@@ -135,12 +135,16 @@ async function moveLocked(ctx: ToolContext, input: MoveInput, src: ResolvedPath,
   // Made only now, under the locks and after the announcement: an approved repeat that is refused leaves no directory behind.
   const createdDir = ensureParent(ctx, dst, true);
   if (old) backupId = await createBackup(dst.ws, backupRecord(ctx, dst, 'move_file', old), old.content);
-  ctx.signal.throwIfAborted(); // stopped (time limit): refuse before the move, never after answering
   try {
+    ctx.signal.throwIfAborted(); // stopped (time limit): refuse before the move, never after answering
     await fs.rename(src.at, dst.at);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
-    await moveAcrossVolumes(src, dst, isDir, current);
+    if ((err as NodeJS.ErrnoException).code === 'EXDEV') await moveAcrossVolumes(src, dst, isDir, current);
+    else {
+      // Nothing was moved: the old destination keeps its content, and its backup (maybe its own inode, linked) goes.
+      if (backupId !== null) await discardBackup(dst.ws, backupId);
+      throw err;
+    }
   }
   if (isDir) await decideArrived(ctx, input.destination, src, dst);
   await fsyncDirectory(entryOf(dst.dir, '.'));

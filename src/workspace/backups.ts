@@ -1,7 +1,14 @@
 // Backups (docs/api.md, "Durable writes and backups"): the old content of a file before it is overwritten, edited, replaced or deleted,
 // kept under <state>/backups/<file key>/ with bounded retention (count per file, total bytes).
+//
+// A backup is one file whose name carries its record: `<id>.<operation>.<mode>.<sha256|->.<actor|->.<k|r>.kept`
+// (the actor in base64url, `r` for a change that removed the file). The file's path and project are the same for
+// every backup of one file key and are written once, in the directory's `origin`. Its data is the old file's
+// inode itself, linked into the backups just before the new content is renamed over the file, where that can be
+// done (same mount, the name its only link); a copy otherwise. Backups of older versions (`<id>.bak` with its
+// `<id>.json` meta) are still listed, restored and pruned.
 import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, constants as fsConstants, mkdirSync, readdirSync, readFileSync, statSync, unlinkSync } from 'node:fs';
+import { closeSync, constants as fsConstants, existsSync, lstatSync, readdirSync, readFileSync, statSync, unlinkSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { E } from '../errors.js';
@@ -30,14 +37,25 @@ export interface BackupMeta {
 }
 
 const ID_RE = /^([0-9a-f]{16})-([0-9a-z]{8,})-([0-9a-f]{6})$/;
+/** A backup's file name (see the top of this file). */
+const KEPT_RE = /^([0-9a-f]{16}-[0-9a-z]{8,}-[0-9a-f]{6})\.([a-z][a-z0-9_:]*)\.([0-7]{1,6})\.([0-9a-f]{64}|-)\.([A-Za-z0-9_-]{2,}|-)\.([kr])\.kept$/;
+const OPERATION_RE = /^[a-z][a-z0-9_:]*$/;
+/** The path and project of a file key's backups, written once in its directory. */
+const ORIGIN = 'origin';
 
 /**
- * Sizes of backup data files by path. A backup's data never changes once its meta exists (createBackup writes
- * the data first; moveToBackup renames it in whole), so a size seen once is kept until the backup is gone:
- * a scan then lists directories and stats only the backups it has not seen before. Process-wide: a cache of
- * facts that never change, whichever service learnt them.
+ * Sizes of backup data files by path. A backup's data never changes once it is named (a link or a rename makes
+ * it whole), so a size seen once is kept until the backup is gone: a scan then lists directories and stats only
+ * the backups it has not seen before. Process-wide: a cache of facts that never change, whichever service learnt them.
  */
 const knownSizes = new Map<string, number>();
+/** Origins by backup directory, read or written once per process: a file key's path never changes. */
+const origins = new Map<string, Origin>();
+
+interface Origin {
+  project: string | null;
+  path: string;
+}
 
 function fileKey(rel: string): string {
   return createHash('sha256').update(rel).digest('hex').slice(0, 16);
@@ -48,11 +66,117 @@ function backupsRoot(ws: Workspace): string {
 function newId(rel: string): string {
   return `${fileKey(rel)}-${Date.now().toString(36).padStart(9, '0')}-${randomBytes(3).toString('hex')}`;
 }
-function locate(ws: Workspace, id: string): { dir: string; data: string; meta: string } {
+function dirOf(ws: Workspace, id: string): string {
   const m = ID_RE.exec(id);
   if (!m) throw E.backupIdInvalid(id);
-  const dir = path.join(backupsRoot(ws), m[1] as string);
-  return { dir, data: path.join(dir, `${id}.bak`), meta: path.join(dir, `${id}.json`) };
+  return path.join(backupsRoot(ws), m[1] as string);
+}
+
+/** One backup in a directory: its data file, and the meta file of the older kind (null for one named with its record). */
+interface Entry {
+  id: string;
+  data: string;
+  metaFile: string | null;
+  /** Parsed from the name (the newer kind). */
+  name: RegExpExecArray | null;
+}
+
+/** The backups among one directory's names, newest first. */
+function entriesOf(dir: string, names: readonly string[]): Entry[] {
+  const entries: Entry[] = [];
+  for (const n of names) {
+    const m = KEPT_RE.exec(n);
+    if (m) entries.push({ id: m[1] as string, data: path.join(dir, n), metaFile: null, name: m });
+    else if (n.endsWith('.json') && ID_RE.test(n.slice(0, -5))) {
+      const id = n.slice(0, -5);
+      entries.push({ id, data: path.join(dir, `${id}.bak`), metaFile: path.join(dir, n), name: null });
+    }
+  }
+  return entries.sort((a, b) => (a.id < b.id ? 1 : -1));
+}
+
+function namesIn(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
+
+/** The backup with this id, or null. */
+function findEntry(ws: Workspace, id: string): Entry | null {
+  const dir = dirOf(ws, id);
+  const prefix = `${id}.`;
+  return entriesOf(dir, namesIn(dir).filter((n) => n.startsWith(prefix))).find((e) => e.id === id) ?? null;
+}
+
+function encodeActor(actor: string | null): string {
+  return actor === null ? '-' : Buffer.from(actor, 'utf8').toString('base64url');
+}
+
+function nameOf(id: string, input: BackupInput, removed: boolean): string {
+  // Operations are tool names, constants of the code: a name that could not be parsed back is a bug.
+  if (!OPERATION_RE.test(input.operation)) throw new Error(`backup operation not a tool name: ${input.operation}`);
+  return `${id}.${input.operation}.${input.mode.toString(8)}.${input.sha256 ?? '-'}.${encodeActor(input.actor)}.${removed ? 'r' : 'k'}.kept`;
+}
+
+/** The origin of a directory's backups: its `origin` file, or for a directory of older backups one of their metas. */
+function originOf(dir: string, entries: readonly Entry[]): Origin | null {
+  const known = origins.get(dir);
+  if (known) return known;
+  try {
+    const o = JSON.parse(readFileSync(path.join(dir, ORIGIN), 'utf8')) as Origin;
+    origins.set(dir, o);
+    return o;
+  } catch {
+    for (const e of entries) {
+      const meta = e.metaFile && readOldMeta(e.metaFile);
+      if (meta) return { project: meta.project ?? null, path: meta.path };
+    }
+    return null;
+  }
+}
+
+function readOldMeta(file: string): BackupMeta | null {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as BackupMeta;
+  } catch {
+    return null; // a half-written meta of a concurrent backup or a crash, or one pruned meanwhile
+  }
+}
+
+function sizeOf(data: string): number | null {
+  let size = knownSizes.get(data);
+  if (size === undefined) {
+    try {
+      size = lstatSync(data).size;
+    } catch {
+      return null;
+    }
+    knownSizes.set(data, size);
+  }
+  return size;
+}
+
+/** An entry's record, or null when it cannot be read (pruned meanwhile, half written, no origin). */
+function metaOf(e: Entry, origin: Origin | null): BackupMeta | null {
+  if (e.metaFile !== null) return readOldMeta(e.metaFile);
+  const m = e.name as RegExpExecArray;
+  const size = sizeOf(e.data);
+  if (origin === null || size === null) return null;
+  const actor = m[5] as string;
+  return {
+    backup_id: e.id,
+    project: origin.project,
+    path: origin.path,
+    operation: m[2] as string,
+    created_at: new Date(parseInt(e.id.slice(17, e.id.lastIndexOf('-')), 36)).toISOString(),
+    size_bytes: size,
+    sha256: m[4] === '-' ? null : (m[4] as string),
+    mode: parseInt(m[3] as string, 8),
+    actor: actor === '-' ? null : Buffer.from(actor, 'base64url').toString('utf8'),
+    ...(m[6] === 'r' && { removed: true }),
+  };
 }
 
 export interface BackupInput {
@@ -64,33 +188,84 @@ export interface BackupInput {
   actor: string | null;
   /** Told the id of the backup once it is kept: the call's checkpoint record names it as the content before. */
   kept?: ((id: string) => void) | undefined;
+  /**
+   * Where the old content still is (a handle name, ResolvedPath.at) and the inode that was read there: the backup
+   * is then that inode, linked, when the change renames a new file over it (see linkOld). Absent: a copy.
+   */
+  from?: { at: string; dev: number; ino: number } | undefined;
 }
 
-/** Keeps `content` as a backup of `rel`; returns the backup id, or null when backups are disabled. */
+/** Makes a file key's directory and its origin when this process has not seen them yet. */
+async function ensureDir(ws: Workspace, dir: string, rel: string): Promise<void> {
+  if (origins.has(dir)) return;
+  await fs.mkdir(dir, { recursive: true, mode: 0o700 });
+  const file = path.join(dir, ORIGIN);
+  const origin: Origin = { project: ws.id, path: rel };
+  if (!existsSync(file)) {
+    // Complete or absent: written aside and renamed (another replica may write the same one meanwhile).
+    const part = `${file}.${randomBytes(4).toString('hex')}.part`;
+    await fs.writeFile(part, JSON.stringify(origin), { mode: 0o600 });
+    await fs.rename(part, file);
+  }
+  origins.set(dir, origin);
+}
+
+/**
+ * Keeps `content` as a backup of `rel`; returns the backup id, or null when backups are disabled. With
+ * `input.from`, the caller renames the new content over that file once this returns, and the backup is the old
+ * inode linked (no copy, one call in the thread pool); a copy where the link cannot be made or kept.
+ */
 export async function createBackup(ws: Workspace, input: BackupInput, content: Buffer): Promise<string | null> {
   if (ws.limits.backupKeep === 0) return null;
   const id = newId(input.rel);
-  const loc = locate(ws, id);
-  mkdirSync(loc.dir, { recursive: true, mode: 0o700 });
-  // Backups are an undo aid written before the change, not made durable (the file itself is). They are
-  // copies: the service never creates hard links (docs/api.md, "Sandbox"), which would also tie a backup to a user's inode.
-  await writeNew(loc.data, content);
-  knownSizes.set(loc.data, content.length);
-  await writeMeta(loc.meta, id, ws.id, input, content.length);
+  const dir = dirOf(ws, id);
+  await ensureDir(ws, dir, input.rel);
+  const file = path.join(dir, nameOf(id, input, false));
+  if (!(input.from && (await linkOld(input.from, file)))) {
+    const part = path.join(dir, `${id}.part`);
+    try {
+      await writeCopy(part, file, content);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || existsSync(dir)) throw err;
+      // The directory went since this process made it (removed by hand): made again, once.
+      origins.delete(dir);
+      await ensureDir(ws, dir, input.rel);
+      await writeCopy(part, file, content);
+    }
+  }
+  knownSizes.set(file, content.length);
   input.kept?.(id);
-  await prune(ws, loc.dir, content.length, id);
+  await prune(ws, dir, content.length, id);
   return id;
 }
 
-/** Creates a backup file (see openForWrite); a large one is written in one call in the thread pool (fs.writeFile would make a round trip per 512 KiB). */
-async function writeNew(file: string, content: Buffer): Promise<void> {
-  const opened = openForWrite(file, 'w', 0o600);
+/**
+ * Links the old file's inode in as the backup; false (nothing left) where it cannot be kept that way: another
+ * mount (EXDEV), no permission, or the name was swapped since it was read (another inode), or the inode has
+ * other links (a later write through one of them would change the backup). The link does not follow a symlink.
+ */
+async function linkOld(from: { at: string; dev: number; ino: number }, file: string): Promise<boolean> {
+  try {
+    await fs.link(from.at, file);
+  } catch {
+    return false;
+  }
+  const st = lstatSync(file, { throwIfNoEntry: false });
+  if (st && st.dev === from.dev && st.ino === from.ino && st.nlink === 2) return true;
+  await unlinkIfPresent(file);
+  return false;
+}
+
+/** Writes a copy aside and renames it to its name, so that a backup appears whole or not at all. */
+async function writeCopy(part: string, file: string, content: Buffer): Promise<void> {
+  const opened = openForWrite(part, 'w', 0o600);
   const fd = typeof opened === 'number' ? opened : await opened;
   try {
     await writeAll(fd, content);
   } finally {
     closeSync(fd);
   }
+  await fs.rename(part, file);
 }
 
 /**
@@ -102,86 +277,66 @@ async function writeNew(file: string, content: Buffer): Promise<void> {
 export async function moveToBackup(ws: Workspace, at: string, input: BackupInput, size: number, expected: { dev: number; ino: number }, removed = true): Promise<string | null> {
   if (ws.limits.backupKeep === 0) return null;
   const id = newId(input.rel);
-  const loc = locate(ws, id);
-  await fs.mkdir(loc.dir, { recursive: true, mode: 0o700 });
-  await writeMeta(loc.meta, id, ws.id, input, size, removed);
+  const dir = dirOf(ws, id);
+  await ensureDir(ws, dir, input.rel);
+  const file = path.join(dir, nameOf(id, input, removed));
   try {
-    await fs.rename(at, loc.data);
-    const moved = await fs.lstat(loc.data);
+    await fs.rename(at, file);
+    const moved = await fs.lstat(file);
     if (moved.dev !== expected.dev || moved.ino !== expected.ino) {
-      await fs.rename(loc.data, at);
+      await fs.rename(file, at);
       throw E.replacedWhileDeleting(input.rel);
     }
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EXDEV') {
-      await fs.rm(loc.meta, { force: true });
-      throw err;
-    }
-    // Copied under another name and renamed, so the backup's data appears complete or not at all (scanSizes
-    // remembers the size it sees). The copy is read from a descriptor checked to be the expected file.
-    const part = `${loc.data}.part`;
+    if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
+    // Copied under another name and renamed, so the backup appears complete or not at all. The copy is read
+    // from a descriptor checked to be the expected file.
+    const part = path.join(dir, `${id}.part`);
     const src = await fs.open(at, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK);
     try {
       const st = await src.stat();
       if (st.dev !== expected.dev || st.ino !== expected.ino) throw E.replacedWhileDeleting(input.rel);
-      await fs.writeFile(part, await src.readFile());
+      await fs.writeFile(part, await src.readFile(), { mode: 0o600 });
     } finally {
       await src.close();
     }
-    await fs.rename(part, loc.data);
+    await fs.rename(part, file);
     await fs.unlink(at);
   }
+  knownSizes.set(file, size);
   input.kept?.(id);
-  await prune(ws, loc.dir, size, id);
+  await prune(ws, dir, size, id);
   return id;
 }
 
-async function writeMeta(file: string, id: string, project: string | null, input: BackupInput, size: number, removed = false): Promise<void> {
-  const meta: BackupMeta = {
-    backup_id: id,
-    project,
-    path: input.rel,
-    operation: input.operation,
-    created_at: new Date().toISOString(),
-    size_bytes: size,
-    sha256: input.sha256,
-    mode: input.mode,
-    ...(input.actor !== undefined && { actor: input.actor }),
-    ...(removed && { removed }),
-  };
-  await writeNew(file, Buffer.from(JSON.stringify(meta)));
-}
-
-async function readMetas(dir: string): Promise<BackupMeta[]> {
-  const names = await fs.readdir(dir).catch(() => [] as string[]);
+/** The records of one directory's backups, newest first. */
+function readMetas(dir: string): BackupMeta[] {
+  const entries = entriesOf(dir, namesIn(dir));
+  if (entries.length === 0) return [];
+  const origin = originOf(dir, entries);
   const metas: BackupMeta[] = [];
-  for (const n of names) {
-    if (!n.endsWith('.json')) continue;
-    try {
-      metas.push(JSON.parse(await fs.readFile(path.join(dir, n), 'utf8')) as BackupMeta);
-    } catch {
-      // A half-written meta of a concurrent backup or a crash: ignore it.
-    }
+  for (const e of entries) {
+    const meta = metaOf(e, origin);
+    if (meta) metas.push(meta);
   }
-  return metas.sort((a, b) => (a.backup_id < b.backup_id ? 1 : -1));
+  return metas;
 }
 
 /**
  * Removes one backup; returns the bytes it held. In the thread pool: unlinking a large file frees its blocks,
  * which takes a while, and a caller that started the backup early goes on working meanwhile.
  */
-async function removeBackup(ws: Workspace, id: string): Promise<number> {
-  const loc = locate(ws, id);
-  let size = knownSizes.get(loc.data) ?? 0;
-  knownSizes.delete(loc.data);
+async function removeBackup(e: Entry): Promise<number> {
+  let size = knownSizes.get(e.data) ?? 0;
+  knownSizes.delete(e.data);
   if (size === 0) {
     try {
-      size = statSync(loc.data).size;
+      size = statSync(e.data).size;
     } catch {
       // Already gone (another replica pruned it).
     }
   }
-  await Promise.all([unlinkIfPresent(loc.data), unlinkIfPresent(loc.meta)]);
+  await Promise.all([unlinkIfPresent(e.data), e.metaFile && unlinkIfPresent(e.metaFile)]);
   return size;
 }
 
@@ -205,20 +360,16 @@ const BACKUP_TOTALS = new PartKind(() => new Map<string, number>());
 
 /** Keeps `backupKeep` per file and at most `backupMaxBytes` in all, dropping the oldest first. */
 async function prune(ws: Workspace, dir: string, added: number, made: string): Promise<void> {
-  // Ids sort by creation time, so names alone tell which are the oldest: no meta file is read.
-  const ids = readdirSync(dir)
-    .filter((n) => n.endsWith('.json'))
-    .map((n) => n.slice(0, -5))
-    .sort()
-    .reverse();
+  // Ids sort by creation time, so names alone tell which are the oldest: no record is read.
+  const entries = entriesOf(dir, namesIn(dir));
   let removed = 0;
   // Read only when something would go: the backups a kept checkpoint needs stay (docs/api.md, "Turns, checkpoints and rewind").
   let needed: ReadonlySet<string> | null = null;
-  const over = ids.slice(ws.limits.backupKeep);
+  const over = entries.slice(ws.limits.backupKeep);
   if (over.length > 0) {
     needed = await neededBackupIds(ws);
     const held = needed;
-    for (const size of await Promise.all(over.filter((id) => !held.has(id)).map((old) => removeBackup(ws, old)))) removed += size;
+    for (const size of await Promise.all(over.filter((e) => !held.has(e.id)).map(removeBackup))) removed += size;
   }
   const totals = ws.runtime.part(BACKUP_TOTALS);
   let total = totals.get(ws.stateDir);
@@ -237,10 +388,10 @@ async function prune(ws: Workspace, dir: string, added: number, made: string): P
     // ones go too, and with them the checkpoints that needed them (dropCheckpointsNeeding).
     for (const pass of [false, true]) {
       for (let i = 0; i < all.length && total > target; i++) {
-        const b = all[i] as { id: string; size: number };
-        if (held.has(b.id) !== pass) continue;
-        oldest.push(removeBackup(ws, b.id));
-        if (pass) heldGone.push(b.id);
+        const b = all[i] as { entry: Entry; size: number };
+        if (held.has(b.entry.id) !== pass) continue;
+        oldest.push(removeBackup(b.entry));
+        if (pass) heldGone.push(b.entry.id);
         total -= b.size;
       }
     }
@@ -250,8 +401,8 @@ async function prune(ws: Workspace, dir: string, added: number, made: string): P
   totals.set(ws.stateDir, total);
 }
 
-/** Every backup of the workspace with its size, oldest first, from directory listings and stats (no meta file is read). */
-function scanSizes(ws: Workspace): Array<{ id: string; size: number }> {
+/** Every backup of the workspace with its size, oldest first, from directory listings and stats (no record is read). */
+function scanSizes(ws: Workspace): Array<{ entry: Entry; size: number }> {
   const root = backupsRoot(ws);
   let dirs: string[];
   try {
@@ -259,44 +410,28 @@ function scanSizes(ws: Workspace): Array<{ id: string; size: number }> {
   } catch {
     return [];
   }
-  const all: Array<{ id: string; size: number }> = [];
+  const all: Array<{ entry: Entry; size: number }> = [];
   const seen = new Set<string>();
   for (const d of dirs) {
-    let names: string[];
-    try {
-      names = readdirSync(path.join(root, d));
-    } catch {
-      continue;
-    }
-    removeOrphans(path.join(root, d), names);
-    for (const n of names) {
-      if (!n.endsWith('.json')) continue;
-      const id = n.slice(0, -5);
-      if (!ID_RE.test(id)) continue;
-      const data = path.join(root, d, `${id}.bak`);
-      let size = knownSizes.get(data);
-      if (size === undefined) {
-        try {
-          size = statSync(data).size;
-          knownSizes.set(data, size);
-        } catch {
-          // A backup being created (moveToBackup writes its meta first) or removed: counts as empty, for now.
-          size = 0;
-        }
-      }
-      seen.add(data);
-      all.push({ id, size });
+    const dir = path.join(root, d);
+    const names = namesIn(dir);
+    removeOrphans(dir, names);
+    for (const entry of entriesOf(dir, names)) {
+      // A backup of the older kind being created (its meta is written first) or removed counts as empty, for now.
+      const size = sizeOf(entry.data) ?? 0;
+      seen.add(entry.data);
+      all.push({ entry, size });
     }
   }
   for (const data of knownSizes.keys()) if (data.startsWith(root + path.sep) && !seen.has(data)) knownSizes.delete(data);
   // The part after the file key is the creation time (base 36, fixed width) and a random tail.
-  return all.sort((a, b) => (a.id.slice(17) < b.id.slice(17) ? -1 : 1));
+  return all.sort((a, b) => (a.entry.id.slice(17) < b.entry.id.slice(17) ? -1 : 1));
 }
 
 /**
- * A backup half made by a process killed with -9 is never listed nor pruned by count (both go by the meta):
- * data without its meta (createBackup writes the data first), a meta without data (moveToBackup writes the
- * meta first), a `.part` copy. They go once older than this, so that one a live writer is making stays.
+ * A backup half made by a process killed with -9 is never listed nor pruned by count: a copy still under its
+ * `.part` name, an origin's `.part`, and of the older kind data without its meta or a meta without data. They go
+ * once older than this, so that one a live writer is making stays.
  */
 const ORPHAN_GRACE_MS = 10 * 60 * 1000;
 
@@ -305,7 +440,7 @@ function removeOrphans(dir: string, names: string[]): void {
   const present = new Set(names);
   const now = Date.now();
   for (const n of names) {
-    const orphan = n.endsWith('.bak') ? !present.has(`${n.slice(0, -4)}.json`) : n.endsWith('.json') ? !present.has(`${n.slice(0, -5)}.bak`) : n.endsWith('.bak.part');
+    const orphan = n.endsWith('.part') || (n.endsWith('.bak') ? !present.has(`${n.slice(0, -4)}.json`) : n.endsWith('.json') && !present.has(`${n.slice(0, -5)}.bak`));
     if (!orphan) continue;
     const file = path.join(dir, n);
     try {
@@ -322,15 +457,16 @@ function removeOrphans(dir: string, names: string[]): void {
 export async function listBackups(ws: Workspace, rel?: string): Promise<BackupMeta[]> {
   if (rel !== undefined) return readMetas(path.join(backupsRoot(ws), fileKey(rel)));
   const dirs = await fs.readdir(backupsRoot(ws)).catch(() => [] as string[]);
-  const all = (await Promise.all(dirs.map((d) => readMetas(path.join(backupsRoot(ws), d))))).flat();
+  const all = dirs.flatMap((d) => readMetas(path.join(backupsRoot(ws), d)));
   return all.sort((a, b) => (a.backup_id.slice(17) < b.backup_id.slice(17) ? 1 : -1));
 }
 
 export async function readBackup(ws: Workspace, id: string): Promise<{ meta: BackupMeta; content: Buffer }> {
-  const loc = locate(ws, id);
+  const e = findEntry(ws, id);
+  const meta = e && metaOf(e, originOf(path.dirname(e.data), [e]));
+  if (!e || !meta) throw E.backupNotFound(id);
   try {
-    const meta = JSON.parse(await fs.readFile(loc.meta, 'utf8')) as BackupMeta;
-    return { meta, content: await fs.readFile(loc.data) };
+    return { meta, content: await fs.readFile(e.data) };
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw E.backupNotFound(id);
     throw err;
@@ -345,29 +481,43 @@ export async function readBackup(ws: Workspace, id: string): Promise<{ meta: Bac
  * and then drops the backup (dropBackup).
  */
 export async function returnRemovedFile(ws: Workspace, meta: BackupMeta, at: string): Promise<boolean> {
-  const loc = locate(ws, meta.backup_id);
+  const e = findEntry(ws, meta.backup_id);
+  if (!e) throw E.backupNotFound(meta.backup_id);
   try {
-    await fs.rename(loc.data, at);
+    await fs.rename(e.data, at);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'EXDEV') return false;
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw E.backupNotFound(meta.backup_id);
     throw err;
   }
-  await forget(ws, loc, meta.size_bytes);
+  await forget(ws, e, meta.size_bytes);
   return true;
 }
 
 /** Removes a backup whose change was taken back (its content is the file again). */
 export async function dropBackup(ws: Workspace, meta: BackupMeta): Promise<void> {
-  const loc = locate(ws, meta.backup_id);
-  await unlinkIfPresent(loc.data);
-  await forget(ws, loc, meta.size_bytes);
+  const e = findEntry(ws, meta.backup_id);
+  if (!e) return;
+  await unlinkIfPresent(e.data);
+  await forget(ws, e, meta.size_bytes);
 }
 
-/** The meta of a backup whose data is gone, and its bytes off the running total. */
-async function forget(ws: Workspace, loc: { data: string; meta: string }, size: number): Promise<void> {
-  knownSizes.delete(loc.data);
-  await unlinkIfPresent(loc.meta);
+/**
+ * Removes a backup made for a change that was then refused before its rename (stopped, or its commit failed):
+ * linked, it would still share the inode of the file it was taken from, which keeps its content anyway.
+ */
+export async function discardBackup(ws: Workspace, id: string): Promise<void> {
+  const e = findEntry(ws, id);
+  if (!e) return;
+  const size = knownSizes.get(e.data) ?? 0;
+  await unlinkIfPresent(e.data);
+  await forget(ws, e, size);
+}
+
+/** The meta of a backup whose data is gone (older kind), and its bytes off the running total. */
+async function forget(ws: Workspace, e: Entry, size: number): Promise<void> {
+  knownSizes.delete(e.data);
+  if (e.metaFile !== null) await unlinkIfPresent(e.metaFile);
   const totals = ws.runtime.part(BACKUP_TOTALS);
   const total = totals.get(ws.stateDir);
   if (total !== undefined) totals.set(ws.stateDir, Math.max(0, total - size));
@@ -379,19 +529,18 @@ async function forget(ws: Workspace, loc: { data: string; meta: string }, size: 
  */
 export function findBackupBySha256(ws: Workspace, rel: string, sha256: string, maxBytes: number): { meta: BackupMeta; content: Buffer } | null {
   const dir = path.join(backupsRoot(ws), fileKey(rel));
-  let names: string[];
-  try {
-    names = readdirSync(dir).filter((n) => n.endsWith('.json')).sort().reverse();
-  } catch {
-    return null;
-  }
-  for (const n of names) {
+  const entries = entriesOf(dir, namesIn(dir));
+  if (entries.length === 0) return null;
+  const origin = originOf(dir, entries);
+  for (const e of entries) {
+    // The newer kind names its sha256: only the match is read.
+    if (e.name && e.name[4] !== sha256) continue;
+    const meta = metaOf(e, origin);
+    if (!meta || meta.sha256 !== sha256 || meta.path !== rel || meta.size_bytes > maxBytes) continue;
     try {
-      const meta = JSON.parse(readFileSync(path.join(dir, n), 'utf8')) as BackupMeta;
-      if (meta.sha256 !== sha256 || meta.path !== rel || meta.size_bytes > maxBytes) continue;
-      return { meta, content: readFileSync(locate(ws, meta.backup_id).data) };
+      return { meta, content: readFileSync(e.data) };
     } catch {
-      // Half-written or pruned meanwhile: look further.
+      // Pruned meanwhile: look further.
     }
   }
   return null;

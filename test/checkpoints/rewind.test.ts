@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import type { Envelope } from '../../src/envelope.js';
-import { makeApp, pathExists, sha256OfFile, type TestApp } from '../helpers.js';
+import { backupFile, makeApp, pathExists, sha256OfFile, type TestApp } from '../helpers.js';
 import { agent, approvalOf, makePolicyApp, person } from '../approvals/approval-helpers.js';
 
 let t: TestApp | undefined;
@@ -269,8 +269,7 @@ describe('rewind', () => {
     const second = await ok(t.call('write_file', { path: 'b.txt', content: 'B\n', ...(await version(t, 'b.txt')) }, turn('t')));
     // The backup of b.txt's old content is lost (removed on the volume).
     const id = (second.data as { backup_id: string }).backup_id;
-    const dir = path.join(t.root, '.toolgate', 'backups', id.slice(0, 16));
-    await fs.rm(path.join(dir, `${id}.bak`));
+    await fs.rm(backupFile(path.join(t.root, '.toolgate'), id));
     const refused = await t.call('rewind', { turn: 't' });
     expect(refused.status).toBe(409);
     expect(refused.body.error).toMatchObject({ code: 'CONFLICT', details: { paths: ['b.txt'], reason: 'pre_image_gone' } });

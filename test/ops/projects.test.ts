@@ -4,7 +4,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { makeApp, makeTempDir, type TestApp } from '../helpers.js';
+import { backupFile, makeApp, makeTempDir, type TestApp } from '../helpers.js';
 import { makeToken, request } from './ops-helpers.js';
 
 let t: TestApp;
@@ -158,8 +158,9 @@ describe('multi-project mode', () => {
     const back = await call('read_file', { path: './[b]/b.txt' });
     expect((back.body.data as { content: string }).content).toBe('local v2\n');
     // The backup stores project a and the real path, and restores there, never into project b.
-    const meta = JSON.parse(await fs.readFile(path.join(projectsRoot, 'a', '.toolgate', 'backups', backupId.slice(0, 16), `${backupId}.json`), 'utf8')) as { project: string; path: string };
-    expect(meta).toMatchObject({ project: 'a', path: '[b]/b.txt' });
+    const stateA = path.join(projectsRoot, 'a', '.toolgate');
+    const origin = JSON.parse(await fs.readFile(path.join(path.dirname(backupFile(stateA, backupId)), 'origin'), 'utf8')) as { project: string; path: string };
+    expect(origin).toMatchObject({ project: 'a', path: '[b]/b.txt' });
     const restored = await call('restore_backup', { backup_id: backupId });
     expect(restored.body.status, JSON.stringify(restored.body.error)).toBe('success');
     expect((restored.body.data as { path: string }).path).toBe('./[b]/b.txt');

@@ -248,7 +248,9 @@ function isServiceStatePath(rel: string): boolean {
     /^(audit|backups|locks|tmp)$/,
     new RegExp(`^audit/${INSTANCE}-${date}\\.jsonl$`),
     /^backups\/[0-9a-f]{16}$/,
-    /^backups\/[0-9a-f]{16}\/[0-9a-f]{16}-[0-9a-z]{8,}-[0-9a-f]{6}\.(bak|json)$/,
+    // A backup, named with its record, and the file key's origin (src/workspace/backups.ts).
+    /^backups\/[0-9a-f]{16}\/[0-9a-f]{16}-[0-9a-z]{8,}-[0-9a-f]{6}\.[a-z][a-z0-9_:]*\.[0-7]{1,6}\.([0-9a-f]{64}|-)\.([A-Za-z0-9_-]{2,}|-)\.[kr]\.kept$/,
+    /^backups\/[0-9a-f]{16}\/origin$/,
     /^locks\/[0-9a-f]{32}\.lock$/,
     new RegExp(`^tmp/${INSTANCE}$`),
     // The temp directory's owner record (a regular file; "state symlinks" would catch a link).

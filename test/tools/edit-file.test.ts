@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { Sha256Snapshots } from '../../src/workspace/versions.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadCorpus } from '../edit/corpus-cases.js';
-import { makeApp, withVersion, type TestApp } from '../helpers.js';
+import { backupFile, backupSha256, makeApp, withVersion, type TestApp } from '../helpers.js';
 import { longLines } from '../fixtures/long-lines.js';
 
 let t: TestApp;
@@ -201,7 +201,7 @@ describe('edit_file', () => {
     expect((await t.call('restore_backup', { backup_id: `${'0'.repeat(16)}-000000000-abcdef` })).body.error?.code).toBe('NOT_FOUND');
   });
 
-  it('never creates hard links: the edited file and its backup are separate inodes (docs/api.md, "Sandbox")', async () => {
+  it('keeps the old inode as the backup, linked before the new content is renamed over it: nothing copied, no other name shares it (docs/api.md, "Durable writes and backups")', async () => {
     await put('nlink.txt', 'one\n');
     const before = await fs.stat(t.file('nlink.txt'));
     const r = await t.call('edit_file', { path: 'nlink.txt', old_text: 'one', new_text: 'two' });
@@ -209,13 +209,10 @@ describe('edit_file', () => {
     const after = await fs.stat(t.file('nlink.txt'));
     expect(after.nlink).toBe(1);
     expect(after.ino).not.toBe(before.ino);
-    // The old inode is not kept alive by a link from the backups: only its copy is.
-    const stateFiles = await fs.readdir(t.file('.toolgate/backups'), { recursive: true, withFileTypes: true });
-    for (const e of stateFiles.filter((f) => f.isFile())) {
-      const st = await fs.stat(`${e.parentPath}/${e.name}`);
-      expect(st.nlink).toBe(1);
-      expect(st.ino).not.toBe(before.ino);
-    }
+    const kept = await fs.stat(backupFile(t.file('.toolgate'), (r.body.data as { backup_id: string }).backup_id));
+    expect(kept.ino).toBe(before.ino);
+    expect(kept.nlink).toBe(1);
+    expect(await fs.readFile(backupFile(t.file('.toolgate'), (r.body.data as { backup_id: string }).backup_id), 'utf8')).toBe('one\n');
   });
 
   it('restore_backup brings back a deleted file', async () => {
@@ -231,7 +228,7 @@ describe('edit_file', () => {
 describe('edit_file on the bytes of a UTF-8 file (one unique exact match)', () => {
   const numbered = (n: number, eol = '\n') => Array.from({ length: n }, (_, i) => `line ${i + 1} ${'·'.repeat(i % 7)}${eol}`).join('');
   const sha256 = async (buf: Buffer) => (await import('node:crypto')).createHash('sha256').update(buf).digest('hex');
-  const bakPath = (id: string) => t.file(`.toolgate/backups/${id.slice(0, 16)}/${id}.bak`);
+  const bakPath = (id: string) => backupFile(t.file('.toolgate'), id);
 
   it('numbers lines, snippet and diff as in the whole file, and answers the new version', async () => {
     const before = Buffer.from(numbered(5000));
@@ -289,7 +286,7 @@ describe('edit_file versions of files around the hash snapshot size (the new has
     }
     return Buffer.from(lines.join('') + 'z'.repeat(size - n - 1) + '\n');
   };
-  const bakPath = (id: string) => t.file(`.toolgate/backups/${id.slice(0, 16)}/${id}.bak`);
+  const bakPath = (id: string) => backupFile(t.file('.toolgate'), id);
 
   for (const size of [Sha256Snapshots.SNAPSHOT_BYTES, Sha256Snapshots.SNAPSHOT_BYTES + 1, 3 * Sha256Snapshots.SNAPSHOT_BYTES + 7]) {
     for (const how of ['bytes', 'engine'] as const) {
@@ -311,8 +308,7 @@ describe('edit_file versions of files around the hash snapshot size (the new has
         expect(data.version).toMatchObject({ sha256: sha256(after), size_bytes: after.length });
         expect(r.headers.etag).toBe(`"${sha256(after)}"`);
         expect((await fs.readFile(bakPath(data.backup_id))).equals(before)).toBe(true);
-        const meta = JSON.parse(await fs.readFile(bakPath(data.backup_id).replace(/\.bak$/, '.json'), 'utf8')) as { sha256: string };
-        expect(meta.sha256).toBe(sha256(before));
+        expect(backupSha256(t.file('.toolgate'), data.backup_id)).toBe(sha256(before));
         // The old version no longer matches; the new one does.
         const stale = await t.call('edit_file', { path: name, old_text: 'CHANGED line', new_text: 'again' }, { 'if-match': `"${sha256(before)}"` });
         expect(stale.body.error?.code).toBe('CONFLICT');

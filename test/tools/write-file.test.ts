@@ -3,7 +3,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import iconv from 'iconv-lite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeApp, withVersion, type TestApp } from '../helpers.js';
+import { backupFile, makeApp, withVersion, type TestApp } from '../helpers.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -195,14 +195,11 @@ describe('write_file', () => {
           expect((await small.call('write_file', { path: `g${i}.txt`, content: 'y' })).body.status).toBe('success');
           expect(await total()).toBeLessThanOrEqual(2000);
         }
-        // Another replica prunes some backups (data and meta) behind this one's back.
+        // Another replica prunes some backups behind this one's back.
         const root = small.file('.toolgate/backups');
         for (const d of await fs.readdir(root)) {
-          const names = (await fs.readdir(path.join(root, d))).filter((n) => n.endsWith('.json'));
-          for (const n of names.slice(0, 1)) {
-            await fs.rm(path.join(root, d, n));
-            await fs.rm(path.join(root, d, n.replace(/\.json$/, '.bak')));
-          }
+          const names = (await fs.readdir(path.join(root, d))).filter((n) => n.endsWith('.kept'));
+          for (const n of names.slice(0, 1)) await fs.rm(path.join(root, d, n));
         }
       }
       await fs.writeFile(small.file('last.txt'), 'z'.repeat(500));
@@ -220,12 +217,13 @@ describe('write_file', () => {
       const dir = fresh.file('.toolgate/backups/00112233445566aa');
       await fs.mkdir(dir, { recursive: true });
       const old = new Date(Date.now() - 3600_000);
-      const orphans = ['00112233445566aa-00000abcd-aaaaaa.bak', '00112233445566aa-00000abce-bbbbbb.json', '00112233445566aa-00000abcf-cccccc.bak.part'];
+      // Halves of older versions' backups (data and meta apart), and this version's: a copy under its part name, an origin's part.
+      const orphans = ['00112233445566aa-00000abcd-aaaaaa.bak', '00112233445566aa-00000abce-bbbbbb.json', '00112233445566aa-00000abcf-cccccc.bak.part', '00112233445566aa-00000abcf-eeeeee.part', 'origin.0a0b0c0d.part'];
       for (const n of orphans) {
         await fs.writeFile(path.join(dir, n), n.endsWith('.json') ? '{"backup_id":"00112233445566aa-00000abce-bbbbbb","path":"gone.txt"}' : 'half');
         await fs.utimes(path.join(dir, n), old, old);
       }
-      const inFlight = '00112233445566aa-00000abd0-dddddd.bak'; // a live writer's, its meta not yet written
+      const inFlight = '00112233445566aa-00000abd0-dddddd.part'; // a live writer's copy, not yet named
       await fs.writeFile(path.join(dir, inFlight), 'being written');
       // The first backup this process makes scans the backups (and later ones over the byte limit).
       await fs.writeFile(fresh.file('o.txt'), 'v0\n');
@@ -236,6 +234,54 @@ describe('write_file', () => {
     } finally {
       await fresh.close();
     }
+  });
+
+  it('lists, restores and prunes backups older versions made (data and meta apart) beside this version\'s', async () => {
+    const small = await makeApp({ TOOLGATE_BACKUP_KEEP: '2', TOOLGATE_CHECKPOINT_MAX_TURNS: '1', TOOLGATE_REQUIRE_VERSION: 'never' });
+    try {
+      const key = createHash('sha256').update('legacy.txt').digest('hex').slice(0, 16);
+      const dir = small.file(`.toolgate/backups/${key}`);
+      await fs.mkdir(dir, { recursive: true });
+      const id = `${key}-00000abcd-aaaaaa`;
+      await fs.writeFile(path.join(dir, `${id}.bak`), 'legacy v0\n');
+      const meta = { backup_id: id, project: null, path: 'legacy.txt', operation: 'write_file', created_at: '2026-01-01T00:00:00.000Z', size_bytes: 10, sha256: createHash('sha256').update('legacy v0\n').digest('hex'), mode: 0o644, actor: null };
+      await fs.writeFile(path.join(dir, `${id}.json`), JSON.stringify(meta));
+      await fs.writeFile(small.file('legacy.txt'), 'legacy v1\n');
+      const listed = (await small.call('list_backups', { path: 'legacy.txt' })).body.data as { backups: { backup_id: string; size_bytes: number }[] };
+      expect(listed.backups).toEqual([expect.objectContaining({ backup_id: id, size_bytes: 10 })]);
+      expect((await small.call('restore_backup', { backup_id: id })).body.status).toBe('success');
+      expect(await fs.readFile(small.file('legacy.txt'), 'utf8')).toBe('legacy v0\n');
+      // Past TOOLGATE_BACKUP_KEEP the oldest goes, data and meta, whatever its kind.
+      // One checkpoint kept, its limit applied before each write (see the test of TOOLGATE_BACKUP_KEEP above).
+      for (const v of ['a', 'b']) {
+        await small.call('list_checkpoints', {});
+        expect((await small.call('write_file', { path: 'legacy.txt', content: v })).body.status).toBe('success');
+      }
+      const names = await fs.readdir(dir);
+      expect(names.filter((n) => n.startsWith(id))).toEqual([]);
+      expect(names.filter((n) => n.endsWith('.kept'))).toHaveLength(2);
+      const after = (await small.call('list_backups', { path: 'legacy.txt' })).body.data as { backups: { path: string; operation: string }[] };
+      expect(after.backups).toEqual([expect.objectContaining({ path: 'legacy.txt', operation: 'write_file' }), expect.objectContaining({ path: 'legacy.txt', operation: 'write_file' })]);
+    } finally {
+      await small.close();
+    }
+  });
+
+  it('keeps a copy, not a link, where the old inode has other names; a file alone under its name gives its inode', async () => {
+    await fs.writeFile(t.file('twin.txt'), 'twin v0\n');
+    await fs.link(t.file('twin.txt'), t.file('twin-alias.txt'));
+    const ino = (await fs.stat(t.file('twin.txt'))).ino;
+    const r = await write({ path: 'twin.txt', content: 'twin v1\n', expected_sha256: await sha('twin.txt') });
+    const kept = await fs.stat(backupFile(t.file('.toolgate'), r.data.backup_id as string));
+    expect(kept.ino).not.toBe(ino);
+    expect(kept.nlink).toBe(1);
+    expect((await fs.stat(t.file('twin-alias.txt'))).nlink).toBe(1);
+    expect(await fs.readFile(t.file('twin-alias.txt'), 'utf8')).toBe('twin v0\n');
+    // A file alone under its name: its inode becomes the backup.
+    await fs.writeFile(t.file('solo.txt'), 'solo v0\n');
+    const solo = (await fs.stat(t.file('solo.txt'))).ino;
+    const s = await write({ path: 'solo.txt', content: 'solo v1\n', expected_sha256: await sha('solo.txt') });
+    expect((await fs.stat(backupFile(t.file('.toolgate'), s.data.backup_id as string))).ino).toBe(solo);
   });
 
   it('leaves no temp file beside the written file', async () => {
