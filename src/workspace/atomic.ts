@@ -1,10 +1,10 @@
 // Durable writes (docs/api.md, "Durable writes and backups"): temp file, fsync, rename over the target, fsync of the directory.
 // Temp files live in the state directory (same volume), so a crash never leaves one beside the user's files.
-import { randomBytes } from 'node:crypto';
 import fsCallbacks, { accessSync, closeSync, constants, fchmodSync, lstatSync, mkdirSync, openSync, rmdirSync, rmSync, type Stats } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { ownerStateOf, writeOwnerRecord } from './process-owner.js';
+import { randomHex } from './random-hex.js';
 import { TEMP_MARKER } from './sandbox.js';
 import { fsyncFd, openForWrite, renameFile, writeAll } from './sync-first-io.js';
 import type { Workspace } from './workspace.js';
@@ -75,7 +75,7 @@ export interface TempFile {
  */
 export async function writeTempFile(ws: Workspace, data: FileContent, opts: AtomicWriteOptions = {}): Promise<TempFile> {
   const mode = opts.mode ?? 0o644;
-  const name = `${TEMP_MARKER}${randomBytes(8).toString('hex')}`;
+  const name = `${TEMP_MARKER}${randomHex(8)}`;
   const tempPath = path.join(tempDirOf(ws), name);
   try {
     await writeTemp(tempPath, data, mode);

@@ -7,13 +7,14 @@
 // inode itself, linked into the backups just before the new content is renamed over the file, where that can be
 // done (same mount, the name its only link); a copy otherwise. Backups of older versions (`<id>.bak` with its
 // `<id>.json` meta) are still listed, restored and pruned.
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { closeSync, constants as fsConstants, existsSync, lstatSync, readdirSync, readFileSync, statSync, unlinkSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { E } from '../errors.js';
 import { dropCheckpointsNeeding, neededBackupIds } from './checkpoints.js';
 import { openForWrite, writeAll } from './sync-first-io.js';
+import { randomHex } from './random-hex.js';
 import { PartKind } from './runtime.js';
 import type { Workspace } from './workspace.js';
 
@@ -64,7 +65,7 @@ function backupsRoot(ws: Workspace): string {
   return path.join(ws.stateDir, 'backups');
 }
 function newId(rel: string): string {
-  return `${fileKey(rel)}-${Date.now().toString(36).padStart(9, '0')}-${randomBytes(3).toString('hex')}`;
+  return `${fileKey(rel)}-${Date.now().toString(36).padStart(9, '0')}-${randomHex(3)}`;
 }
 function dirOf(ws: Workspace, id: string): string {
   const m = ID_RE.exec(id);
@@ -203,7 +204,7 @@ async function ensureDir(ws: Workspace, dir: string, rel: string): Promise<void>
   const origin: Origin = { project: ws.id, path: rel };
   if (!existsSync(file)) {
     // Complete or absent: written aside and renamed (another replica may write the same one meanwhile).
-    const part = `${file}.${randomBytes(4).toString('hex')}.part`;
+    const part = `${file}.${randomHex(4)}.part`;
     await fs.writeFile(part, JSON.stringify(origin), { mode: 0o600 });
     await fs.rename(part, file);
   }

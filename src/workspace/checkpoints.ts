@@ -4,10 +4,10 @@
 // names what changed and the backups that hold the content before (its pre-images); it never copies a file.
 // Retention never rewrites a segment: a watermark in pruned.json marks the checkpoints that went, and a segment
 // whose records all went is removed.
-import { randomBytes } from 'node:crypto';
 import fsCallbacks, { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { randomHex } from './random-hex.js';
 import { syncInFlight } from './sync-first-io.js';
 import { PartKind, type ServiceRuntime } from './runtime.js';
 import type { Workspace } from './workspace.js';
@@ -92,7 +92,7 @@ export function newRecordId(): string {
     lastMs = now;
     seq = 0;
   } else seq++;
-  return `${lastMs.toString(36).padStart(9, '0')}-${seq.toString(36).padStart(4, '0')}-${randomBytes(3).toString('hex')}`;
+  return `${lastMs.toString(36).padStart(9, '0')}-${seq.toString(36).padStart(4, '0')}-${randomHex(3)}`;
 }
 
 /** The time in a record id, ms. */
@@ -211,7 +211,7 @@ function writerOf(ws: Workspace, store: Store, adding: number): { name: string; 
   if (!w) {
     const dir = logDir(ws);
     mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const name = `${now.toString(36).padStart(9, '0')}-${ws.instanceId}-${randomBytes(3).toString('hex')}.jsonl`;
+    const name = `${now.toString(36).padStart(9, '0')}-${ws.instanceId}-${randomHex(3)}.jsonl`;
     w = store.writer = { name, fd: openSync(path.join(dir, name), 'a', 0o600), bytes: 0, openedMs: now };
     store.segments.set(name, { offset: 0, ids: new Set() });
   }
@@ -442,28 +442,27 @@ export function dropCheckpointsNeeding(ws: Workspace, backupIds: readonly string
 /** Moves the watermark past `gone` (the oldest live checkpoints), then removes the segments left with no live record. */
 async function pruneThrough(ws: Workspace, gone: readonly Checkpoint[], now: number): Promise<number> {
   const store = storeOf(ws);
+  let fresh: readonly Checkpoint[] = [];
   if (gone.length > 0) {
     const note = await readPruned(ws);
     const known = new Set(note.turns);
-    const fresh = gone.filter((cp) => !(note.through !== null && cp.id <= note.through) && !(cp.turn !== null && known.has(cp.turn)));
+    fresh = gone.filter((cp) => !(note.through !== null && cp.id <= note.through) && !(cp.turn !== null && known.has(cp.turn)));
     const newest = gone[gone.length - 1] as Checkpoint;
     const lastRecord = newest.records[newest.records.length - 1] as CheckpointRecord;
     const through = note.through !== null && note.through > newest.id ? note.through : newest.id;
     const before = note.before !== null && note.before > lastRecord.at ? note.before : lastRecord.at;
     const turns = [...note.turns, ...gone.flatMap((cp) => (cp.turn === null || known.has(cp.turn) ? [] : [cp.turn]))].slice(-DEAD_TURNS_KEPT);
     setPruned(store, { count: note.count + fresh.length, before, through, turns });
-    const temp = `${prunedFile(ws)}.${randomBytes(3).toString('hex')}`;
+    const temp = `${prunedFile(ws)}.${randomHex(3)}`;
     await fs.writeFile(temp, JSON.stringify(store.pruned), { mode: 0o600 });
     await fs.rename(temp, prunedFile(ws));
-    recount(store);
-    await removeDeadSegments(ws, store, now);
-    return fresh.length;
   }
   await removeDeadSegments(ws, store, now);
-  return 0;
+  return fresh.length;
 }
 
 async function removeDeadSegments(ws: Workspace, store: Store, now: number): Promise<void> {
+  // Counted again here, once: the watermark may have moved, and other calls may have read records meanwhile.
   const live = new Set(recount(store).map((r) => r.id));
   for (const [name, seg] of [...store.segments]) {
     if (name === store.writer?.name || [...seg.ids].some((id) => live.has(id))) continue;
