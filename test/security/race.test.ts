@@ -249,11 +249,11 @@ function isServiceStatePath(rel: string): boolean {
     new RegExp(`^audit/${INSTANCE}-${date}\\.jsonl$`),
     /^backups\/[0-9a-f]{16}$/,
     /^backups\/[0-9a-f]{16}\/[0-9a-f]{16}-[0-9a-z]{8,}-[0-9a-f]{6}\.(bak|json)$/,
+    // A file lock, its holder's record inside.
     /^locks\/[0-9a-f]{32}\.lock$/,
     new RegExp(`^tmp/${INSTANCE}$`),
     // The temp directory's owner record (a regular file; "state symlinks" would catch a link).
     new RegExp(`^tmp/${INSTANCE}/\\.owner$`),
-    /^locks\/[0-9a-f]{32}\.lock\/owner=[^/]+$/,
     // The checkpoint records (docs/api.md, "Turns, checkpoints and rewind"): this instance's segments and the retention note.
     /^checkpoints(\/log)?$/,
     new RegExp(`^checkpoints/log/[0-9a-z]{9}-${INSTANCE}-[0-9a-f]{6}\\.jsonl$`),
