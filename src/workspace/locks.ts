@@ -6,6 +6,7 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import lockfile from 'proper-lockfile';
+import { probe } from 'proper-lockfile/lib/mtime-precision.js';
 import { ToolError } from '../envelope.js';
 import { E } from '../errors.js';
 import { madeBeforeThisProcess, OWNER_RECORD, ownerState } from './process-owner.js';
@@ -23,12 +24,30 @@ type Callback = (err: Error | null, value?: unknown) => void;
  */
 const LOCK_CONTENT = Buffer.from(`${OWNER_RECORD}\n`);
 /**
+ * proper-lockfile probes the mtime precision of the file system at a lock (a utimes of the new lock, one more
+ * metadata call) unless its fs object holds the answer under a private key, which lockSync's copy of the object
+ * keeps as an enumerable property. Whole seconds are exact on every file system, so 's' holds anywhere: the
+ * lock's refreshed mtime is then up to 1 s ahead, and its staleness that much later. The key is found by
+ * probing a stand-in once; without it (another version of proper-lockfile), every lock probes again
+ * (bench/README.md, "Decisions").
+ */
+const KNOWN_PRECISION = ((): object => {
+  const standIn = { utimes: (...args: unknown[]) => (args.at(-1) as Callback)(null), stat: (_p: string, cb: Callback) => cb(null, { mtime: new Date(1) }) };
+  try {
+    probe('', standIn, () => undefined);
+  } catch {
+    return {};
+  }
+  const key = Object.getOwnPropertySymbols(standIn)[0];
+  return key === undefined ? {} : { [key]: 's' };
+})();
+/**
  * The file-system calls proper-lockfile makes with lockSync (and rmdirSync when the process exits, which each
  * service's FileLocks adds): it copies the object it is given on every lock, and its default is all of
  * graceful-fs (bench/README.md, "Decisions"). Its mkdir and rmdir make and remove our lock file. Calls that
  * change the locks directory go through `fs` when made, so that a test can count them.
  */
-const LOCK_FS = { mkdirSync: createLock, realpathSync, statSync, utimesSync: (p: string, a: Date, m: Date) => fs.utimesSync(p, a, m) };
+const LOCK_FS = { ...KNOWN_PRECISION, mkdirSync: createLock, realpathSync, statSync, utimesSync: (p: string, a: Date, m: Date) => fs.utimesSync(p, a, m) };
 
 /** The lock file with its record, written before proper-lockfile reads the file's mtime (which the write may change). */
 function createLock(lock: string): void {
@@ -159,6 +178,7 @@ class FileLocks {
    * its commit on the event loop (bench/README.md, "Decisions").
    */
   readonly fsLater = {
+    ...KNOWN_PRECISION,
     mkdir: createLockLater,
     rmdir: (lock: string, cb: Callback) => void removeLockLater(lock).then(() => cb(null), cb),
     // When the process exits holding the lock (proper-lockfile's exit handler), as with `fs`.

@@ -88,12 +88,28 @@ describe('the lock on disk', () => {
     }
     await locksSettled(ws.runtime);
     const of = (re: RegExp) => calls.filter((c) => re.test(c)).length;
-    expect({ creates: of(/^open/), unlinks: of(/^unlink/), others: calls.filter((c) => !/^(open|unlink)/.test(c)) }).toEqual({
-      creates: WRITES,
-      unlinks: WRITES,
-      // proper-lockfile's probe of the mtime precision, which lockSync repeats on every lock (a copy of the fs object).
-      others: Array<string>(WRITES).fill('utimesSync (sync)'),
-    });
+    // No utimes either: proper-lockfile's probe of the mtime precision is answered beforehand (src/workspace/locks.ts).
+    expect({ creates: of(/^open/), unlinks: of(/^unlink/), others: calls.filter((c) => !/^(open|unlink)/.test(c)) }).toEqual({ creates: WRITES, unlinks: WRITES, others: [] });
+  });
+
+  it('a lock held past its refreshes keeps its mtime fresh in whole seconds and is released, not compromised', async () => {
+    const { app: a, ws } = await app();
+    const lock = await lockOf(a, ws, 'long.txt');
+    // proper-lockfile refreshes the mtime every 5 s (half the stale time) with setTimeout; its fs calls here are synchronous.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      await withFileLock(ws, await fsp.realpath(a.file('long.txt')), 'long.txt', async () => {
+        const made = (await fsp.stat(lock)).mtimeMs;
+        for (let n = 0; n < 3; n++) vi.advanceTimersByTime(5_000);
+        const refreshed = (await fsp.stat(lock)).mtimeMs;
+        expect(refreshed).toBeGreaterThan(made);
+        expect(refreshed % 1000).toBe(0);
+      });
+    } finally {
+      vi.useRealTimers();
+    }
+    await locksSettled(ws.runtime);
+    expect(await fsp.readdir(path.dirname(lock))).toEqual([]);
   });
 });
 
