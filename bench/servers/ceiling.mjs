@@ -8,8 +8,9 @@
 // the same way. No logger (bare).
 import { Buffer } from 'node:buffer';
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
-import { closeSync, constants, fstatSync, fsync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmdirSync, writeSync } from 'node:fs';
+import { closeSync, constants, fstatSync, fsync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmdirSync, unlinkSync, writeSync } from 'node:fs';
 import fs from 'node:fs/promises';
+import { hostname } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { promisify, TextDecoder } from 'node:util';
@@ -123,6 +124,7 @@ function guardedWrite() {
   if (!state) throw new Error('guarded-write needs CEILING_STATE besides what guarded-read needs');
   const fsyncAsync = promisify(fsync);
   const ownedLock = process.env.CEILING_LOCK === 'owned';
+  const ownerRecord = `${hostname()}:${process.pid}:${randomUUID().slice(0, 12)}`;
   mkdirSync(path.join(state, 'locks'), { recursive: true });
   let seq = 0;
   const createSmall = (file, data, flags) => {
@@ -142,11 +144,10 @@ function guardedWrite() {
     const { cur, st, relOut } = found;
     const key = createHash('sha256').update(relOut).digest('hex').slice(0, 16);
     const lock = path.join(state, 'locks', `${key}.lock`);
-    mkdirSync(lock);
-    // CEILING_LOCK=owned: the lock as toolgate's file lock takes it (an owner record made inside, the release
-    // renaming the directory away and removing both), to tell how much of a write's cost is the lock's.
-    const owner = ownedLock ? path.join(lock, `owner=${process.pid}`) : null;
-    if (owner) mkdirSync(owner);
+    // CEILING_LOCK=owned: the lock as toolgate's file lock takes it (a file made with O_EXCL holding the owner
+    // record, released by an unlink), to tell how much of a write's cost is the lock's.
+    if (ownedLock) closeSync(createSmall(lock, `${ownerRecord}\n`, 'wx'));
+    else mkdirSync(lock);
     let before;
     let after;
     const next = Buffer.from(content, 'utf8');
@@ -193,12 +194,8 @@ function guardedWrite() {
       }
       after = createHash('sha256').update(next).digest('hex');
     } finally {
-      if (owner) {
-        const gone = `${lock}.gone${seq}`;
-        renameSync(lock, gone);
-        rmdirSync(path.join(gone, path.basename(owner)));
-        rmdirSync(gone);
-      } else rmdirSync(lock);
+      if (ownedLock) unlinkSync(lock);
+      else rmdirSync(lock);
     }
     const ms = performance.now() - started;
     const version = { mtime_ms: Math.trunc(Date.now()), size_bytes: next.length, sha256: after };

@@ -1,11 +1,12 @@
 // Per-file write locks: an in-process queue first (cheap, fair), then a proper-lockfile lock in the
 // state directory so that other processes and replicas on the same volume are serialized too.
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, realpathSync, renameSync, rmdirSync, statSync, utimesSync } from 'node:fs';
+import fs, { readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import lockfile from 'proper-lockfile';
+import { probe } from 'proper-lockfile/lib/mtime-precision.js';
 import { ToolError } from '../envelope.js';
 import { E } from '../errors.js';
 import { madeBeforeThisProcess, OWNER_RECORD, ownerState } from './process-owner.js';
@@ -14,162 +15,215 @@ import { PartKind, type ServiceRuntime } from './runtime.js';
 import type { Workspace } from './workspace.js';
 
 const STALE_MS = 10_000;
+type Callback = (err: Error | null, value?: unknown) => void;
+/**
+ * The lock is a regular file made with O_EXCL whose content is its holder's record and a newline: who holds it,
+ * so that a waiter on this host sees a holder killed with -9 at once. One create makes the lock with its record
+ * (the few bytes are data) and one unlink frees both at once (docs/api.md, "Durable writes and backups").
+ * Without the newline the record is not written yet (or cut short): a lock without a record.
+ */
+const LOCK_CONTENT = Buffer.from(`${OWNER_RECORD}\n`);
+/**
+ * proper-lockfile probes the mtime precision of the file system at a lock (a utimes of the new lock, one more
+ * metadata call) unless its fs object holds the answer under a private key, which lockSync's copy of the object
+ * keeps as an enumerable property. Whole seconds are exact on every file system, so 's' holds anywhere: the
+ * lock's refreshed mtime is then up to 1 s ahead, and its staleness that much later. The key is found by
+ * probing a stand-in once; without it (another version of proper-lockfile), every lock probes again
+ * (bench/README.md, "Decisions").
+ */
+const KNOWN_PRECISION = ((): object => {
+  const standIn = { utimes: (...args: unknown[]) => (args.at(-1) as Callback)(null), stat: (_p: string, cb: Callback) => cb(null, { mtime: new Date(1) }) };
+  try {
+    probe('', standIn, () => undefined);
+  } catch {
+    return {};
+  }
+  const key = Object.getOwnPropertySymbols(standIn)[0];
+  return key === undefined ? {} : { [key]: 's' };
+})();
 /**
  * The file-system calls proper-lockfile makes with lockSync (and rmdirSync when the process exits, which each
  * service's FileLocks adds): it copies the object it is given on every lock, and its default is all of
- * graceful-fs (bench/README.md, "Decisions").
+ * graceful-fs (bench/README.md, "Decisions"). Its mkdir and rmdir make and remove our lock file. Calls that
+ * change the locks directory go through `fs` when made, so that a test can count them.
  */
-const LOCK_FS = { mkdirSync: makeLockDir, realpathSync, statSync, utimesSync };
+const LOCK_FS = { ...KNOWN_PRECISION, mkdirSync: createLock, realpathSync, statSync, utimesSync: (p: string, a: Date, m: Date) => fs.utimesSync(p, a, m) };
+
+/** The lock file with its record, written before proper-lockfile reads the file's mtime (which the write may change). */
+function createLock(lock: string): void {
+  const fd = fs.openSync(lock, 'wx', 0o600);
+  try {
+    try {
+      fs.writeSync(fd, LOCK_CONTENT);
+    } finally {
+      fs.closeSync(fd);
+    }
+  } catch (err) {
+    fs.unlinkSync(lock); // no lock without its record
+    throw err;
+  }
+}
+
+/** createLock in the thread pool, for proper-lockfile's asynchronous lock (FileLocks.fsLater). */
+function createLockLater(lock: string, cb: Callback): void {
+  fs.open(lock, 'wx', 0o600, (err, fd) => {
+    if (err) return cb(err);
+    fs.write(fd, LOCK_CONTENT, (writeErr) =>
+      fs.close(fd, (closeErr) => {
+        const failed = writeErr ?? closeErr;
+        if (failed) fs.unlink(lock, () => cb(failed)); // no lock without its record
+        else cb(null);
+      }),
+    );
+  });
+}
+
 /**
- * Inside a lock directory, an empty directory whose name is the holder's record: who holds it, so that a waiter
- * on this host sees a holder killed with -9 at once. A name is made whole in one mkdir, the cheapest record on
- * the write path (a file took three calls more), and the service never makes symlinks.
+ * Locks made by older versions: a directory, its holder's record the name of an empty directory `owner=<record>`
+ * inside. One may still be held by a replica of such a version on the same volume during a rolling upgrade (our
+ * create fails with EEXIST on it as on a file), or left by one that was killed.
  */
 const OWNER_PREFIX = 'owner=';
 
 /**
- * A released lock directory on its way out, beside the lock: `<lock>.gone<n>=<owner record of the releaser>`.
- * A release renames the lock directory away, its owner record still inside, before removing the two: the lock
- * path is free in one step, so a holder killed anywhere in its release leaves either its lock with its record
- * (a dead holder, taken over at once) or a leftover that holds nothing (swept). A lock directory without a
- * record is then only one being made, or one whose maker was killed between the directory and its record
- * (docs/api.md, "Durable writes and backups").
+ * An older version's released lock directory on its way out, beside the lock: `<lock>.gone<n>=<record of the
+ * releaser>`. Its release renamed the directory away with its record inside, so that a holder killed while
+ * releasing left either its lock with its record or a leftover that holds nothing (swept: sweepReleased). An
+ * old-style lock this version removes goes the same way.
  */
 const RELEASED = /\.gone\d+=(.+)$/;
 // Process-wide on purpose: services of one process sharing a state directory must never pick the same name.
 let releases = 0;
 const releasedName = (dir: string): string => `${dir}.gone${++releases}=${OWNER_RECORD}`;
 
-/** The lock directory with its owner record, made before proper-lockfile reads the directory's mtime (which the record changes). */
-function makeLockDir(dir: string): void {
-  mkdirSync(dir);
+/** Removes an older version's lock directory (moved away first, as that version did) and its owner record. */
+function removeOldLockDir(dir: string): void {
+  const released = releasedName(dir);
+  fs.renameSync(dir, released);
+  clearReleased(released);
+}
+
+/** Removes a released lock directory and the owner record in it. */
+function clearReleased(released: string): void {
+  let entries: string[];
   try {
-    mkdirSync(path.join(dir, OWNER_PREFIX + OWNER_RECORD));
+    entries = readdirSync(released);
   } catch (err) {
-    rmdirSync(dir);
+    // A lock file of this version that an older version's stale removal moved away (it renames before it removes).
+    if ((err as NodeJS.ErrnoException).code === 'ENOTDIR') return fs.unlinkSync(released);
     throw err;
+  }
+  for (const entry of entries) fs.rmdirSync(path.join(released, entry));
+  fs.rmdirSync(released);
+}
+
+/** unlink's answer for a directory (EISDIR on Linux, EPERM elsewhere): a lock made by an older version. */
+const isDirectory = (err: unknown): boolean => ['EISDIR', 'EPERM'].includes((err as NodeJS.ErrnoException).code ?? '');
+
+/** Removes a lock in the thread pool; an older version's directory (rare: taken over or stale) on the event loop. */
+async function removeLockLater(lock: string): Promise<void> {
+  try {
+    await fsp.unlink(lock);
+  } catch (err) {
+    if (!isDirectory(err)) throw err;
+    removeOldLockDir(lock);
   }
 }
 
-/** The record of a lock directory's holder, or null (none, or the lock is gone). */
-function lockOwner(dir: string): string | null {
+/**
+ * The holder's record of a lock; null when it has none (one being made, or whose maker was killed before its
+ * record was written); undefined when the lock is gone.
+ */
+function lockRecord(lock: string): string | null | undefined {
+  let text: string;
+  try {
+    text = readFileSync(lock, 'utf8');
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EISDIR' ? oldLockRecord(lock) : undefined;
+  }
+  return text.endsWith('\n') ? text.slice(0, -1) : null;
+}
+
+/** lockRecord of an older version's lock directory. */
+function oldLockRecord(dir: string): string | null | undefined {
   try {
     const entry = readdirSync(dir).find((n) => n.startsWith(OWNER_PREFIX));
     return entry === undefined ? null : entry.slice(OWNER_PREFIX.length);
   } catch {
-    return null;
+    return undefined;
   }
 }
-
-/** Removes a released lock directory (RELEASED) and the owner record in it, ours first as the likely one. */
-async function clearReleased(released: string): Promise<void> {
-  try {
-    await fsp.rmdir(path.join(released, OWNER_PREFIX + OWNER_RECORD));
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-    const record = lockOwner(released);
-    if (record !== null) await fsp.rmdir(path.join(released, OWNER_PREFIX + record));
-  }
-  await fsp.rmdir(released);
-}
-
-/** The release in the thread pool: the lock is free once renamed away; its removal follows, tracked in `clearing`. */
-async function removeOwnLockDir(locks: FileLocks, dir: string): Promise<void> {
-  const released = releasedName(dir);
-  await fsp.rename(dir, released);
-  const cleared = clearReleased(released)
-    .catch(() => undefined) // left for the next process's sweep (sweepReleased)
-    .finally(() => locks.clearing.delete(cleared));
-  locks.clearing.add(cleared);
-}
-
-/** makeLockDir in the thread pool. */
-async function makeLockDirLater(dir: string): Promise<void> {
-  await fsp.mkdir(dir);
-  try {
-    await fsp.mkdir(path.join(dir, OWNER_PREFIX + OWNER_RECORD));
-  } catch (err) {
-    await fsp.rmdir(dir);
-    throw err;
-  }
-}
-
-type Callback = (err: Error | null, value?: unknown) => void;
 
 /**
  * One service's file locks in this process (its ServiceRuntime holds them): the queues of its writers, the
- * lock directories its releases are still removing, and the locks directories it has swept.
+ * locks its releases are still removing, and the locks directories it has swept.
  */
 class FileLocks {
   /** The in-process queue of each file's writers, by real path. */
   readonly queues = new Map<string, Promise<void>>();
   /**
-   * Lock directories of released locks still being moved away, in the thread pool: the answer does not wait for
-   * the rename, which blocks for milliseconds while the disk commits another writer's fsync (bench/README.md,
-   * "Decisions"). The next writer of the same file waits for it (withFileLock), and shutdown too (settled).
+   * Released locks still being removed, in the thread pool: the answer does not wait for the unlink, which
+   * blocks for milliseconds while the disk commits another writer's fsync (bench/README.md, "Decisions"). The
+   * next writer of the same file waits for it (withFileLock), and shutdown too (settled).
    */
   readonly removing = new Map<string, Promise<void>>();
-  /** Released lock directories being removed once moved away (RELEASED): nobody waits for them but shutdown. */
-  readonly clearing = new Set<Promise<void>>();
-  /** Set while proper-lockfile releases one of our locks: its rmdir is then deferred (see `removing`). */
+  /** Set while proper-lockfile releases one of our locks: its removal is then deferred (see `removing`). */
   deferRemoval = false;
   /** Locks directories swept (sweepReleased). */
   readonly swept = new Set<string>();
   /** LOCK_FS with this service's removal (the release of a lock, deferred while `deferRemoval` is set). */
-  readonly fs = { ...LOCK_FS, rmdirSync: (dir: string) => removeLockDir(this, dir) };
+  readonly fs = { ...LOCK_FS, rmdirSync: (lock: string) => removeLock(this, lock) };
   /**
-   * LOCK_FS for proper-lockfile's asynchronous lock, taken while an fsync runs: then the mkdirs would wait for
+   * LOCK_FS for proper-lockfile's asynchronous lock, taken while an fsync runs: then the create would wait for
    * its commit on the event loop (bench/README.md, "Decisions").
    */
   readonly fsLater = {
-    mkdir: (dir: string, cb: Callback) => void makeLockDirLater(dir).then(() => cb(null), cb),
-    rmdir: (dir: string, cb: Callback) => void removeOwnLockDir(this, dir).then(() => cb(null), cb),
+    ...KNOWN_PRECISION,
+    mkdir: createLockLater,
+    rmdir: (lock: string, cb: Callback) => void removeLockLater(lock).then(() => cb(null), cb),
+    // When the process exits holding the lock (proper-lockfile's exit handler), as with `fs`.
+    rmdirSync: (lock: string) => removeLock(this, lock),
     stat: (p: string, cb: Callback) => void fsp.stat(p).then((st) => cb(null, st), cb),
     utimes: (p: string, a: Date, m: Date, cb: Callback) => void fsp.utimes(p, a, m).then(() => cb(null), cb),
     realpath: (p: string, cb: Callback) => void fsp.realpath(p).then((r) => cb(null, r), cb),
   };
 
-  /** Resolves when every released lock's directory is gone. */
+  /** Resolves when every released lock is gone. */
   async settled(): Promise<void> {
     await Promise.all([...this.removing.values()]);
-    await Promise.all([...this.clearing]);
   }
 }
 
 const FILE_LOCKS = new PartKind(() => new FileLocks());
 
-/** Resolves when every lock directory the service's releases are removing is gone (shutdown, tests). */
+/** Resolves when every lock the service's releases are removing is gone (shutdown, tests). */
 export async function locksSettled(runtime: ServiceRuntime): Promise<void> {
   await runtime.part(FILE_LOCKS).settled();
 }
 
-/** Keeps a lock directory's removal in `removing` until it is done (its failure means nothing is left to remove). */
-function track(locks: FileLocks, dir: string, removal: Promise<void>): void {
+/** Keeps a lock's removal in `removing` until it is done (its failure means nothing is left to remove). */
+function track(locks: FileLocks, lock: string, removal: Promise<void>): void {
   const done = removal
     // Compromised or already removed (stale takeover): nothing left to release.
     .catch(() => undefined)
     .finally(() => {
-      if (locks.removing.get(dir) === done) locks.removing.delete(dir);
+      if (locks.removing.get(lock) === done) locks.removing.delete(lock);
     });
-  locks.removing.set(dir, done);
+  locks.removing.set(lock, done);
 }
 
-function removeLockDir(locks: FileLocks, dir: string): void {
+/** Removes a lock: one unlink (deferred to the thread pool while `deferRemoval` is set); an older version's directory as it would. */
+function removeLock(locks: FileLocks, lock: string): void {
   if (locks.deferRemoval) {
-    track(locks, dir, removeOwnLockDir(locks, dir));
+    track(locks, lock, removeLockLater(lock));
     return;
   }
-  const released = releasedName(dir);
-  renameSync(dir, released);
-  // Mostly our own lock, whose record we know: no listing (three calls) on every write's release.
   try {
-    rmdirSync(path.join(released, OWNER_PREFIX + OWNER_RECORD));
+    fs.unlinkSync(lock);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-    const record = lockOwner(released);
-    if (record !== null) rmdirSync(path.join(released, OWNER_PREFIX + record));
+    if (!isDirectory(err)) throw err;
+    removeOldLockDir(lock);
   }
-  rmdirSync(released);
 }
 
 /** Age after which a released lock directory of a process on another host is swept (as the temp sweep's age rule). */
@@ -197,8 +251,7 @@ function sweepReleased(locks: FileLocks, locksDir: string): void {
     try {
       const state = ownerState(record);
       if (state === 'alive' || (state === 'unknown' && Date.now() - statSync(released).mtimeMs < RELEASED_STALE_MS)) continue;
-      for (const entry of readdirSync(released)) rmdirSync(path.join(released, entry));
-      rmdirSync(released);
+      clearReleased(released);
     } catch {
       // Swept by another process meanwhile.
     }
@@ -253,7 +306,7 @@ export async function withFileLock<T>(ws: Workspace, real: string, rel: string, 
       locks.deferRemoval = true;
       try {
         const released = unlock();
-        // Taken asynchronously: its release removes the directory in the pool already.
+        // Taken asynchronously: its release removes the lock in the pool already.
         if (released) track(locks, lockPathFor(ws, real), released);
       } catch {
         // Compromised or already removed (stale takeover): nothing left to release.
@@ -267,15 +320,16 @@ export async function withFileLock<T>(ws: Workspace, real: string, rel: string, 
       release();
       if (queues.get(real) === tail) queues.delete(real);
     };
-    // The next writer of this file in this process starts once the lock directory is gone.
+    // The next writer of this file in this process starts once the lock is gone.
     if (removal) void removal.then(done);
     else done();
   }
 }
 
 /**
- * The cross-process lock (a directory made atomically by mkdir): taken synchronously, it costs one mkdir when
- * free; while an fsync runs, in the thread pool (see FileLocks.fsLater). The release of the second kind is a promise.
+ * The cross-process lock (a file made atomically with O_EXCL, its record inside): taken synchronously, it costs
+ * one create when free; while an fsync runs, in the thread pool (see FileLocks.fsLater). The release of the
+ * second kind is a promise.
  */
 async function acquireFileLock(ws: Workspace, locks: FileLocks, real: string, rel: string, deadline: number, signal?: AbortSignal): Promise<() => void | Promise<void>> {
   const lockfilePath = lockPathFor(ws, real);
@@ -290,7 +344,7 @@ async function acquireFileLock(ws: Workspace, locks: FileLocks, real: string, re
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === 'ENOENT') {
-        mkdirSync(path.dirname(lockfilePath), { recursive: true });
+        fs.mkdirSync(path.dirname(lockfilePath), { recursive: true });
         continue;
       }
       if (code !== 'ELOCKED') throw err;
@@ -303,23 +357,15 @@ async function acquireFileLock(ws: Workspace, locks: FileLocks, real: string, re
 }
 
 /**
- * The record of a lock's holder that is known to be gone (null for a lock directory without one), or
- * undefined while it may live. Gone: a process of this host that no longer exists (killed with -9: its exit
- * handler never ran), or no record in a directory made before this process started (its maker was killed
- * between the directory and the record, which follows at once; a release moves the directory away whole).
+ * The record of a lock's holder that is known to be gone (null for a lock without one), or undefined while it
+ * may live. Gone: a process of this host that no longer exists (killed with -9: its exit handler never ran), or
+ * no record in a lock made before this process started (its maker was killed between the create and the write
+ * of the record, which follows at once; a release removes the lock and its record in one unlink).
  */
 function goneHolder(lockfilePath: string): string | null | undefined {
-  let names: string[];
-  try {
-    names = readdirSync(lockfilePath);
-  } catch {
-    return undefined; // released meanwhile: the next attempt takes it
-  }
-  const entry = names.find((n) => n.startsWith(OWNER_PREFIX));
-  if (entry !== undefined) {
-    const record = entry.slice(OWNER_PREFIX.length);
-    return ownerState(record) === 'dead' ? record : undefined;
-  }
+  const record = lockRecord(lockfilePath);
+  if (record === undefined) return undefined; // released meanwhile: the next attempt takes it
+  if (record !== null) return ownerState(record) === 'dead' ? record : undefined;
   try {
     return madeBeforeThisProcess(statSync(lockfilePath).mtimeMs) ? null : undefined;
   } catch {
@@ -344,7 +390,7 @@ function takeOverFromDeadHolder(locks: FileLocks, lockfilePath: string): boolean
   }
   try {
     if (goneHolder(lockfilePath) !== record) return false;
-    removeLockDir(locks, lockfilePath);
+    removeLock(locks, lockfilePath);
     return true;
   } catch {
     return false;

@@ -24,8 +24,8 @@ const STARTED_MS = performance.timeOrigin;
 
 /**
  * Whether something whose time is `mtimeMs` was made before this process started, so not by this process: a
- * lock directory without an owner record that old was left by a maker killed before its record (which a live
- * maker writes at once), not one being made now (src/workspace/locks.ts).
+ * lock without an owner record that old was left by a maker killed before its record (which a live maker
+ * writes at once), not one being made now (src/workspace/locks.ts).
  */
 export function madeBeforeThisProcess(mtimeMs: number): boolean {
   return mtimeMs < STARTED_MS;

@@ -245,13 +245,14 @@ describe('concurrency: LOCKED', () => {
     const ws = workspaceOf(locked);
     const real = await fs.realpath(locked.file('crashed.txt'));
     const lockfilePath = lockPathFor(ws, real);
+    // A directory, as proper-lockfile itself and toolgate's older versions make a lock.
     await fs.mkdir(lockfilePath, { recursive: true });
     const old = new Date(Date.now() - 60_000);
     await fs.utimes(lockfilePath, old, old);
     const res = await locked.call('write_file', { path: 'crashed.txt', content: 'after\n', expected_sha256: sha256('before\n') });
     expect(res.body.status).toBe('success');
     expect(await fs.readFile(locked.file('crashed.txt'), 'utf8')).toBe('after\n');
-    // The answer does not wait for the lock directory's removal (src/workspace/locks.ts); it follows.
+    // The answer does not wait for the lock's removal (src/workspace/locks.ts); it follows.
     await locksSettled(ws.runtime);
     await expect(fs.stat(lockfilePath)).rejects.toMatchObject({ code: 'ENOENT' });
   });
@@ -276,7 +277,7 @@ describe('concurrency: LOCKED', () => {
     expect(whileHeld.body.error?.code).toBe('LOCKED');
     holder.kill('SIGKILL');
     expect(await exited).toBe('SIGKILL');
-    // The lock directory is still there (no exit handler ran) and younger than the stale time.
+    // The lock file is still there (no exit handler ran) and younger than the stale time.
     await expect(fs.stat(lockPathFor(ws, real))).resolves.toBeTruthy();
     const res = await locked.call('write_file', { path: 'killed.txt', content: 'after\n', expected_sha256: sha256('before\n') });
     expect(res.body.status, JSON.stringify(res.body.error)).toBe('success');

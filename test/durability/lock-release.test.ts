@@ -1,6 +1,6 @@
-// Releasing a write lock (docs/api.md, "Durable writes and backups"): the answer does not wait for the lock
-// directory to be moved away and removed, but the next writer of the same file waits for the move, and the
-// shutdown for both.
+// Releasing a write lock (docs/api.md, "Durable writes and backups"): the answer does not wait for the unlink of
+// the lock file, but the next writer of the same file waits for it, and the shutdown too.
+import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -15,24 +15,24 @@ afterEach(async () => {
   t = undefined;
 });
 
-/** Holds every release of a lock directory (the rename that moves it away) until `open()` is called. */
+/** Holds every release of a lock (the unlink of its file) until `open()` is called. */
 function holdLockRemoval() {
-  const realRename = fsp.rename.bind(fsp);
+  const realUnlink = fsp.unlink.bind(fsp);
   let open!: () => void;
   const gate = new Promise<void>((resolve) => (open = resolve));
   let held = 0;
-  vi.spyOn(fsp, 'rename').mockImplementation(async (from, to) => {
-    if (String(from).includes(`${path.sep}locks${path.sep}`)) {
+  vi.spyOn(fsp, 'unlink').mockImplementation(async (p) => {
+    if (String(p).includes(`${path.sep}locks${path.sep}`)) {
       held++;
       await gate;
     }
-    return realRename(from, to);
+    return realUnlink(p);
   });
   return { open, held: () => held };
 }
 
 describe('lock release', () => {
-  it('answers before the lock directory is gone; the next writer of the file waits for it', async () => {
+  it('answers before the lock is gone; the next writer of the file waits for it', async () => {
     t = await makeApp();
     const app = t;
     const ws = app.app.toolgate.workspace;
@@ -41,10 +41,9 @@ describe('lock release', () => {
 
     const first = await app.call('write_file', { path: 'a.txt', content: 'one\n' });
     expect(first.status).toBe(200);
-    // The answer came while the lock directory's removal was still held.
+    // The answer came while the lock's removal was still held.
     expect(removal.held()).toBeGreaterThan(0);
-    const lockDir = lockPathFor(ws, app.file('a.txt'));
-    expect(await pathExists(lockDir)).toBe(true);
+    expect(await pathExists(lockPathFor(ws, app.file('a.txt')))).toBe(true);
 
     const version = (first.body.data as { version: VersionStamp }).version.sha256;
     let secondDone = false;
@@ -68,12 +67,12 @@ describe('lock release', () => {
     const app = t;
     const ws = app.app.toolgate.workspace;
     if (!ws) throw new Error('single workspace expected');
-    const realMkdir = fsp.mkdir.bind(fsp);
+    const realOpen = fs.open.bind(fs);
     let pooled = 0;
-    vi.spyOn(fsp, 'mkdir').mockImplementation(async (p, ...rest) => {
+    vi.spyOn(fs, 'open').mockImplementation(((p: fs.PathLike, ...rest: unknown[]) => {
       if (String(p).endsWith('.lock')) pooled++;
-      return realMkdir(p, ...rest);
-    });
+      return (realOpen as (...args: unknown[]) => void)(p, ...rest);
+    }) as typeof fs.open);
     const names = Array.from({ length: 16 }, (_, i) => `f${i}.txt`);
     const answers = await Promise.all(names.map((n) => app.call('write_file', { path: n, content: `${n}\n` })));
     expect(answers.map((r) => r.status)).toEqual(names.map(() => 200));
@@ -84,15 +83,15 @@ describe('lock release', () => {
     expect(await fsp.readdir(path.dirname(lockPathFor(ws, app.file('f0.txt'))))).toEqual([]);
   });
 
-  it('the shutdown waits until every released lock directory is gone', async () => {
+  it('the shutdown waits until every released lock is gone', async () => {
     t = await makeApp();
     const app = t;
     const ws = app.app.toolgate.workspace;
     if (!ws) throw new Error('single workspace expected');
     const removal = holdLockRemoval();
     expect((await app.call('write_file', { path: 'c.txt', content: 'x\n' })).status).toBe(200);
-    const lockDir = lockPathFor(ws, app.file('c.txt'));
-    expect(await pathExists(lockDir)).toBe(true);
+    const lock = lockPathFor(ws, app.file('c.txt'));
+    expect(await pathExists(lock)).toBe(true);
 
     let closed = false;
     const closing = app.app.close().then(() => (closed = true));
@@ -100,7 +99,7 @@ describe('lock release', () => {
     expect(closed).toBe(false);
     removal.open();
     await closing;
-    expect(await pathExists(lockDir)).toBe(false);
-    expect(await fsp.readdir(path.dirname(lockDir))).toEqual([]);
+    expect(await pathExists(lock)).toBe(false);
+    expect(await fsp.readdir(path.dirname(lock))).toEqual([]);
   });
 });

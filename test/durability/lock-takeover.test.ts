@@ -1,8 +1,9 @@
 // A lock whose holder died is taken over at once (issue 33, point 7; docs/api.md, "Durable writes and
 // backups"): a writer killed with SIGKILL anywhere in its file lock (holding it, releasing it, or between the
-// lock directory and its owner record) leaves nothing that makes the first write after a restart answer LOCKED
-// or wait for the 10 s stale time. The restart is a new process (fixtures/lock-cut.mjs `write`) that waits at
-// most 2 s for a lock, so a wait for the stale time answers LOCKED.
+// lock file's create and the write of its owner record) leaves nothing that makes the first write after a
+// restart answer LOCKED or wait for the 10 s stale time. So do the locks older versions made (a directory with
+// its record inside) and the leftovers of their releases. The restart is a new process (fixtures/lock-cut.mjs
+// `write`) that waits at most 2 s for a lock, so a wait for the stale time answers LOCKED.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -62,52 +63,79 @@ async function restartAndWrite(root: string, files: string[]): Promise<Record<st
   return answers;
 }
 
-/** What is in the state directory's locks/ (each entry with what it holds), for the figures. */
+/** What is in the state directory's locks/ (each entry with its kind and whether it holds a record), for the figures. */
 async function locksLeft(root: string): Promise<string[]> {
   const dir = path.join(root, '.toolgate', 'locks');
   const left: string[] = [];
   for (const name of (await fs.readdir(dir).catch(() => [] as string[])).sort()) {
-    const inside = await fs.readdir(path.join(dir, name)).catch(() => [] as string[]);
-    left.push(`${name.replace(/^([0-9a-f]{8})[0-9a-f]{24}/, '$1…').replace(/=.*/, '=…')} [${inside.length === 0 ? 'no owner record' : 'owner record'}]`);
+    const entry = path.join(dir, name);
+    const st = await fs.stat(entry);
+    // A lock file's record ends with a newline; an older version's lock directory holds it as an entry.
+    const recorded = st.isDirectory() ? (await fs.readdir(entry)).length > 0 : (await fs.readFile(entry, 'utf8')).endsWith('\n');
+    left.push(`${name.replace(/^([0-9a-f]{8})[0-9a-f]{24}/, '$1…').replace(/=.*/, '=…')} ${st.isDirectory() ? 'dir' : 'file'} [${recorded ? 'owner record' : 'no owner record'}]`);
   }
   return left;
 }
 
+/** Kills a writer just before its release's unlink, leaving its lock; the lock's path and the killed writer's record. */
+async function killedHolding(root: string, file: string): Promise<{ lock: string; record: string }> {
+  await runAndKill([root, 'unlink', file], (out) => out.includes('@@CUT'));
+  const locks = path.join(root, '.toolgate', 'locks');
+  const [name] = await fs.readdir(locks);
+  const lock = path.join(locks, name as string);
+  return { lock, record: (await fs.readFile(lock, 'utf8')).trimEnd() };
+}
+
 describe('a lock whose holder was killed with -9', () => {
-  it('killed while releasing, after its lock directory was moved away: the first write succeeds, the leftover is swept', async () => {
+  it('killed while releasing, before the unlink of its lock: the first write takes it over', async () => {
     const root = await workspaceRoot();
-    await runAndKill([root, 'release', 'killed.txt'], (out) => out.includes('@@CUT'));
-    expect(await locksLeft(root)).toEqual([expect.stringMatching(/^[0-9a-f]{8}…\.lock\.gone\d+=… \[owner record\]$/)]);
+    await killedHolding(root, 'killed.txt');
+    expect(await locksLeft(root)).toEqual([expect.stringMatching(/^[0-9a-f]{8}…\.lock file \[owner record\]$/)]);
     expect(await restartAndWrite(root, ['killed.txt'])).toEqual({ 'killed.txt': 'success' });
     expect(await fs.readFile(path.join(root, 'killed.txt'), 'utf8')).toBe('written after the restart\n');
     expect(await locksLeft(root)).toEqual([]);
   });
 
-  it('killed while releasing, before its lock directory was moved away: the first write takes it over', async () => {
-    const root = await workspaceRoot();
-    await runAndKill([root, 'rename', 'killed.txt'], (out) => out.includes('@@CUT'));
-    expect(await locksLeft(root)).toEqual([expect.stringMatching(/^[0-9a-f]{8}…\.lock \[owner record\]$/)]);
-    expect(await restartAndWrite(root, ['killed.txt'])).toEqual({ 'killed.txt': 'success' });
-    expect(await locksLeft(root)).toEqual([]);
-  });
-
-  it('killed between its lock directory and the owner record: the first write after a restart takes it over', async () => {
+  it('killed between the lock file and its owner record: the empty lock is taken over by the first write after a restart', async () => {
     const root = await workspaceRoot();
     await runAndKill([root, 'make', 'killed.txt'], (out) => out.includes('@@CUT'));
-    expect(await locksLeft(root)).toEqual([expect.stringMatching(/^[0-9a-f]{8}…\.lock \[no owner record\]$/)]);
+    expect(await locksLeft(root)).toEqual([expect.stringMatching(/^[0-9a-f]{8}…\.lock file \[no owner record\]$/)]);
+    const [name] = await fs.readdir(path.join(root, '.toolgate', 'locks'));
+    expect(await fs.readFile(path.join(root, '.toolgate', 'locks', name as string), 'utf8')).toBe('');
     expect(await restartAndWrite(root, ['killed.txt'])).toEqual({ 'killed.txt': 'success' });
     expect(await locksLeft(root)).toEqual([]);
   });
 
-  it('a lock directory without an owner record left by an earlier version (its release cut) is taken over after a restart', async () => {
+  // Locks as older versions made them (a directory, its holder's record an entry `owner=<record>` inside), which
+  // a replica of such a version may leave on the same volume during a rolling upgrade.
+  it('an older version\'s lock directory of a killed holder is taken over; one without a record after a restart too', async () => {
     const root = await workspaceRoot();
-    // What a release that removed the owner record before the directory left when killed between the two.
-    await runAndKill([root, 'rename', 'killed.txt'], (out) => out.includes('@@CUT'));
-    const locks = path.join(root, '.toolgate', 'locks');
-    const [lock] = await fs.readdir(locks);
-    for (const record of await fs.readdir(path.join(locks, lock as string))) await fs.rmdir(path.join(locks, lock as string, record));
-    expect(await locksLeft(root)).toEqual([expect.stringMatching(/\[no owner record\]$/)]);
+    const { lock, record } = await killedHolding(root, 'killed.txt');
+    await fs.unlink(lock);
+    await fs.mkdir(path.join(lock, `owner=${record}`), { recursive: true });
+    expect(await locksLeft(root)).toEqual([expect.stringMatching(/^[0-9a-f]{8}…\.lock dir \[owner record\]$/)]);
     expect(await restartAndWrite(root, ['killed.txt'])).toEqual({ 'killed.txt': 'success' });
+    expect(await locksLeft(root)).toEqual([]);
+
+    // What an older version's maker killed between the directory and its record left.
+    await fs.mkdir(lock);
+    expect(await locksLeft(root)).toEqual([expect.stringMatching(/^[0-9a-f]{8}…\.lock dir \[no owner record\]$/)]);
+    expect(await restartAndWrite(root, ['killed.txt'])).toEqual({ 'killed.txt': 'success' });
+    expect(await locksLeft(root)).toEqual([]);
+  });
+
+  it('an older version\'s release cut after it moved its lock away: the first write succeeds, the leftovers are swept', async () => {
+    const root = await workspaceRoot();
+    const { lock, record } = await killedHolding(root, 'killed.txt');
+    await fs.mkdir(path.join(`${lock}.gone3=${record}`, `owner=${record}`), { recursive: true });
+    // An older version's stale removal renames before it removes: of a lock file, the rename is all it does.
+    await fs.rename(lock, `${lock}.gone4=${record}`);
+    expect(await locksLeft(root)).toEqual([
+      expect.stringMatching(/^[0-9a-f]{8}…\.lock\.gone3=… dir \[owner record\]$/),
+      expect.stringMatching(/^[0-9a-f]{8}…\.lock\.gone4=… file \[owner record\]$/),
+    ]);
+    expect(await restartAndWrite(root, ['killed.txt'])).toEqual({ 'killed.txt': 'success' });
+    expect(await locksLeft(root)).toEqual([]);
   });
 
   it('kill -9 at random moments among writes: after each, the first write of every file succeeds, no LOCKED', async () => {

@@ -187,21 +187,24 @@ async function deadRecord(): Promise<string> {
 describe('locks against writers', () => {
   it('a lock whose holder was killed holding it, or releasing it, answers no LOCKED', async () => {
     // Made just now, far from the 10 s stale time: each is what a kill -9 at that moment leaves.
+    // A lock is a file holding its holder's record; older versions made a directory with the record inside and
+    // released it by moving it away first (`<lock>.gone<n>=<record>`), which a replica of theirs may leave.
     const leftovers = [
-      { name: 'lock held by a killed writer', at: (lockDir: string) => lockDir },
-      { name: 'lock moved away by a killed release', at: (lockDir: string, owner: string) => `${lockDir}.gone1=${owner}` },
+      { name: 'lock held by a killed writer', leave: (lock: string, owner: string) => fs.writeFile(lock, `${owner}\n`, { flag: 'wx' }) },
+      { name: 'older version\'s lock held by a killed writer', leave: (lock: string, owner: string) => fs.mkdir(path.join(lock, `owner=${owner}`), { recursive: true }) },
+      { name: 'older version\'s lock moved away by a killed release', leave: (lock: string, owner: string) => fs.mkdir(path.join(`${lock}.gone1=${owner}`, `owner=${owner}`), { recursive: true }) },
     ];
-    for (const { name, at } of leftovers) {
+    for (const { name, leave } of leftovers) {
       const file = `${name.replace(/\W+/g, '-')}.txt`;
       await fs.writeFile(path.join(root, file), 'before\n');
-      const lockDir = lockPathFor(ws, await fs.realpath(path.join(root, file)));
-      const owner = await deadRecord();
-      await fs.mkdir(path.join(at(lockDir, owner), `owner=${owner}`), { recursive: true });
+      const lock = lockPathFor(ws, await fs.realpath(path.join(root, file)));
+      await fs.mkdir(path.dirname(lock), { recursive: true });
+      await leave(lock, await deadRecord());
       const res = await request('POST', '/v1/tools/write_file', {}, { path: file, content: 'after\n' });
       record(name, res.json.error?.code === 'LOCKED', `${res.status} ${res.json.status}`);
       expect(res.json.status, `${name}: ${JSON.stringify(res.json.error)}`).toBe('success');
       await locksSettled(ws.runtime);
-      await expect(fs.stat(lockDir)).rejects.toMatchObject({ code: 'ENOENT' });
+      await expect(fs.stat(lock)).rejects.toMatchObject({ code: 'ENOENT' });
     }
   });
 });

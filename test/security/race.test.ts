@@ -251,11 +251,11 @@ function isServiceStatePath(rel: string): boolean {
     // A backup, named with its record, and the file key's origin (src/workspace/backups.ts).
     /^backups\/[0-9a-f]{16}\/[0-9a-f]{16}-[0-9a-z]{8,}-[0-9a-f]{6}\.[a-z][a-z0-9_:]*\.[0-7]{1,6}\.([0-9a-f]{64}|-)\.([A-Za-z0-9_-]{2,}|-)\.[kr]\.kept$/,
     /^backups\/[0-9a-f]{16}\/origin$/,
+    // A file lock, its holder's record inside.
     /^locks\/[0-9a-f]{32}\.lock$/,
     new RegExp(`^tmp/${INSTANCE}$`),
     // The temp directory's owner record (a regular file; "state symlinks" would catch a link).
     new RegExp(`^tmp/${INSTANCE}/\\.owner$`),
-    /^locks\/[0-9a-f]{32}\.lock\/owner=[^/]+$/,
     // The checkpoint records (docs/api.md, "Turns, checkpoints and rewind"): this instance's segments and the retention note.
     /^checkpoints(\/log)?$/,
     new RegExp(`^checkpoints/log/[0-9a-z]{9}-${INSTANCE}-[0-9a-f]{6}\\.jsonl$`),
