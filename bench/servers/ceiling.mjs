@@ -110,9 +110,10 @@ function guardedRead() {
 /**
  * The least a write_file of a small file can do and still meet the spec, inline, beside guardedRead: the same
  * bearer token, rate-limit count, sandbox walk, metrics and chained audit line, and the write's own work as
- * write_file does it: the file's lock (a lock directory under the state directory), the old content read through
- * an O_NOFOLLOW descriptor checked to be the walked file, its sha256 against expected_sha256 (CONFLICT
- * otherwise), the old content kept as a backup (data + meta file, the oldest over 10 per file removed), a temp
+ * write_file does it: the file's lock (a file holding the owner record under the state directory), the old content
+ * read through an O_NOFOLLOW descriptor checked to be the walked file, its sha256 against expected_sha256 (CONFLICT
+ * otherwise), the old content kept as a backup (the old inode linked under a name carrying the record, a copy
+ * where it has other names; the oldest over 10 per file removed), a temp
  * file written and fsynced, renamed over the file, the directory fsynced, the new sha256, the envelope with ETag.
  * Small metadata calls on the event loop, fsyncs in the thread pool (as toolgate). No diff, no options.
  * Env: CEILING_ROOT, CEILING_STATE (a state directory outside the root), CEILING_TOKEN_SHA256, CEILING_AUDIT_FILE.
@@ -123,10 +124,14 @@ function guardedWrite() {
   const state = process.env.CEILING_STATE;
   if (!state) throw new Error('guarded-write needs CEILING_STATE besides what guarded-read needs');
   const fsyncAsync = promisify(fsync);
-  const ownedLock = process.env.CEILING_LOCK === 'owned';
+  // As toolgate takes its lock and keeps its backup; CEILING_LOCK=dir (a bare mkdir lock) and CEILING_BACKUP=copy
+  // (data and meta copied into two new files, as toolgate did before) give the earlier floors.
+  const ownedLock = process.env.CEILING_LOCK !== 'dir';
+  const linkBackup = process.env.CEILING_BACKUP !== 'copy';
   const ownerRecord = `${hostname()}:${process.pid}:${randomUUID().slice(0, 12)}`;
   mkdirSync(path.join(state, 'locks'), { recursive: true });
   let seq = 0;
+  const madeDirs = new Set();
   const createSmall = (file, data, flags) => {
     const fd = openSync(file, flags, 0o600);
     writeSync(fd, data);
@@ -144,8 +149,7 @@ function guardedWrite() {
     const { cur, st, relOut } = found;
     const key = createHash('sha256').update(relOut).digest('hex').slice(0, 16);
     const lock = path.join(state, 'locks', `${key}.lock`);
-    // CEILING_LOCK=owned: the lock as toolgate's file lock takes it (a file made with O_EXCL holding the owner
-    // record, released by an unlink), to tell how much of a write's cost is the lock's.
+    // The lock as toolgate's file lock takes it: a file made with O_EXCL holding the owner record, released by an unlink.
     if (ownedLock) closeSync(createSmall(lock, `${ownerRecord}\n`, 'wx'));
     else mkdirSync(lock);
     let before;
@@ -171,12 +175,37 @@ function guardedWrite() {
       before = createHash('sha256').update(old).digest('hex');
       if (typeof expected === 'string' && expected !== before) return refuse(reply, 409, 'CONFLICT');
       const backups = path.join(state, 'backups', key);
-      mkdirSync(backups, { recursive: true });
       const id = `${key}-${Date.now().toString(36).padStart(9, '0')}-${(seq++).toString(16).padStart(6, '0')}`;
-      closeSync(createSmall(path.join(backups, `${id}.bak`), old, 'w'));
-      closeSync(createSmall(path.join(backups, `${id}.json`), JSON.stringify({ backup_id: id, path: relOut, operation: 'write_file', created_at: new Date().toISOString(), size_bytes: old.length, sha256: before, mode: st.mode & 0o7777 }), 'w'));
-      const ids = readdirSync(backups).filter((n) => n.endsWith('.json')).map((n) => n.slice(0, -5)).sort().reverse();
-      await Promise.all(ids.slice(10).flatMap((o) => [fs.unlink(path.join(backups, `${o}.bak`)), fs.unlink(path.join(backups, `${o}.json`))]));
+      if (linkBackup) {
+        // As toolgate keeps a backup: one file named with its record, the old inode linked (in the thread pool)
+        // when it is the one read and has no other name; a copy otherwise. The oldest over 10 per file removed.
+        if (!madeDirs.has(backups)) {
+          mkdirSync(backups, { recursive: true });
+          madeDirs.add(backups);
+        }
+        const name = path.join(backups, `${id}.write_file.${(st.mode & 0o7777).toString(8)}.${before}.YmVuY2g.k.kept`);
+        let linked = false;
+        try {
+          await fs.link(cur, name);
+          const bst = lstatSync(name);
+          linked = bst.ino === st.ino && bst.dev === st.dev && bst.nlink === 2;
+          if (!linked) unlinkSync(name);
+        } catch {
+          linked = false;
+        }
+        if (!linked) {
+          closeSync(createSmall(`${name}.part`, old, 'w'));
+          renameSync(`${name}.part`, name);
+        }
+        const kept = readdirSync(backups).filter((n) => n.endsWith('.kept')).sort().reverse();
+        await Promise.all(kept.slice(10).map((o) => fs.unlink(path.join(backups, o))));
+      } else {
+        mkdirSync(backups, { recursive: true });
+        closeSync(createSmall(path.join(backups, `${id}.bak`), old, 'w'));
+        closeSync(createSmall(path.join(backups, `${id}.json`), JSON.stringify({ backup_id: id, path: relOut, operation: 'write_file', created_at: new Date().toISOString(), size_bytes: old.length, sha256: before, mode: st.mode & 0o7777 }), 'w'));
+        const ids = readdirSync(backups).filter((n) => n.endsWith('.json')).map((n) => n.slice(0, -5)).sort().reverse();
+        await Promise.all(ids.slice(10).flatMap((o) => [fs.unlink(path.join(backups, `${o}.bak`)), fs.unlink(path.join(backups, `${o}.json`))]));
+      }
       const dir = path.dirname(cur);
       const temp = path.join(dir, `.${path.basename(cur)}.${randomUUID().slice(0, 8)}.tmp`);
       const tfd = createSmall(temp, next, 'wx');
