@@ -1,6 +1,7 @@
 // The one way a tool changes a file's content: the backup of the old content, the durable write (unless the
 // call was stopped), the new version, and the answer — the same fields, stats and texts for every tool,
 // dry run or applied — so that tools cannot drift apart.
+import { lstatSync } from 'node:fs';
 import type { RiskLevel, VersionStamp } from '../envelope.js';
 import type { DiffPreview } from '../edit/diff.js';
 import { commitTempFile, discardTempFile, writeFileAtomic, writeTempFile, type AtomicWriteOptions, type CommitOptions, type FileContent, type TempFile } from '../workspace/atomic.js';
@@ -78,7 +79,7 @@ export async function commitChange(ctx: ToolContext, p: ResolvedPath, change: Ne
       const st = await writeFileAtomic(p.ws, p.at, change.next, opts);
       return { backupId, version: versionOf(st, sha256Hex(change.next)) };
     } catch (err) {
-      if (backupId !== null) await discardBackup(p.ws, backupId);
+      await dropUnused(p, kept, backupId);
       throw err;
     }
   } finally {
@@ -120,11 +121,20 @@ export async function commitStaged(ctx: ToolContext, p: ResolvedPath, temp: Prom
   } catch (err) {
     // It reads the old content's buffer, which the caller may reuse. Kept, it would be a backup of a change
     // not made, still linked to the file it was taken from: it goes.
-    const backupId = await backup.catch(() => null);
-    if (backupId !== null) await discardBackup(p.ws, backupId);
+    await dropUnused(p, current, await backup.catch(() => null));
     await dropStaged(temp);
     throw err;
   }
+}
+
+/**
+ * Removes the backup of a change that failed before its rename: the file still is the inode that was read (and
+ * maybe linked as the backup). A failure after the rename (the directory's fsync) keeps it: the change was made.
+ */
+async function dropUnused(p: ResolvedPath, current: CurrentFile | null, backupId: string | null): Promise<void> {
+  if (backupId === null || current === null) return;
+  const st = lstatSync(p.at, { throwIfNoEntry: false });
+  if (st && st.dev === current.stat.dev && st.ino === current.stat.ino) await discardBackup(p.ws, backupId);
 }
 
 /** Removes a staged temp file once it is written: the change was refused before its commit. */

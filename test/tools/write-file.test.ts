@@ -284,6 +284,21 @@ describe('write_file', () => {
     expect((await fs.stat(backupFile(t.file('.toolgate'), s.data.backup_id as string))).ino).toBe(solo);
   });
 
+  it('a change refused after its backup was taken leaves no backup, and the file keeps its one link', async () => {
+    await fs.writeFile(t.file('ro.txt'), 'ro v0\n');
+    // No write bit at all: refused at the rename (root included), after the backup was linked.
+    await fs.chmod(t.file('ro.txt'), 0o444);
+    try {
+      const r = await write({ path: 'ro.txt', content: 'ro v1\n', expected_sha256: await sha('ro.txt') });
+      expect(r.body.status).toBe('error');
+      expect(await fs.readFile(t.file('ro.txt'), 'utf8')).toBe('ro v0\n');
+      expect((await fs.stat(t.file('ro.txt'))).nlink).toBe(1);
+      expect((await t.call('list_backups', { path: 'ro.txt' })).body.data).toMatchObject({ backups: [] });
+    } finally {
+      await fs.chmod(t.file('ro.txt'), 0o644);
+    }
+  });
+
   it('leaves no temp file beside the written file', async () => {
     await write({ path: 'tmpcheck/a.txt', content: 'x\n' });
     expect(await fs.readdir(t.file('tmpcheck'))).toEqual(['a.txt']);
