@@ -3,7 +3,7 @@
 // admission to the pipeline, so a call is authenticated once (docs/operations.md, "Auth").
 import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify';
 import type { Config } from '../config.js';
-import { bareContext, errorEnvelope, type ToolError } from '../envelope.js';
+import { bareContext, envelopeJson, errorEnvelope, type ToolError } from '../envelope.js';
 import { credentialsOf, type Principal } from '../ops/auth.js';
 import { createBrowserGuard } from '../ops/browser-guard.js';
 import type { Admission, AuthResult, Pipeline, ToolCallOutcome } from '../pipeline/execute-tool.js';
@@ -73,7 +73,7 @@ export function registerHttpGate(app: FastifyInstance, opts: GateOptions): HttpG
       void reply.header('connection', 'close');
       reply.raw.once('finish', () => req.raw.socket.end());
     }
-    return reply.code(error.httpStatus).type('application/json; charset=utf-8').serializer(JSON.stringify).send(envelope);
+    return reply.code(error.httpStatus).type('application/json; charset=utf-8').send(envelopeJson(envelope));
   };
 
   // The browser gate, before any other (docs/operations.md, "Browsers"): a Host the service does not answer
