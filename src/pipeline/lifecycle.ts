@@ -131,8 +131,10 @@ async function runTool(steps: CallSteps, call: CallInfo, name: string, rawInput:
     if (!tool) throw E.toolUnknown(shortenText(name, 100), TOOLS.map((t) => t.name).join(', '));
     // 4. Arguments: an object, the approval id and turn taken off, the rest validated by the tool's schema.
     if (rawInput === undefined || rawInput === null || typeof rawInput !== 'object' || Array.isArray(rawInput)) throw E.argumentsNotObject();
-    const { approval_id: approvalId, ...args } = params;
+    const approvalId = params.approval_id;
     if (approvalId !== undefined && approvalId !== null && typeof approvalId !== 'string') throw E.approvalIdNotString();
+    // Copied without approval_id only when it was sent: a copy of every call's arguments showed in a read's profile.
+    const args = Object.hasOwn(params, 'approval_id') ? withoutApprovalId(params) : params;
     const turn = parseTurn(call.turn);
     const input = parseArguments(tool, args);
     if (typeof input.path === 'string') pathResolved = lexicalRel(input.path);
@@ -183,6 +185,11 @@ async function runTool(steps: CallSteps, call: CallInfo, name: string, rawInput:
   observe(steps.audit, call, toolName, outcome);
   for (const o of steps.observers) observe(o, call, toolName, outcome);
   return outcome;
+}
+
+function withoutApprovalId(params: Record<string, unknown>): Record<string, unknown> {
+  const { approval_id: _, ...args } = params;
+  return args;
 }
 
 function observe(hook: AfterHook | null, call: CallInfo, toolName: string, outcome: CallOutcome): void {
