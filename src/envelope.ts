@@ -179,7 +179,7 @@ function keyJson(key: string): string {
 }
 
 /** What JSON.stringify writes for a property's value, or undefined where it leaves the property out. */
-function propertyJson(key: string, value: unknown): string | undefined {
+export function propertyJson(key: string, value: unknown): string | undefined {
   switch (typeof value) {
     case 'string':
       return JSON.stringify(value);
