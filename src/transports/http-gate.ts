@@ -84,11 +84,15 @@ export function registerHttpGate(app: FastifyInstance, opts: GateOptions): HttpG
   // Then the token, before the body is read: one hook with Fastify's `done` callback, not async ones, and
   // nothing allocated per request while the token is admitted synchronously.
   app.addHook('onRequest', (req, reply, done) => {
+    // Read once: Fastify builds req.routeOptions anew at every read.
+    const headers = req.headers;
     if (!isProbe(req)) {
-      const refused = browserGuard.check(req.headers.host, req.headers.origin);
+      const refused = browserGuard.check(headers.host, headers.origin);
       if (refused) return void refuseAtGate(req, reply, refused);
     }
-    if (!authEnabled || req.routeOptions.config.gateAfterBody || !isV1(req)) return done();
+    if (!authEnabled) return done();
+    const route = req.routeOptions;
+    if (route.config.gateAfterBody || !isV1(req, route.url)) return done();
     authenticate(pipeline, req, reply, refuseAtGate, done);
   });
 
@@ -128,8 +132,7 @@ function isProbe(req: FastifyRequest): boolean {
 }
 
 /** /v1 requests need a token: by route template, and by raw path for requests no route matched. */
-function isV1(req: FastifyRequest): boolean {
-  const route = req.routeOptions.url;
+function isV1(req: FastifyRequest, route: string | undefined): boolean {
   if (route !== undefined && (route === '/v1' || route.startsWith('/v1/'))) return true;
   const p = req.url.split('?')[0] ?? '';
   return /^\/+v1(\/|$)/i.test(p);
