@@ -34,7 +34,7 @@ import type { ToolDefinition } from '../tools/define.js';
 import type { ConfirmFn } from '../tools/call.js';
 import { httpCaller } from './caller.js';
 import { jsonRpcError, toolCallNameOf } from './mcp-messages.js';
-import { approvalElicitation, createMcpServer, decisionOf, runToolCall } from './mcp-server.js';
+import { approvalElicitation, CONTENT_BLOCKS, createMcpServer, decisionOf, runToolCall } from './mcp-server.js';
 
 /**
  * Session ids this door hands out, in place of state: the client declared elicitation in its initialize. The
@@ -266,10 +266,10 @@ export function directAnswerJson(id: RequestId, result: CallToolResult): string 
   const first = result.content[0];
   const content = (envelope?.data as { content?: unknown } | null | undefined)?.content;
   if (!envelope || plainResult(result) === null || first?.type !== 'text' || typeof content !== 'string' || typeof envelope.text !== 'string') return JSON.stringify(answer);
+  // The block is `${head}\n\n${content}` (mcpResult marks it): its JSON is the two strings' JSON around an escaped
+  // blank line (a surrogate cannot pair across the line breaks, so each side escapes as it does alone).
   const head = envelope.text;
-  const text = first.text;
-  // The block is `${head}\n\n${content}` (modelText): its JSON is the two strings' JSON around an escaped blank line.
-  if (text.length !== head.length + 2 + content.length || !text.startsWith(head) || !text.endsWith(content) || text.charCodeAt(head.length) !== 10 || text.charCodeAt(head.length + 1) !== 10) return JSON.stringify(answer);
+  if (!CONTENT_BLOCKS.has(first)) return JSON.stringify(answer);
   const parts: { contentJson?: string } = {};
   const structured = envelopeJson(envelope, parts);
   if (parts.contentJson === undefined) return JSON.stringify(answer);

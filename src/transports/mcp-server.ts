@@ -144,9 +144,19 @@ interface AttachmentRefLike {
   bytes: number;
 }
 
+/**
+ * Text blocks that are the envelope's text, a blank line and the file's content (`data.content`, which
+ * structuredContent carries too): the HTTP door writes that content's JSON once for both (mcp-http.ts, directAnswerJson).
+ */
+export const CONTENT_BLOCKS = new WeakSet<object>();
+
 export async function mcpResult(outcome: ToolCallOutcome, loadAttachment?: AttachmentLoader): Promise<CallToolResult> {
   const { envelope } = outcome;
-  const content: CallToolResult['content'] = [{ type: 'text', text: modelText(envelope) }];
+  const text = modelText(envelope);
+  const first = { type: 'text' as const, text };
+  const data = envelope.data as { content?: unknown } | null;
+  if (typeof data?.content === 'string' && text.length === envelope.text.length + 2 + data.content.length && !envelope.error && !mediaOf(envelope) && !pendingApprovalOf(envelope)) CONTENT_BLOCKS.add(first);
+  const content: CallToolResult['content'] = [first];
   const notShown: string[] = [];
   let budget = MAX_IMAGE_BYTES_PER_RESULT;
   const media = envelope.status === 'error' ? null : mediaOf(envelope);
@@ -168,6 +178,7 @@ export async function mcpResult(outcome: ToolCallOutcome, loadAttachment?: Attac
     }
   }
   if (notShown.length > 0 && content[0]?.type === 'text') {
+    CONTENT_BLOCKS.delete(first);
     content[0].text += `\n\nNot shown as images (over ${MAX_IMAGE_BYTES_PER_RESULT / MIB} MiB of images in one result, or a type models do not take): ${notShown.join('; ')}.`;
   }
   // Last, the envelope's status, which the text does not say (partial: cut short, or waiting for approval). It also
