@@ -25,8 +25,18 @@ export async function runWithTimeout(tool: ToolDefinition, call: CallInfo, input
     controller?.abort(why);
   };
   const gone = () => abort(E.clientGone(tool.name));
-  if (call.signal?.aborted) gone();
-  call.signal?.addEventListener('abort', gone, { once: true });
+  // The caller's signal is looked at only when the tool asks for its own or the time limit fires, and listened to
+  // from then on: a listener per call, and the signal a door makes lazily, cost an MCP read more than its door's
+  // own work (docs/development.md, "Work done once"). A caller gone by then is the abort's reason, as a listener
+  // added at the start would have made it.
+  let listening: AbortSignal | null = null;
+  const follow = () => {
+    const signal = call.signal;
+    if (!signal || listening) return;
+    if (signal.aborted) return gone();
+    listening = signal;
+    signal.addEventListener('abort', gone, { once: true });
+  };
   const scope = new HandleScope();
   const ctx: ToolContext = {
     ws: call.ws,
@@ -36,6 +46,7 @@ export async function runWithTimeout(tool: ToolDefinition, call: CallInfo, input
       if (!controller) {
         controller = new AbortController();
         if (reason) controller.abort(reason);
+        else follow();
       }
       return controller.signal;
     },
@@ -57,6 +68,7 @@ export async function runWithTimeout(tool: ToolDefinition, call: CallInfo, input
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
+      if (!reason) follow();
       // Made only when it fires: an Error captures its stack, which cost a small read 10% of its time.
       const timedOut = E.toolTimedOut(tool.name, timeoutMs);
       abort(timedOut);
@@ -75,6 +87,6 @@ export async function runWithTimeout(tool: ToolDefinition, call: CallInfo, input
     return await Promise.race([run, timeout]);
   } finally {
     clearTimeout(timer);
-    call.signal?.removeEventListener('abort', gone);
+    (listening as AbortSignal | null)?.removeEventListener('abort', gone);
   }
 }

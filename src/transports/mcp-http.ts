@@ -424,7 +424,9 @@ class McpDoor {
   /** `caller` is this POST's own: its signal is set here. */
   private async runDirect(reply: FastifyReply, direct: NonNullable<ReturnType<typeof directCallOf>>, caller: CallerInfo, cancel: AbortController | null): Promise<FastifyReply | undefined> {
     const stop = cancel ?? new AbortController();
-    caller.signal = stop.signal;
+    // The signal is made when the pipeline first looks at it, which a quick call never does: making one per call
+    // cost the door more than the rest of its work (docs/development.md, "Work done once").
+    Object.defineProperty(caller, 'signal', { get: () => stop.signal, enumerable: true, configurable: true });
     let gone = false;
     reply.raw.once('close', () => {
       if (reply.raw.writableFinished) return;
