@@ -110,9 +110,9 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       expectedVersion: caller.expectedVersion,
       switches: caller.switches,
       waitS: caller.waitS,
-      // Read when asked: a door may make its signal only then (the MCP door's direct route).
+      // Read when asked: a door's controller makes its signal only then.
       get signal() {
-        return caller.signal;
+        return caller.signal ?? caller.abort?.signal;
       },
       timeoutMs: caller.timeoutMs,
       confirm: caller.confirm && decidesOwnCalls(principal, deps.selfApproveWithoutToken ?? false) ? caller.confirm : undefined,

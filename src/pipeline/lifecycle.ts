@@ -46,6 +46,11 @@ export interface CallerInfo {
   requestId?: string | undefined;
   /** Aborted when the client goes away. */
   signal?: AbortSignal | undefined;
+  /**
+   * Instead of `signal`: the door's controller, whose signal Node makes only when it is first read, which a quick call
+   * never does (the MCP door's direct route; docs/development.md, "Work done once").
+   */
+  abort?: AbortController | undefined;
   /** The door can ask its person in band (MCP elicitation, WebSocket confirmation); used only for a token that may decide its own calls. */
   confirm?: ConfirmFn | undefined;
   /** A shorter time limit for this call (WebSocket `timeout_seconds`). */

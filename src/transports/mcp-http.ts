@@ -424,9 +424,9 @@ class McpDoor {
   /** `caller` is this POST's own: its signal is set here. */
   private async runDirect(reply: FastifyReply, direct: NonNullable<ReturnType<typeof directCallOf>>, caller: CallerInfo, cancel: AbortController | null): Promise<FastifyReply | undefined> {
     const stop = cancel ?? new AbortController();
-    // The signal is made when the pipeline first looks at it, which a quick call never does: making one per call
+    // Its signal is made when the pipeline first reads it, which a quick call never does: an AbortSignal per call
     // cost the door more than the rest of its work (docs/development.md, "Work done once").
-    Object.defineProperty(caller, 'signal', { get: () => stop.signal, enumerable: true, configurable: true });
+    caller.abort = stop;
     let gone = false;
     reply.raw.once('close', () => {
       if (reply.raw.writableFinished) return;
