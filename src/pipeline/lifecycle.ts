@@ -131,6 +131,10 @@ async function runTool(steps: CallSteps, call: CallInfo, name: string, rawInput:
   let risk: Risk = tool?.risk ?? 'read';
   let riskLevel: RiskLevel = tool?.riskLevel ?? 'low';
   let pathResolved: string | null = null;
+  // The path argument as written, made lexical only when the envelope needs it (a tool that names its own path, as a
+  // read does, never needs it): docs/development.md, "Work done once".
+  let pathArg: string | null = null;
+  const pathOf = () => (pathArg === null ? pathResolved : lexicalRel(pathArg));
   let outcome: CallOutcome;
   try {
     if (!tool) throw E.toolUnknown(shortenText(name, 100), TOOLS.map((t) => t.name).join(', '));
@@ -142,7 +146,7 @@ async function runTool(steps: CallSteps, call: CallInfo, name: string, rawInput:
     const args = Object.hasOwn(params, 'approval_id') ? withoutApprovalId(params) : params;
     const turn = parseTurn(call.turn);
     const input = parseArguments(tool, args);
-    if (typeof input.path === 'string') pathResolved = lexicalRel(input.path);
+    if (typeof input.path === 'string') pathArg = input.path;
     // 5. Offered, 6. risk.
     steps.offered(call, tool);
     steps.risk(call, tool);
@@ -173,13 +177,17 @@ async function runTool(steps: CallSteps, call: CallInfo, name: string, rawInput:
     // 12. Envelope.
     risk = tool.risk;
     riskLevel = result.riskLevel ?? tool.riskLevel;
-    if (result.pathResolved !== undefined) pathResolved = result.pathResolved;
-    const envelope = resultEnvelope(contextOf(call, params, pathResolved, risk, riskLevel), result);
+    if (result.pathResolved !== undefined) {
+      pathResolved = result.pathResolved;
+      pathArg = null;
+    }
+    const envelope = resultEnvelope(contextOf(call, params, pathOf(), risk, riskLevel), result);
     outcome = { envelope, httpStatus, version: result.version ?? null, tool, audit: result.audit ?? {}, durationMs: 0 };
   } catch (err) {
     // 12. Envelope, of the error any step threw.
-    const e = toToolError(err, pathResolved);
-    const envelope = errorEnvelope(contextOf(call, params, pathResolved, risk, riskLevel), e);
+    const where = pathOf();
+    const e = toToolError(err, where);
+    const envelope = errorEnvelope(contextOf(call, params, where, risk, riskLevel), e);
     outcome = { envelope, httpStatus: e.httpStatus, version: null, tool: tool ?? null, audit: {}, durationMs: 0 };
   }
   outcome.durationMs = performance.now() - started;
