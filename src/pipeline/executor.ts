@@ -14,7 +14,7 @@ export interface CallExtras {
   keptBackup?: ((sha256: string | null, id: string) => void) | undefined;
 }
 
-export async function runWithTimeout(tool: ToolDefinition, call: CallInfo, input: Record<string, unknown>, timeoutMs: number, onResolve?: ResolveHook, onPlan?: PlanHook, extras?: CallExtras): Promise<ToolResult<unknown>> {
+export function runWithTimeout(tool: ToolDefinition, call: CallInfo, input: Record<string, unknown>, timeoutMs: number, onResolve?: ResolveHook, onPlan?: PlanHook, extras?: CallExtras): Promise<ToolResult<unknown>> {
   // The tool's signal is made when the tool first asks for it: most calls (a small read) never do, and an
   // AbortController per call shows in a small read's profile. Aborts that come before are remembered.
   let controller: AbortController | null = null;
@@ -65,9 +65,10 @@ export async function runWithTimeout(tool: ToolDefinition, call: CallInfo, input
     turn: extras?.turn ?? null,
     keptBackup: extras?.keptBackup,
   };
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
+  // One promise settled by the tool or the time limit, whichever comes first: a race of two made a promise and
+  // reactions more per call (docs/development.md, "Work done once").
+  return new Promise<ToolResult<unknown>>((resolve, reject) => {
+    const timer = setTimeout(() => {
       if (!reason) follow();
       // Made only when it fires: an Error captures its stack, which cost a small read 10% of its time.
       const timedOut = E.toolTimedOut(tool.name, timeoutMs);
@@ -76,17 +77,29 @@ export async function runWithTimeout(tool: ToolDefinition, call: CallInfo, input
       // this TIMEOUT) before it commits and throws it, or it has committed and its success is the answer.
       if (!tool.mutates) reject(timedOut);
     }, timeoutMs);
+    // The directory handles go when the tool has settled, not when the answer leaves (see HandleScope).
+    const settled = () => {
+      scope.close();
+      clearTimeout(timer);
+      (listening as AbortSignal | null)?.removeEventListener('abort', gone);
+    };
+    let run: Promise<ToolResult<unknown>>;
+    try {
+      run = tool.run(ctx, input);
+    } catch (err) {
+      settled();
+      reject(err);
+      return;
+    }
+    run.then(
+      (result) => {
+        settled();
+        resolve(result);
+      },
+      (err: unknown) => {
+        settled();
+        reject(err);
+      },
+    );
   });
-  const run = tool.run(ctx, input);
-  // The directory handles go when the tool has settled, not when the answer leaves (see HandleScope).
-  run.then(
-    () => scope.close(),
-    () => scope.close(),
-  );
-  try {
-    return await Promise.race([run, timeout]);
-  } finally {
-    clearTimeout(timer);
-    (listening as AbortSignal | null)?.removeEventListener('abort', gone);
-  }
 }
