@@ -11,7 +11,7 @@ import type { CgroupFs } from './exec/cgroup.js';
 import type { AuditLog } from './ops/audit.js';
 import type { Authenticator, TokenEntry } from './ops/auth.js';
 import type { Metrics } from './ops/metrics.js';
-import { loggerOptions, registerHttpOperations } from './ops/operations.js';
+import { lazyRequestLogger, loggerOptions, registerHttpOperations } from './ops/operations.js';
 import type { Projects } from './ops/projects.js';
 import type { Pipeline } from './pipeline/execute-tool.js';
 import type { PolicyService } from './pipeline/policy-gate.js';
@@ -144,8 +144,11 @@ type CompilersFactory = NonNullable<NonNullable<FastifyServerOptions['schemaCont
 const zodCompilers = { buildValidator: () => validatorCompiler, buildSerializer: () => serializerCompiler } as unknown as CompilersFactory;
 
 export async function buildApp(config: Config, opts: BuildOptions = {}): Promise<FastifyInstance> {
+  const logger = loggerOptions(opts.logger);
   const app = Fastify({
-    logger: loggerOptions(opts.logger),
+    logger,
+    // Without a logger Fastify makes no child per request; with one, ours is made when a request first logs.
+    ...(logger !== false && { childLoggerFactory: lazyRequestLogger }),
     logController: new LogController({ disableRequestLogging: !config.logRequests }),
     // The zod compilers from the start, so Fastify never loads its default ajv and serializer compilers.
     schemaController: { compilersFactory: zodCompilers },

@@ -131,6 +131,77 @@ export function errorEnvelope(context: EnvelopeContext, err: ToolError): Envelop
   };
 }
 
+/**
+ * An envelope as JSON.stringify writes it, byte for byte, written key by key (docs/development.md, "Work done once"):
+ * `data.content`'s JSON text is handed out in `parts`, so a door that sends the same string again (MCP's text
+ * block) reuses it instead of escaping kilobytes twice. Objects that are not plain go to JSON.stringify whole.
+ */
+export function envelopeJson(envelope: Envelope, parts?: { contentJson?: string }): string {
+  if (!isPlainObject(envelope)) return JSON.stringify(envelope);
+  const data = envelope.data;
+  if (parts === undefined || !isPlainObject(data) || typeof (data as { content?: unknown }).content !== 'string') return JSON.stringify(envelope);
+  let out = '';
+  for (const key of Object.keys(envelope)) {
+    const value = (envelope as Record<string, unknown>)[key];
+    const json = key === 'data' ? objectJson(value as Record<string, unknown>, parts) : propertyJson(key, value);
+    if (json !== undefined) out += `${out === '' ? '{' : ','}${keyJson(key)}:${json}`;
+  }
+  return out === '' ? '{}' : `${out}}`;
+}
+
+/** A plain object JSON.stringify walks key by key: not an array, no toJSON of its own. */
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) && typeof (v as { toJSON?: unknown }).toJSON !== 'function';
+}
+
+/** The object's JSON, its `content` string's JSON kept in `parts`. */
+function objectJson(obj: Record<string, unknown>, parts: { contentJson?: string }): string {
+  let out = '';
+  for (const key of Object.keys(obj)) {
+    const value = obj[key];
+    let json: string | undefined;
+    if (key === 'content' && typeof value === 'string') parts.contentJson = json = JSON.stringify(value);
+    else json = propertyJson(key, value);
+    if (json !== undefined) out += `${out === '' ? '{' : ','}${keyJson(key)}:${json}`;
+  }
+  return out === '' ? '{}' : `${out}}`;
+}
+
+const KEY_JSON = new Map<string, string>();
+/** A key's JSON text; the envelope's few keys are quoted once. */
+function keyJson(key: string): string {
+  let json = KEY_JSON.get(key);
+  if (json === undefined) {
+    json = JSON.stringify(key);
+    if (KEY_JSON.size < 256) KEY_JSON.set(key, json);
+  }
+  return json;
+}
+
+/** What JSON.stringify writes for a property's value, or undefined where it leaves the property out. */
+export function propertyJson(key: string, value: unknown): string | undefined {
+  switch (typeof value) {
+    case 'string':
+      return JSON.stringify(value);
+    case 'number':
+      return Number.isFinite(value) ? String(value) : 'null';
+    case 'boolean':
+      return value ? 'true' : 'false';
+    case 'undefined':
+    case 'function':
+    case 'symbol':
+      return undefined;
+    default:
+      if (value === null) return 'null';
+      // toJSON is called with the property's key, which JSON.stringify(value) alone would not pass.
+      if (typeof (value as { toJSON?: unknown }).toJSON === 'function') {
+        const wrapped = JSON.stringify({ [key]: value });
+        return wrapped === '{}' ? undefined : wrapped.slice(keyJson(key).length + 2, -1);
+      }
+      return JSON.stringify(value);
+  }
+}
+
 const MAX_PARAM_STRING = 200;
 /** Objects and arrays nested deeper than this are echoed as a note: the echo of JSON nested thousands deep overflowed the stack. */
 const MAX_PARAM_DEPTH = 8;

@@ -2,13 +2,14 @@
 // null on a file's first line) and `hash` (sha256 of the line's own text without the `hash` field), so an
 // edited, removed or reordered line breaks the chain. The writer (audit-file.ts) links lines with these
 // functions; the verifier (audit-verify.ts) checks them.
-import { createHash } from 'node:crypto';
+import { hash as digest } from 'node:crypto';
 
 /** The `hash` field that ends every chained line. */
 export const HASH_SUFFIX = /,"hash":"([0-9a-f]{64})"\}$/;
 
 export function sha256Hex(text: string): string {
-  return createHash('sha256').update(text, 'utf8').digest('hex');
+  // One call, no Hash object: a line is hashed once (docs/development.md, "Work done once").
+  return digest('sha256', text, 'hex');
 }
 
 /** A chained line: the entry with `prev`, then `hash` over everything before it. */

@@ -3,6 +3,7 @@
 // by `toolgate audit verify <file>` (audit-verify.ts); a flood of refusals is counted (audit-refusals.ts).
 // Facts only: never file contents, arguments, tokens or other secrets.
 import path from 'node:path';
+import { propertyJson } from '../envelope.js';
 import type { CallInfo, CallOutcome } from '../tools/call.js';
 import { AuditFile, AuditGap } from './audit-file.js';
 import { RefusalThrottle } from './audit-refusals.js';
@@ -65,6 +66,47 @@ export function auditEntryOf(call: CallInfo, toolName: string, outcome: CallOutc
 }
 
 /**
+ * auditEntryOf's JSON text without its opening brace, written without the object (docs/development.md, "Work done
+ * once"): the keys are fixed, the values the envelope's and the outcome's as they are. `time` is an ISO time.
+ */
+export function auditLineBody(call: CallInfo, toolName: string, outcome: CallOutcome, time: string): string {
+  const { envelope, audit } = outcome;
+  const context = envelope.context;
+  return (
+    `"time":"${time}"${field('request_id', call.requestId)}${field('actor', call.actor ?? null)}${field('client_ip', call.clientIp ?? null)}` +
+    `${field('project', context.project)}${field('tool', outcome.tool?.name ?? toolName.slice(0, 64))}${field('path', context.path_resolved)}` +
+    `${field('risk', context.risk)}${field('risk_level', context.risk_level)}${field('outcome', envelope.status)}${field('error_code', envelope.error?.code ?? null)}` +
+    `${field('http_status', outcome.httpStatus)}${field('bytes_read', audit.bytes_read ?? null)}${field('bytes_written', audit.bytes_written ?? null)}` +
+    `${field('sha256_before', audit.sha256_before ?? null)}${field('sha256_after', audit.sha256_after ?? null)}` +
+    `${field('duration_ms', Math.round(outcome.durationMs * 1000) / 1000)}${audit.exec ? field('exec', audit.exec) : ''}}`
+  );
+}
+
+/** `,"key":value` as JSON.stringify writes a property after the first, or nothing where it leaves it out. */
+function field(key: string, value: unknown): string {
+  const json = propertyJson(key, value);
+  return json === undefined ? '' : `,"${key}":${json}`;
+}
+
+/** An ISO time (`toISOString`) with its part up to the second made once per second: the time of every line. */
+export class IsoClock {
+  private second = Number.NaN;
+  private prefix = '';
+
+  at(ms: number): string {
+    // toISOString's own form (a sign, six digits) outside the years 0 to 9999.
+    if (!(ms >= 0 && ms <= 253_402_300_799_999) || !Number.isInteger(ms)) return new Date(ms).toISOString();
+    const second = Math.floor(ms / 1000);
+    if (second !== this.second) {
+      this.second = second;
+      this.prefix = new Date(second * 1000).toISOString().slice(0, 20);
+    }
+    const frac = ms - second * 1000;
+    return `${this.prefix}${frac < 10 ? '00' : frac < 100 ? '0' : ''}${frac}Z`;
+  }
+}
+
+/**
  * Lines to a stream, written once per turn of the event loop: one write for all the calls that ended in
  * that turn, instead of a write per call. flush() writes what is waiting at once (shutdown, tests).
  */
@@ -99,6 +141,9 @@ export class AuditLog {
   private readonly refusals: RefusalThrottle;
   /** Called when a line cannot be written (the call itself is already answered). */
   onError: (err: unknown) => void = () => undefined;
+  private readonly clock = new IsoClock();
+  /** Today's file of each state directory, so a call does not join the path anew (one entry per directory). */
+  private readonly today = new Map<string, { day: string; file: string }>();
 
   constructor(private readonly opts: AuditOptions) {
     this.stdout = opts.stream ? new GroupedLines(opts.stream) : null;
@@ -112,8 +157,20 @@ export class AuditLog {
 
   /** Executor after-hook. Writes are queued so lines keep the order of the calls and the chain holds. */
   record(call: CallInfo, toolName: string, outcome: CallOutcome): void {
-    const now = new Date();
-    this.write(auditEntryOf(call, toolName, outcome, now), call.ws.stateDir, now);
+    const toFile = this.opts.file;
+    if (!this.stdout && !toFile) return;
+    const time = this.clock.at(Date.now());
+    const body = auditLineBody(call, toolName, outcome, time);
+    this.stdout?.push(`{"level":30,"log":"audit",${body}`);
+    if (!toFile) return;
+    const stateDir = call.ws.stateDir;
+    const day = time.slice(0, 10);
+    let today = this.today.get(stateDir);
+    if (today?.day !== day) {
+      today = { day, file: path.join(stateDir, 'audit', `${this.opts.instanceId}-${day}.jsonl`) };
+      this.today.set(stateDir, today);
+    }
+    this.append(today.file, stateDir, `{${body}`, time);
   }
 
   /**
@@ -158,7 +215,10 @@ export class AuditLog {
     const json = JSON.stringify(entry);
     this.stdout?.push(`{"level":30,"log":"audit",${json.slice(1)}`);
     if (!toFile) return;
-    const file = this.fileFor(stateDir, now);
+    this.append(this.fileFor(stateDir, now), stateDir, json, entry.time);
+  }
+
+  private append(file: string, stateDir: string, json: string, time: string): void {
     let writer = this.files.get(file);
     if (!writer) {
       let gap = this.gaps.get(stateDir);
@@ -167,7 +227,7 @@ export class AuditLog {
       this.files.set(file, writer);
       this.forgetOldDays(file);
     }
-    writer.append({ json, time: entry.time });
+    writer.append({ json, time });
   }
 
   /** Resolves when every line recorded so far is on disk and handed to the stream (shutdown, tests). */

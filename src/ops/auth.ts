@@ -1,7 +1,7 @@
 // Bearer-token auth (docs/operations.md): tokens are stored as sha256 hashes in TOOLGATE_TOKENS_FILE, each with an
 // id, the projects it may use and the risk classes it may run. Presented tokens are hashed and compared
 // in constant time against every entry; a token never reaches a log, a response or the audit line.
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash, hash, timingSafeEqual } from 'node:crypto';
 import fs from 'node:fs/promises';
 import net from 'node:net';
 import { z } from 'zod';
@@ -110,7 +110,8 @@ export class Authenticator {
     if (!this.enabled) return null;
     const m = header === undefined ? null : /^Bearer[ \t]+([^\s]+)[ \t]*$/i.exec(header);
     if (!m) throw E.tokenMissing();
-    const presented = createHash('sha256').update(m[1] as string, 'utf8').digest();
+    // One call, no Hash object per request (docs/development.md, "Work done once").
+    const presented = hash('sha256', m[1] as string, 'buffer');
     let found: TokenEntry | null = null;
     // Compare against every entry (no early exit), so timing says nothing about which or whether one matched.
     for (const { entry, digest } of this.entries) {

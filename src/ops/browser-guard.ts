@@ -17,6 +17,9 @@ function splitHost(value: string): { name: string; port: string | null } | null 
   return { name: (m[1] ?? '').replace(/\.$/, ''), port: m[2] ?? null };
 }
 
+/** Distinct Host values whose reading is kept. */
+const HOST_CACHE = 256;
+
 export interface BrowserGuardOptions {
   /** TOOLGATE_ALLOWED_HOSTS, parsed. */
   allowedHosts: readonly string[];
@@ -40,9 +43,27 @@ export function createBrowserGuard(opts: BrowserGuardOptions): BrowserGuard {
 
   const hostAllowed = (name: string) => isLoopbackHost(name) || exact.has(name) || suffixes.some((s) => name.endsWith(s) && name.length > s.length);
 
+  // A client sends the same Host on every request: its reading is kept per distinct value (splitHost and the
+  // allowed names cost a small call more than its own check), up to HOST_CACHE values (docs/development.md, "Work done once").
+  const hosts = new Map<string, { parsed: ReturnType<typeof splitHost>; allowed: boolean }>();
+  const readHost = (host: string) => {
+    let known = hosts.get(host);
+    if (!known) {
+      const parsed = splitHost(host);
+      known = { parsed, allowed: parsed !== null && hostAllowed(parsed.name) };
+      // Bounded: a flood of made-up values starts the cache over, and long ones are read each time.
+      if (host.length <= 255) {
+        if (hosts.size >= HOST_CACHE) hosts.clear();
+        hosts.set(host, known);
+      }
+    }
+    return known;
+  };
+
   function check(host: string | undefined, origin: string | undefined): ToolError | null {
-    const parsed = host === undefined ? null : splitHost(host);
-    if (!parsed || !hostAllowed(parsed.name)) {
+    const known = host === undefined ? null : readHost(host);
+    const parsed = known?.parsed ?? null;
+    if (!parsed || !known?.allowed) {
       const shown = host === undefined ? '(none)' : `'${host.slice(0, 100)}'`;
       return E.hostNotServed(shown, host);
     }

@@ -44,6 +44,9 @@ export function createMetrics(version: string): Metrics {
   let pendingSource: (() => Promise<number>) | null = null;
   const m = instruments([registry], () => pendingSource);
   m.buildInfo.set({ version, node: process.version }, 1);
+  const calls = callCounters(m);
+  // The request histogram's child per route template, method and status code: all bounded sets.
+  const http = new Map<string, Map<string, Map<number, Histogram.Internal<'method' | 'route' | 'status_code'>>>>();
   return {
     registry,
     ...m,
@@ -52,10 +55,16 @@ export function createMetrics(version: string): Metrics {
     },
     observer: { lockWait: (seconds) => m.lockWait.observe(seconds) },
     recordCall(_call, _toolName, outcome) {
-      countCall(m, outcome);
+      calls(outcome);
     },
     recordHttp(method, route, statusCode, seconds) {
-      m.httpDuration.observe({ method, route, status_code: String(statusCode) }, seconds);
+      let byMethod = http.get(route);
+      if (!byMethod) http.set(route, (byMethod = new Map()));
+      let byStatus = byMethod.get(method);
+      if (!byStatus) byMethod.set(method, (byStatus = new Map()));
+      let child = byStatus.get(statusCode);
+      if (!child) byStatus.set(statusCode, (child = m.httpDuration.labels({ method, route, status_code: String(statusCode) })));
+      child.observe(seconds);
     },
   };
 }
@@ -108,18 +117,39 @@ function instruments(registers: Registry[], pendingSource: () => (() => Promise<
   return m;
 }
 
-/** One tool call: its status, time, bytes and error code. */
-function countCall(m: Instruments, outcome: CallOutcome): void {
-  const tool = outcome.tool?.name ?? UNKNOWN_TOOL;
-  const { envelope, audit } = outcome;
-  m.toolCalls.inc({ tool, status: envelope.status });
-  m.toolDuration.observe({ tool }, outcome.durationMs / 1000);
-  if (audit.bytes_read) m.bytesRead.inc({ tool }, audit.bytes_read);
-  if (audit.bytes_written) m.bytesWritten.inc({ tool }, audit.bytes_written);
-  const code = envelope.error?.code;
-  if (code) {
-    m.toolErrors.inc({ tool, code });
-    if (code === 'CONFLICT') m.conflicts.inc({ tool });
-    if (code === 'RATE_LIMITED') m.rateLimited.inc();
+/**
+ * Counts one tool call: its status, time, bytes and error code. The label children of a tool are made at its first
+ * call and kept (tools and statuses are fixed sets), instead of a label object hashed per metric and call
+ * (docs/development.md, "Work done once").
+ */
+function callCounters(m: Instruments): (outcome: CallOutcome) => void {
+  interface ToolChildren {
+    calls: Map<string, Counter.Internal>;
+    duration: Histogram.Internal<'tool'>;
+    bytesRead: Counter.Internal;
+    bytesWritten: Counter.Internal;
   }
+  const byTool = new Map<string, ToolChildren>();
+  return (outcome) => {
+    const tool = outcome.tool?.name ?? UNKNOWN_TOOL;
+    const { envelope, audit } = outcome;
+    let children = byTool.get(tool);
+    if (!children) {
+      children = { calls: new Map(), duration: m.toolDuration.labels({ tool }), bytesRead: m.bytesRead.labels({ tool }), bytesWritten: m.bytesWritten.labels({ tool }) };
+      byTool.set(tool, children);
+    }
+    const status = envelope.status;
+    let calls = children.calls.get(status);
+    if (!calls) children.calls.set(status, (calls = m.toolCalls.labels({ tool, status })));
+    calls.inc();
+    children.duration.observe(outcome.durationMs / 1000);
+    if (audit.bytes_read) children.bytesRead.inc(audit.bytes_read);
+    if (audit.bytes_written) children.bytesWritten.inc(audit.bytes_written);
+    const code = envelope.error?.code;
+    if (code) {
+      m.toolErrors.inc({ tool, code });
+      if (code === 'CONFLICT') m.conflicts.inc({ tool });
+      if (code === 'RATE_LIMITED') m.rateLimited.inc();
+    }
+  };
 }

@@ -1,7 +1,7 @@
 // The operations the pipeline calls (src/pipeline/): tokens, projects, rate limit, audit and metrics, opened
 // together before any door exists; and, for the HTTP doors, the probes, /metrics and the shutdown header.
 // Nothing here knows the pipeline: it imports only what lies below it.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyServerOptions } from 'fastify';
 import { ConfigError, type Config } from '../config.js';
 import { locksSettled } from '../workspace/locks.js';
 import type { ServiceRuntime } from '../workspace/runtime.js';
@@ -80,6 +80,64 @@ export function loggerOptions(logger: boolean | Record<string, unknown> | undefi
   if (!logger) return false;
   const redact = { paths: REDACT_PATHS, censor: '[redacted]' };
   return logger === true ? { redact } : { redact, ...logger };
+}
+
+/**
+ * A request's logger, made when the request first logs (Fastify's childLoggerFactory). Fastify makes a pino child
+ * for every request, its bindings serialized, and most requests never log: request logging is off by default
+ * (docs/development.md, "Work done once"). Once made it is the child Fastify would have made, so lines are alike.
+ */
+export const lazyRequestLogger: NonNullable<FastifyServerOptions['childLoggerFactory']> = (logger, bindings, opts) => new LazyChildLogger(logger, bindings, opts) as unknown as FastifyBaseLogger;
+
+type ChildArgs = Parameters<FastifyBaseLogger['child']>;
+type LogArgs = Parameters<FastifyBaseLogger['info']>;
+
+/** Its methods are the prototype's: nothing is made per request but the object itself. */
+class LazyChildLogger {
+  private made: FastifyBaseLogger | null = null;
+
+  constructor(
+    private readonly parent: FastifyBaseLogger,
+    private readonly bindings: ChildArgs[0],
+    private readonly opts: NonNullable<ChildArgs[1]>,
+  ) {}
+
+  private get logger(): FastifyBaseLogger {
+    return (this.made ??= this.parent.child(this.bindings, this.opts));
+  }
+
+  get level(): string {
+    return this.made?.level ?? this.opts.level ?? this.parent.level;
+  }
+
+  set level(level: string) {
+    this.logger.level = level;
+  }
+
+  fatal(...args: LogArgs): void {
+    this.logger.fatal(...args);
+  }
+  error(...args: LogArgs): void {
+    this.logger.error(...args);
+  }
+  warn(...args: LogArgs): void {
+    this.logger.warn(...args);
+  }
+  info(...args: LogArgs): void {
+    this.logger.info(...args);
+  }
+  debug(...args: LogArgs): void {
+    this.logger.debug(...args);
+  }
+  trace(...args: LogArgs): void {
+    this.logger.trace(...args);
+  }
+  silent(...args: LogArgs): void {
+    this.logger.silent(...args);
+  }
+  child(...args: ChildArgs): FastifyBaseLogger {
+    return this.logger.child(...args);
+  }
 }
 
 /** The HTTP side of the operations: probes, /metrics with its request counts, and the shutdown's Connection: close. */

@@ -63,21 +63,39 @@ interface Count {
   ttlMs: number;
 }
 
-function counter(store: CounterStore, max: number, timeWindow: number, failOpen: boolean) {
-  return async (key: string): Promise<Count> => {
-    let current = 0;
-    let ttl = 0;
+/**
+ * Counts one use of `key`'s budget. The memory store answers at once, and so does this (no promise, no tick per
+ * call: docs/development.md, "Work done once"); the Redis store answers later, through a promise.
+ */
+function counter(store: CounterStore, max: number, timeWindow: number, failOpen: boolean): (key: string) => Count | Promise<Count> {
+  const countOf = (current: number, ttl: number): Count => ({ max, timeWindow, current, remaining: Math.max(0, max - current), ttlInSeconds: Math.ceil(ttl / 1000), ttlMs: ttl });
+  // Failing open counts the call as free; failing closed lets the caller refuse it.
+  const failed = (err: unknown): Count => {
+    if (!failOpen) throw err;
+    return countOf(0, 0);
+  };
+  return (key) => {
+    let answered: { err: Error | null; current: number; ttl: number } | null = null;
+    let later: ((a: { err: Error | null; current: number; ttl: number }) => void) | null = null;
     try {
       // The memory store hands back its live entry, which later calls of the same tick keep counting up:
       // copy the numbers in the callback, or concurrent calls all read the last count and are all refused.
-      ({ current, ttl } = await new Promise<{ current: number; ttl: number }>((resolve, reject) =>
-        store.incr(key, (err, res) => (err ? reject(err) : resolve({ current: res.current, ttl: res.ttl })), timeWindow, max),
-      ));
+      store.incr(
+        key,
+        (err, res) => {
+          const a = err ? { err, current: 0, ttl: 0 } : { err: null, current: res.current, ttl: res.ttl };
+          if (later) later(a);
+          else answered = a;
+        },
+        timeWindow,
+        max,
+      );
     } catch (err) {
-      // Failing open counts the call as free; failing closed lets the caller refuse it.
-      if (!failOpen) throw err;
+      return failed(err);
     }
-    return { max, timeWindow, current, remaining: Math.max(0, max - current), ttlInSeconds: Math.ceil(ttl / 1000), ttlMs: ttl };
+    const settle = (a: { err: Error | null; current: number; ttl: number }) => (a.err ? failed(a.err) : countOf(a.current, a.ttl));
+    if (answered) return settle(answered);
+    return new Promise<{ err: Error | null; current: number; ttl: number }>((resolve) => (later = resolve)).then(settle);
   };
 }
 
@@ -142,16 +160,13 @@ export async function setupRateLimit(config: Config, authEnabled: boolean, log: 
   };
 }
 
-function toolCallCheck(count: (key: string) => Promise<Count>): BeforeHook {
-  return async (call) => {
-    let result;
-    try {
-      result = await count(rateKeyOf(call));
-    } catch {
-      // Only reachable when failing closed: the store is down and the budget cannot be checked.
-      if (call.responseHeaders) call.responseHeaders['retry-after'] = '1';
-      throw E.rateStoreDown();
-    }
+function toolCallCheck(count: (key: string) => Count | Promise<Count>): BeforeHook {
+  const storeDown = (call: CallInfo): never => {
+    // Only reachable when failing closed: the store is down and the budget cannot be checked.
+    if (call.responseHeaders) call.responseHeaders['retry-after'] = '1';
+    throw E.rateStoreDown();
+  };
+  const spend = (call: CallInfo, result: Count): void => {
     const headers = call.responseHeaders;
     if (headers) {
       headers['x-ratelimit-limit'] = String(result.max);
@@ -167,13 +182,29 @@ function toolCallCheck(count: (key: string) => Promise<Count>): BeforeHook {
       throw E.rateLimited(result.max, describeWindow(result.timeWindow), after, result.timeWindow);
     }
   };
+  // Synchronous with the memory store: the pipeline then awaits nothing (src/pipeline/lifecycle.ts, step 7).
+  return (call) => {
+    let result: Count | Promise<Count>;
+    try {
+      result = count(rateKeyOf(call));
+    } catch {
+      return storeDown(call);
+    }
+    if (!(result instanceof Promise)) return spend(call, result);
+    return result.then(
+      (r) => spend(call, r),
+      () => storeDown(call),
+    );
+  };
 }
 
-function authFailureLimiter(count: (key: string) => Promise<Count>): AuthFailureLimiter {
+function authFailureLimiter(count: (key: string) => Count | Promise<Count>): AuthFailureLimiter {
   const blockedUntil = new Map<string, number>();
   const keyOf = (ip: string) => `authfail:${normalizeClientIp(ip)}`;
   return {
     blockedFor(clientIp) {
+      // Asked before every authentication: nothing blocked needs no key (normalizing an address is a regex or two).
+      if (blockedUntil.size === 0) return 0;
       const key = keyOf(clientIp);
       const until = blockedUntil.get(key);
       if (until === undefined) return 0;

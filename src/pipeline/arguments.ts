@@ -8,6 +8,8 @@ import type { ToolDefinition } from '../tools/define.js';
 /** The validated input of `tool` from the caller's arguments (approval_id already taken off); throws INVALID_PARAM. */
 export function parseArguments(tool: ToolDefinition, args: Record<string, unknown>): Record<string, unknown> {
   const aliased = applyParamAliases(args, tool.paramAliases);
+  const quick = checkOf(tool)(aliased);
+  if (quick !== undefined) return quick;
   let parsed = tool.input.safeParse(aliased);
   if (!parsed.success) {
     const lenient = lenientArguments(tool, aliased, parsed.error.issues);
@@ -127,4 +129,135 @@ function copyAlong(root: Record<string, unknown>, path: readonly PropertyKey[]):
     node = copy;
   }
   return node;
+}
+
+// --- The check compiled once per tool ---------------------------------------------------------------------
+
+/**
+ * A tool's arguments checked the way its zod schema would check them, for the plain shapes most calls send:
+ * the input as zod returns it, or undefined to let zod decide (and word a refusal). Built once per tool from the
+ * schema (docs/development.md, "Work done once"): zod walks every field of the shape on every call, present or not.
+ */
+type ArgumentCheck = (args: Record<string, unknown>) => Record<string, unknown> | undefined;
+
+/** Compiled from the tool registry, which never changes: one cache serves every service of the process. */
+const compiled = new WeakMap<ToolDefinition, ArgumentCheck>();
+
+export function checkOf(tool: ToolDefinition): ArgumentCheck {
+  let check = compiled.get(tool);
+  if (!check) compiled.set(tool, (check = compileCheck(tool.input)));
+  return check;
+}
+
+/** What zod's schema internals look like to the compiler (only the parts it reads). */
+interface ZodInternals {
+  _zod: { def: { type: string; coerce?: boolean; checks?: { _zod: { def: CheckDef } }[]; innerType?: ZodInternals; defaultValue?: unknown; shape?: Record<string, ZodInternals>; entries?: Record<string, unknown> }; optin?: string; optout?: string; values?: ReadonlySet<unknown> };
+}
+interface CheckDef {
+  check: string;
+  format?: string;
+  pattern?: unknown;
+  value?: unknown;
+  inclusive?: boolean;
+  minimum?: unknown;
+  maximum?: unknown;
+}
+
+/** A field: whether a present value is taken as it is (null: only zod knows), and what its absence gives. */
+interface Field {
+  key: string;
+  accepts: ((v: unknown) => boolean) | null;
+  absent: 'omit' | 'default' | 'zod';
+  /** The ZodDefault's definition, whose `defaultValue` zod reads anew on every call that leaves the field out. */
+  defaults?: { defaultValue?: unknown };
+}
+
+function compileCheck(schema: z.ZodObject): ArgumentCheck {
+  const def = (schema as unknown as ZodInternals)._zod.def;
+  const never: ArgumentCheck = () => undefined;
+  if (def.type !== 'object' || !def.shape || (def.checks?.length ?? 0) > 0) return never;
+  const shape = def.shape;
+  // A key every object has (`toString`) would read as present where no argument named it.
+  if (Object.keys(shape).some((key) => key in Object.prototype)) return never;
+  const fields: Field[] = Object.keys(shape).map((key) => fieldOf(key, shape[key] as ZodInternals));
+  const byKey = new Map(fields.map((f) => [f.key, f]));
+  const required = fields.filter((f) => f.absent === 'zod').map((f) => f.key);
+  return (args) => {
+    // Every key must be a field with a value taken as it is (for...in, as zod's check for unknown keys reads them).
+    for (const key in args) {
+      const field = byKey.get(key);
+      const v = args[key];
+      if (!field?.accepts || v === undefined || !field.accepts(v)) return undefined;
+    }
+    for (const key of required) if (args[key] === undefined) return undefined;
+    // The fields in the shape's order, as zod writes its result.
+    const out: Record<string, unknown> = {};
+    for (const f of fields) {
+      const v = args[f.key];
+      if (v !== undefined) out[f.key] = v;
+      else if (f.defaults) out[f.key] = f.defaults.defaultValue;
+    }
+    return out;
+  };
+}
+
+function fieldOf(key: string, schema: ZodInternals): Field {
+  const { def } = schema._zod;
+  if (def.type === 'optional' && def.innerType && def.innerType._zod.optin === undefined) {
+    return { key, accepts: leafOf(def.innerType), absent: 'omit' };
+  }
+  if (def.type === 'default' && def.innerType) return { key, accepts: leafOf(def.innerType), absent: 'default', defaults: def };
+  return { key, accepts: leafOf(schema), absent: 'zod' };
+}
+
+/**
+ * A value check that never takes what zod refuses: a string, a boolean, a number, an enum member, each with the
+ * checks below; any other schema or check is zod's alone (null). A check's `when` may only skip it in zod, so
+ * checking it always takes no more than zod takes.
+ */
+function leafOf(schema: ZodInternals): ((v: unknown) => boolean) | null {
+  const { def } = schema._zod;
+  if (def.coerce) return null;
+  const checks: ((v: never) => boolean)[] = [];
+  for (const c of def.checks ?? []) {
+    const check = checkFor(def.type, c._zod.def);
+    if (!check) return null;
+    checks.push(check);
+  }
+  const all = (v: unknown) => checks.every((c) => c(v as never));
+  switch (def.type) {
+    case 'string':
+      return (v) => typeof v === 'string' && all(v);
+    case 'boolean':
+      return checks.length === 0 ? (v) => typeof v === 'boolean' : null;
+    case 'number':
+      return (v) => typeof v === 'number' && Number.isFinite(v) && all(v);
+    case 'enum': {
+      const values = schema._zod.values;
+      return values && checks.length === 0 && [...values].every((x) => typeof x === 'string') ? (v) => typeof v === 'string' && values.has(v) : null;
+    }
+    default:
+      return null;
+  }
+}
+
+function checkFor(type: string, c: CheckDef): ((v: never) => boolean) | null {
+  if (type === 'string') {
+    if (c.check === 'string_format' && c.format === 'regex' && c.pattern instanceof RegExp) {
+      const pattern = c.pattern;
+      return (v: string) => {
+        pattern.lastIndex = 0;
+        return pattern.test(v);
+      };
+    }
+    if (c.check === 'min_length' && typeof c.minimum === 'number') return ((min: number) => (v: string) => v.length >= min)(c.minimum);
+    if (c.check === 'max_length' && typeof c.maximum === 'number') return ((max: number) => (v: string) => v.length <= max)(c.maximum);
+    return null;
+  }
+  if (type === 'number') {
+    if (c.check === 'number_format' && c.format === 'safeint') return (v: number) => Number.isSafeInteger(v);
+    if (c.check === 'greater_than' && typeof c.value === 'number') return ((min: number, inclusive: boolean) => (v: number) => (inclusive ? v >= min : v > min))(c.value, c.inclusive === true);
+    if (c.check === 'less_than' && typeof c.value === 'number') return ((max: number, inclusive: boolean) => (v: number) => (inclusive ? v <= max : v < max))(c.value, c.inclusive === true);
+  }
+  return null;
 }

@@ -110,7 +110,10 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       expectedVersion: caller.expectedVersion,
       switches: caller.switches,
       waitS: caller.waitS,
-      signal: caller.signal,
+      // Read when asked: a door's controller makes its signal only then.
+      get signal() {
+        return caller.signal ?? caller.abort?.signal;
+      },
       timeoutMs: caller.timeoutMs,
       confirm: caller.confirm && decidesOwnCalls(principal, deps.selfApproveWithoutToken ?? false) ? caller.confirm : undefined,
       progress: caller.progress,

@@ -14,7 +14,7 @@ export interface CallExtras {
   keptBackup?: ((sha256: string | null, id: string) => void) | undefined;
 }
 
-export async function runWithTimeout(tool: ToolDefinition, call: CallInfo, input: Record<string, unknown>, timeoutMs: number, onResolve?: ResolveHook, onPlan?: PlanHook, extras?: CallExtras): Promise<ToolResult<unknown>> {
+export function runWithTimeout(tool: ToolDefinition, call: CallInfo, input: Record<string, unknown>, timeoutMs: number, onResolve?: ResolveHook, onPlan?: PlanHook, extras?: CallExtras): Promise<ToolResult<unknown>> {
   // The tool's signal is made when the tool first asks for it: most calls (a small read) never do, and an
   // AbortController per call shows in a small read's profile. Aborts that come before are remembered.
   let controller: AbortController | null = null;
@@ -25,8 +25,18 @@ export async function runWithTimeout(tool: ToolDefinition, call: CallInfo, input
     controller?.abort(why);
   };
   const gone = () => abort(E.clientGone(tool.name));
-  if (call.signal?.aborted) gone();
-  call.signal?.addEventListener('abort', gone, { once: true });
+  // The caller's signal is looked at only when the tool asks for its own or the time limit fires, and listened to
+  // from then on: a listener per call, and the signal a door makes lazily, cost an MCP read more than its door's
+  // own work (docs/development.md, "Work done once"). A caller gone by then is the abort's reason, as a listener
+  // added at the start would have made it.
+  let listening: AbortSignal | null = null;
+  const follow = () => {
+    const signal = call.signal;
+    if (!signal || listening) return;
+    if (signal.aborted) return gone();
+    listening = signal;
+    signal.addEventListener('abort', gone, { once: true });
+  };
   const scope = new HandleScope();
   const ctx: ToolContext = {
     ws: call.ws,
@@ -36,6 +46,7 @@ export async function runWithTimeout(tool: ToolDefinition, call: CallInfo, input
       if (!controller) {
         controller = new AbortController();
         if (reason) controller.abort(reason);
+        else follow();
       }
       return controller.signal;
     },
@@ -54,9 +65,11 @@ export async function runWithTimeout(tool: ToolDefinition, call: CallInfo, input
     turn: extras?.turn ?? null,
     keptBackup: extras?.keptBackup,
   };
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
+  // One promise settled by the tool or the time limit, whichever comes first: a race of two made a promise and
+  // reactions more per call (docs/development.md, "Work done once").
+  return new Promise<ToolResult<unknown>>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      if (!reason) follow();
       // Made only when it fires: an Error captures its stack, which cost a small read 10% of its time.
       const timedOut = E.toolTimedOut(tool.name, timeoutMs);
       abort(timedOut);
@@ -64,17 +77,29 @@ export async function runWithTimeout(tool: ToolDefinition, call: CallInfo, input
       // this TIMEOUT) before it commits and throws it, or it has committed and its success is the answer.
       if (!tool.mutates) reject(timedOut);
     }, timeoutMs);
+    // The directory handles go when the tool has settled, not when the answer leaves (see HandleScope).
+    const settled = () => {
+      scope.close();
+      clearTimeout(timer);
+      (listening as AbortSignal | null)?.removeEventListener('abort', gone);
+    };
+    let run: Promise<ToolResult<unknown>>;
+    try {
+      run = tool.run(ctx, input);
+    } catch (err) {
+      settled();
+      reject(err);
+      return;
+    }
+    run.then(
+      (result) => {
+        settled();
+        resolve(result);
+      },
+      (err: unknown) => {
+        settled();
+        reject(err);
+      },
+    );
   });
-  const run = tool.run(ctx, input);
-  // The directory handles go when the tool has settled, not when the answer leaves (see HandleScope).
-  run.then(
-    () => scope.close(),
-    () => scope.close(),
-  );
-  try {
-    return await Promise.race([run, timeout]);
-  } finally {
-    clearTimeout(timer);
-    call.signal?.removeEventListener('abort', gone);
-  }
 }

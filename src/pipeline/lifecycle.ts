@@ -46,6 +46,11 @@ export interface CallerInfo {
   requestId?: string | undefined;
   /** Aborted when the client goes away. */
   signal?: AbortSignal | undefined;
+  /**
+   * Instead of `signal`: the door's controller, whose signal Node makes only when it is first read, which a quick call
+   * never does (the MCP door's direct route; docs/development.md, "Work done once").
+   */
+  abort?: AbortController | undefined;
   /** The door can ask its person in band (MCP elicitation, WebSocket confirmation); used only for a token that may decide its own calls. */
   confirm?: ConfirmFn | undefined;
   /** A shorter time limit for this call (WebSocket `timeout_seconds`). */
@@ -126,16 +131,22 @@ async function runTool(steps: CallSteps, call: CallInfo, name: string, rawInput:
   let risk: Risk = tool?.risk ?? 'read';
   let riskLevel: RiskLevel = tool?.riskLevel ?? 'low';
   let pathResolved: string | null = null;
+  // The path argument as written, made lexical only when the envelope needs it (a tool that names its own path, as a
+  // read does, never needs it): docs/development.md, "Work done once".
+  let pathArg: string | null = null;
+  const pathOf = () => (pathArg === null ? pathResolved : lexicalRel(pathArg));
   let outcome: CallOutcome;
   try {
     if (!tool) throw E.toolUnknown(shortenText(name, 100), TOOLS.map((t) => t.name).join(', '));
     // 4. Arguments: an object, the approval id and turn taken off, the rest validated by the tool's schema.
     if (rawInput === undefined || rawInput === null || typeof rawInput !== 'object' || Array.isArray(rawInput)) throw E.argumentsNotObject();
-    const { approval_id: approvalId, ...args } = params;
+    const approvalId = params.approval_id;
     if (approvalId !== undefined && approvalId !== null && typeof approvalId !== 'string') throw E.approvalIdNotString();
+    // Copied without approval_id only when it was sent: a copy of every call's arguments showed in a read's profile.
+    const args = Object.hasOwn(params, 'approval_id') ? withoutApprovalId(params) : params;
     const turn = parseTurn(call.turn);
     const input = parseArguments(tool, args);
-    if (typeof input.path === 'string') pathResolved = lexicalRel(input.path);
+    if (typeof input.path === 'string') pathArg = input.path;
     // 5. Offered, 6. risk.
     steps.offered(call, tool);
     steps.risk(call, tool);
@@ -166,13 +177,17 @@ async function runTool(steps: CallSteps, call: CallInfo, name: string, rawInput:
     // 12. Envelope.
     risk = tool.risk;
     riskLevel = result.riskLevel ?? tool.riskLevel;
-    if (result.pathResolved !== undefined) pathResolved = result.pathResolved;
-    const envelope = resultEnvelope(contextOf(call, params, pathResolved, risk, riskLevel), result);
+    if (result.pathResolved !== undefined) {
+      pathResolved = result.pathResolved;
+      pathArg = null;
+    }
+    const envelope = resultEnvelope(contextOf(call, params, pathOf(), risk, riskLevel), result);
     outcome = { envelope, httpStatus, version: result.version ?? null, tool, audit: result.audit ?? {}, durationMs: 0 };
   } catch (err) {
     // 12. Envelope, of the error any step threw.
-    const e = toToolError(err, pathResolved);
-    const envelope = errorEnvelope(contextOf(call, params, pathResolved, risk, riskLevel), e);
+    const where = pathOf();
+    const e = toToolError(err, where);
+    const envelope = errorEnvelope(contextOf(call, params, where, risk, riskLevel), e);
     outcome = { envelope, httpStatus: e.httpStatus, version: null, tool: tool ?? null, audit: {}, durationMs: 0 };
   }
   outcome.durationMs = performance.now() - started;
@@ -183,6 +198,11 @@ async function runTool(steps: CallSteps, call: CallInfo, name: string, rawInput:
   observe(steps.audit, call, toolName, outcome);
   for (const o of steps.observers) observe(o, call, toolName, outcome);
   return outcome;
+}
+
+function withoutApprovalId(params: Record<string, unknown>): Record<string, unknown> {
+  const { approval_id: _, ...args } = params;
+  return args;
 }
 
 function observe(hook: AfterHook | null, call: CallInfo, toolName: string, outcome: CallOutcome): void {

@@ -32,6 +32,7 @@ export class PolicyService {
   private readonly closing = new AbortController();
   /** null without a policy (the gate then runs every call as it is). */
   private readonly flow: ApprovalFlow | null;
+  private readonly decisions: PolicyDecisions | null;
   private readonly operations: ApprovalOperations;
   private readonly sweeper: ApprovalSweeper | null;
 
@@ -43,7 +44,8 @@ export class PolicyService {
     private readonly config: Config,
     projects: Projects,
   ) {
-    this.flow = policy && store ? new ApprovalFlow(new PolicyDecisions(policy), store, notes, config, this.closing.signal) : null;
+    this.decisions = policy ? new PolicyDecisions(policy) : null;
+    this.flow = this.decisions && store ? new ApprovalFlow(this.decisions, store, notes, config, this.closing.signal) : null;
     this.operations = new ApprovalOperations(store, notes);
     this.sweeper = store ? new ApprovalSweeper(store, notes, projects) : null;
   }
@@ -93,6 +95,11 @@ export class PolicyService {
 
   readonly gate: CallGate = async (call, tool, input, approvalId, runTool) => {
     if (!this.policy) return { result: await runTool(input, undefined, undefined), httpStatus: 200 };
+    // No rule can decide anything of this call: it runs as without a policy, its switches still checked.
+    if (approvalId === undefined && this.decisions?.unruled(tool, input)) {
+      if (call.switches !== undefined) resolveSwitches(this.policy, call.switches);
+      return { result: await runTool(input, undefined, undefined), httpStatus: 200 };
+    }
     const switches = resolveSwitches(this.policy, call.switches);
     return (this.flow as ApprovalFlow).runGated(call, tool, input, approvalId, runTool, switches, true);
   };

@@ -28,7 +28,34 @@ const MOVE_WALK_MAX_DEPTH = 64;
 
 /** The decisions of one loaded policy; the gate makes one when a policy is set. */
 export class PolicyDecisions {
+  /** Per tool name: whether any rule could apply to it at all, paths and switches aside (see unruled). */
+  private readonly ruled = new Map<string, boolean>();
+
   constructor(readonly policy: Policy) {}
+
+  /**
+   * Whether no rule can decide anything of this call, so that it runs as it would without a policy: no rule could
+   * apply to the tool whatever the paths and switches, nor to reading when the call is decided as a read as well
+   * (a dry run, a view). A command (its changes are decided as writes and removals) always goes the long way.
+   * Worked out once per tool: the gate's answer is then a lookup (docs/development.md, "Work done once").
+   */
+  unruled(tool: ToolDefinition, input: Record<string, unknown>): boolean {
+    if (tool.risk === 'execute' || this.mayApply(tool)) return false;
+    const dryRun = input.dry_run === true;
+    return !(dryRun || tool.viewing?.(input) === true) || !this.mayApply(READ);
+  }
+
+  /** Whether some rule applies to calls of this tool for some path and some switches (appliesTo without them). */
+  private mayApply(tool: { name: string; risk: Risk; commandWords?: unknown }): boolean {
+    let ruled = this.ruled.get(tool.name);
+    if (ruled === undefined) {
+      ruled = this.policy.rules.some(
+        (r) => (r.tools === null || r.tools.includes(tool.name)) && (r.risks === null || r.risks.includes(tool.risk)) && (r.commands === null || tool.commandWords !== undefined),
+      );
+      this.ruled.set(tool.name, ruled);
+    }
+    return ruled;
+  }
 
   decide(tool: ToolDefinition, p: ResolvedPath, switches: SwitchStates, input: Record<string, unknown>, changes = tool.mutates): PolicyDecision {
     const st = p.stat;

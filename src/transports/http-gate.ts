@@ -3,7 +3,7 @@
 // admission to the pipeline, so a call is authenticated once (docs/operations.md, "Auth").
 import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify';
 import type { Config } from '../config.js';
-import { bareContext, errorEnvelope, type ToolError } from '../envelope.js';
+import { bareContext, envelopeJson, errorEnvelope, type ToolError } from '../envelope.js';
 import { credentialsOf, type Principal } from '../ops/auth.js';
 import { createBrowserGuard } from '../ops/browser-guard.js';
 import type { Admission, AuthResult, Pipeline, ToolCallOutcome } from '../pipeline/execute-tool.js';
@@ -73,7 +73,7 @@ export function registerHttpGate(app: FastifyInstance, opts: GateOptions): HttpG
       void reply.header('connection', 'close');
       reply.raw.once('finish', () => req.raw.socket.end());
     }
-    return reply.code(error.httpStatus).type('application/json; charset=utf-8').serializer(JSON.stringify).send(envelope);
+    return reply.code(error.httpStatus).type('application/json; charset=utf-8').send(envelopeJson(envelope));
   };
 
   // The browser gate, before any other (docs/operations.md, "Browsers"): a Host the service does not answer
@@ -84,11 +84,15 @@ export function registerHttpGate(app: FastifyInstance, opts: GateOptions): HttpG
   // Then the token, before the body is read: one hook with Fastify's `done` callback, not async ones, and
   // nothing allocated per request while the token is admitted synchronously.
   app.addHook('onRequest', (req, reply, done) => {
+    // Read once: Fastify builds req.routeOptions anew at every read.
+    const headers = req.headers;
     if (!isProbe(req)) {
-      const refused = browserGuard.check(req.headers.host, req.headers.origin);
+      const refused = browserGuard.check(headers.host, headers.origin);
       if (refused) return void refuseAtGate(req, reply, refused);
     }
-    if (!authEnabled || req.routeOptions.config.gateAfterBody || !isV1(req)) return done();
+    if (!authEnabled) return done();
+    const route = req.routeOptions;
+    if (route.config.gateAfterBody || !isV1(req, route.url)) return done();
     authenticate(pipeline, req, reply, refuseAtGate, done);
   });
 
@@ -128,8 +132,7 @@ function isProbe(req: FastifyRequest): boolean {
 }
 
 /** /v1 requests need a token: by route template, and by raw path for requests no route matched. */
-function isV1(req: FastifyRequest): boolean {
-  const route = req.routeOptions.url;
+function isV1(req: FastifyRequest, route: string | undefined): boolean {
   if (route !== undefined && (route === '/v1' || route.startsWith('/v1/'))) return true;
   const p = req.url.split('?')[0] ?? '';
   return /^\/+v1(\/|$)/i.test(p);

@@ -21,19 +21,20 @@ import {
   McpError,
   SUPPORTED_PROTOCOL_VERSIONS,
   type CallToolRequest,
+  type CallToolResult,
   type JSONRPCMessage,
   type JSONRPCRequest,
   type RequestId,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ToolError } from '../envelope.js';
+import { envelopeJson, ToolError, type Envelope } from '../envelope.js';
 import type { CallerInfo, Pipeline } from '../pipeline/execute-tool.js';
 import type { PolicyService } from '../pipeline/policy-gate.js';
 import type { ToolDefinition } from '../tools/define.js';
 import type { ConfirmFn } from '../tools/call.js';
 import { httpCaller } from './caller.js';
 import { jsonRpcError, toolCallNameOf } from './mcp-messages.js';
-import { approvalElicitation, createMcpServer, decisionOf, runToolCall } from './mcp-server.js';
+import { approvalElicitation, CONTENT_BLOCKS, createMcpServer, decisionOf, runToolCall } from './mcp-server.js';
 
 /**
  * Session ids this door hands out, in place of state: the client declared elicitation in its initialize. The
@@ -207,13 +208,74 @@ class HttpDoorTransport implements Transport {
  * refuses tasks), and a protocol version header the transport accepts. Anything else takes the server's path,
  * which answers it, or its error, as the SDK does.
  */
-function directCallOf(body: unknown, version: string | string[] | undefined): { id: RequestId; params: CallToolRequest['params'] } | null {
+export function directCallOf(body: unknown, version: string | string[] | undefined): { id: RequestId; params: CallToolRequest['params'] } | null {
   if (Array.isArray(body) || (version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(String(version)))) return null;
+  const plain = plainToolCall(body);
+  if (plain) return plain;
   const request = JSONRPCRequestSchema.safeParse(body);
   if (!request.success) return null;
   const call = CallToolRequestSchema.safeParse(request.data);
   if (!call.success || call.data.params.task !== undefined) return null;
   return { id: request.data.id, params: call.data.params };
+}
+
+/**
+ * The tools/call most clients send, taken without the SDK's schemas (docs/development.md, "Work done once"): the
+ * keys jsonrpc "2.0", an id (a string or a safe integer), method and params; params with a name and, if any, plain
+ * object arguments, nothing else. Those schemas take such a request and return its values unchanged; any other
+ * shape (a _meta, a task, another key) is theirs to read (null).
+ */
+function plainToolCall(body: unknown): { id: RequestId; params: CallToolRequest['params'] } | null {
+  if (!isPlainRecord(body)) return null;
+  for (const key in body) if (key !== 'jsonrpc' && key !== 'id' && key !== 'method' && key !== 'params') return null;
+  const { id, params } = body;
+  if (body.jsonrpc !== '2.0' || body.method !== 'tools/call' || !(typeof id === 'string' || Number.isSafeInteger(id)) || !isPlainRecord(params)) return null;
+  for (const key in params) if (key !== 'name' && key !== 'arguments') return null;
+  if (typeof params.name !== 'string' || (params.arguments !== undefined && !isPlainRecord(params.arguments))) return null;
+  return { id: id as RequestId, params: params as CallToolRequest['params'] };
+}
+
+/** An object JSON gave (not an array, not null), whose prototype is Object's as zod's record asks. */
+function isPlainRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && Object.getPrototypeOf(v) === Object.prototype;
+}
+
+/**
+ * A tools/call result as mcpResult makes it, checked without the SDK's result schema: text blocks (type and text
+ * only), the envelope as a plain structuredContent, isError. The schema takes it and returns it unchanged; any other
+ * result (an image, a key more) is checked by the schema (null).
+ */
+function plainResult(result: CallToolResult): CallToolResult | null {
+  for (const key in result) if (key !== 'content' && key !== 'structuredContent' && key !== 'isError') return null;
+  if (!Array.isArray(result.content) || typeof result.isError !== 'boolean' || !isPlainRecord(result.structuredContent)) return null;
+  for (const block of result.content) {
+    if (!isPlainRecord(block) || block.type !== 'text' || typeof block.text !== 'string') return null;
+    for (const key in block) if (key !== 'type' && key !== 'text') return null;
+  }
+  return result;
+}
+
+/**
+ * The JSON text of a direct answer, as JSON.stringify writes it. A read's text block is the envelope's text, a blank
+ * line and the file's content, which structuredContent carries too: the content's JSON text (kilobytes of escaping)
+ * is made once for both (envelopeJson's parts).
+ */
+export function directAnswerJson(id: RequestId, result: CallToolResult): string {
+  const answer = { result, jsonrpc: '2.0', id };
+  const envelope = result.structuredContent as Envelope | undefined;
+  const first = result.content[0];
+  const content = (envelope?.data as { content?: unknown } | null | undefined)?.content;
+  if (!envelope || plainResult(result) === null || first?.type !== 'text' || typeof content !== 'string' || typeof envelope.text !== 'string') return JSON.stringify(answer);
+  // The block is `${head}\n\n${content}` (mcpResult marks it): its JSON is the two strings' JSON around an escaped
+  // blank line (a surrogate cannot pair across the line breaks, so each side escapes as it does alone).
+  const head = envelope.text;
+  if (!CONTENT_BLOCKS.has(first)) return JSON.stringify(answer);
+  const parts: { contentJson?: string } = {};
+  const structured = envelopeJson(envelope, parts);
+  if (parts.contentJson === undefined) return JSON.stringify(answer);
+  const blocks = [`{"type":"text","text":${JSON.stringify(head).slice(0, -1)}\\n\\n${parts.contentJson.slice(1)}}`];
+  for (const block of result.content.slice(1)) blocks.push(JSON.stringify(block));
+  return `{"result":{"content":[${blocks.join(',')}],"structuredContent":${structured},"isError":${result.isError ? 'true' : 'false'}},"jsonrpc":"2.0","id":${JSON.stringify(id)}}`;
 }
 
 /** The error answer the SDK's dispatch sends for a handler that threw. */
@@ -362,26 +424,34 @@ class McpDoor {
   /** `caller` is this POST's own: its signal is set here. */
   private async runDirect(reply: FastifyReply, direct: NonNullable<ReturnType<typeof directCallOf>>, caller: CallerInfo, cancel: AbortController | null): Promise<FastifyReply | undefined> {
     const stop = cancel ?? new AbortController();
-    caller.signal = stop.signal;
+    // Its signal is made when the pipeline first reads it, which a quick call never does: an AbortSignal per call
+    // cost the door more than the rest of its work (docs/development.md, "Work done once").
+    caller.abort = stop;
     let gone = false;
     reply.raw.once('close', () => {
       if (reply.raw.writableFinished) return;
       gone = true;
       stop.abort(new Error('The client closed the request.'));
     });
-    let answer: JSONRPCMessage;
+    let answer: string;
     try {
-      const result = CallToolResultSchema.safeParse(await runToolCall(this.opts.pipeline, caller, direct.params));
-      if (!result.success) throw new McpError(ErrorCode.InvalidParams, `Invalid tools/call result: ${result.error.message}`);
-      answer = { result: result.data, jsonrpc: '2.0', id: direct.id };
+      const made = await runToolCall(this.opts.pipeline, caller, direct.params);
+      // Checked as the server's tools/call wrapper checks it: the plain result as it is, any other by its schema.
+      let result = plainResult(made);
+      if (!result) {
+        const parsed = CallToolResultSchema.safeParse(made);
+        if (!parsed.success) throw new McpError(ErrorCode.InvalidParams, `Invalid tools/call result: ${parsed.error.message}`);
+        result = parsed.data;
+      }
+      answer = directAnswerJson(direct.id, result);
     } catch (err) {
-      answer = errorAnswer(direct.id, err);
+      answer = JSON.stringify(errorAnswer(direct.id, err));
     }
     if (gone) {
       reply.hijack();
       return undefined;
     }
-    return reply.code(200).type('application/json').send(JSON.stringify(answer));
+    return reply.code(200).type('application/json').send(answer);
   }
 
   /** Plain JSON, once every request of the POST is answered: one answer, or an array for a batch of several. */

@@ -118,9 +118,10 @@ export function modelText(envelope: Envelope): string {
   // Media bytes are no text to read: an image goes as image content, the rest stays in structuredContent.
   if (mediaOf(envelope)) return envelope.text;
   const data = (envelope.data ?? {}) as Record<string, unknown>;
+  // Joined, not copied: the HTTP door writes this block from its two parts (CONTENT_BLOCKS).
+  if (typeof data.content === 'string') return `${envelope.text}\n\n${data.content}`;
   const parts = [envelope.text];
-  if (typeof data.content === 'string') parts.push(data.content);
-  else if (typeof data.diff_preview === 'string') parts.push(data.diff_preview === '' ? '(no change)' : data.diff_preview);
+  if (typeof data.diff_preview === 'string') parts.push(data.diff_preview === '' ? '(no change)' : data.diff_preview);
   else if (Array.isArray(data.results)) {
     parts.push(
       (data.results as { type: string; path: string; line?: number; column?: number; preview?: string; kind?: string }[])
@@ -144,12 +145,23 @@ interface AttachmentRefLike {
   bytes: number;
 }
 
+/**
+ * Text blocks that are the envelope's text, a blank line and the file's content (`data.content`, which
+ * structuredContent carries too): the HTTP door writes that content's JSON once for both (mcp-http.ts, directAnswerJson).
+ */
+export const CONTENT_BLOCKS = new WeakSet<object>();
+
 export async function mcpResult(outcome: ToolCallOutcome, loadAttachment?: AttachmentLoader): Promise<CallToolResult> {
   const { envelope } = outcome;
-  const content: CallToolResult['content'] = [{ type: 'text', text: modelText(envelope) }];
+  const text = modelText(envelope);
+  const first = { type: 'text' as const, text };
+  const media = envelope.status === 'error' ? null : mediaOf(envelope);
+  const data = envelope.data as { content?: unknown } | null;
+  // modelText's text, blank line and content: the block a read answers with.
+  if (typeof data?.content === 'string' && !envelope.error && !media && !pendingApprovalOf(envelope) && text.length === envelope.text.length + 2 + data.content.length) CONTENT_BLOCKS.add(first);
+  const content: CallToolResult['content'] = [first];
   const notShown: string[] = [];
   let budget = MAX_IMAGE_BYTES_PER_RESULT;
-  const media = envelope.status === 'error' ? null : mediaOf(envelope);
   if (media && MODEL_IMAGE_TYPES.has(media.mediaType)) {
     const bytes = Buffer.byteLength(media.base64, 'base64');
     if (bytes <= budget) {
@@ -168,6 +180,7 @@ export async function mcpResult(outcome: ToolCallOutcome, loadAttachment?: Attac
     }
   }
   if (notShown.length > 0 && content[0]?.type === 'text') {
+    CONTENT_BLOCKS.delete(first);
     content[0].text += `\n\nNot shown as images (over ${MAX_IMAGE_BYTES_PER_RESULT / MIB} MiB of images in one result, or a type models do not take): ${notShown.join('; ')}.`;
   }
   // Last, the envelope's status, which the text does not say (partial: cut short, or waiting for approval). It also

@@ -2,7 +2,7 @@
 // it hands the body to the pipeline and writes the envelope, its HTTP status, headers and the ETag.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { ErrorEnvelopeSchema, PendingApprovalEnvelopeSchema, RISK_LEVELS, RISKS, successEnvelopeSchema, ToolError, type Envelope } from '../envelope.js';
+import { envelopeJson, ErrorEnvelopeSchema, PendingApprovalEnvelopeSchema, RISK_LEVELS, RISKS, successEnvelopeSchema, ToolError, type Envelope } from '../envelope.js';
 import { E } from '../errors.js';
 import type { CallerInfo, Pipeline } from '../pipeline/execute-tool.js';
 import type { ToolDefinition } from '../tools/define.js';
@@ -48,10 +48,10 @@ interface ToolSchemas {
   success: z.ZodType;
 }
 
-
+/** The envelope's JSON text, sent as it is: Fastify then looks up no serializer per answer. */
 export function sendEnvelope(reply: FastifyReply, status: number, envelope: Envelope, etag?: string): FastifyReply {
   if (etag) void reply.header('etag', etag);
-  return reply.code(status).type('application/json; charset=utf-8').serializer(JSON.stringify).send(envelope);
+  return reply.code(status).type('application/json; charset=utf-8').send(envelopeJson(envelope));
 }
 
 // The answers' examples, by reference (components.examples); a 200 answer's data differs per tool, so the 200

@@ -2,7 +2,11 @@
 // per-app registries, route templates (never raw URLs), and no path or project id in any label.
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { Counter, Histogram, Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
+import { bareContext, errorEnvelope, resultEnvelope, ToolError } from '../../src/envelope.js';
+import { createMetrics } from '../../src/ops/metrics.js';
+import { TOOLS } from '../../src/tools/registry.js';
 import { dashboardMetricNames } from '../helm/dashboard-metrics.js';
 import { makeApp, makeTempDir, type TestApp } from '../helpers.js';
 import { request } from './ops-helpers.js';
@@ -163,5 +167,49 @@ describe('/metrics', () => {
     const t = await app({ TOOLGATE_METRICS: 'false' });
     expect((await request(t.app, 'GET', '/metrics')).status).toBe(404);
     expect((await t.call('write_file', { path: 'a.txt', content: 'x' })).status).toBe(200);
+  });
+});
+
+describe('metrics recorded through kept label children', () => {
+  it('print what label objects per call would print', async () => {
+    const m = createMetrics('test');
+    // The same metrics, recorded the way a label object per call records them.
+    const registers = [new Registry()];
+    const buckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+    const calls = new Counter({ name: 'toolgate_tool_calls_total', help: 'x', labelNames: ['tool', 'status'], registers });
+    const errors = new Counter({ name: 'toolgate_tool_errors_total', help: 'x', labelNames: ['tool', 'code'], registers });
+    const duration = new Histogram({ name: 'toolgate_tool_duration_seconds', help: 'x', labelNames: ['tool'], buckets, registers });
+    const read = new Counter({ name: 'toolgate_bytes_read_total', help: 'x', labelNames: ['tool'], registers });
+    const written = new Counter({ name: 'toolgate_bytes_written_total', help: 'x', labelNames: ['tool'], registers });
+    const conflicts = new Counter({ name: 'toolgate_conflicts_total', help: 'x', labelNames: ['tool'], registers });
+    const http = new Histogram({ name: 'toolgate_http_request_duration_seconds', help: 'x', labelNames: ['method', 'route', 'status_code'], buckets, registers });
+    const ctx = bareContext('r');
+    for (let i = 0; i < 300; i++) {
+      const tool = i % 7 === 0 ? null : (TOOLS[i % 5] ?? null);
+      const name = tool?.name ?? '_unknown';
+      const failed = i % 3 === 0;
+      const code = i % 2 === 0 ? 'CONFLICT' : 'NOT_FOUND';
+      const envelope = failed ? errorEnvelope(ctx, new ToolError(code, 'x')) : resultEnvelope(ctx, { data: null, text: 't', partial: i % 4 === 1 });
+      const audit = { bytes_read: i % 5 === 0 ? i : undefined, bytes_written: i % 11 === 0 ? i * 2 : undefined };
+      const durationMs = (i * 37) % 4000;
+      m.recordCall({} as never, name, { envelope, httpStatus: 200, version: null, tool, audit, durationMs });
+      calls.inc({ tool: name, status: envelope.status });
+      duration.observe({ tool: name }, durationMs / 1000);
+      if (audit.bytes_read) read.inc({ tool: name }, audit.bytes_read);
+      if (audit.bytes_written) written.inc({ tool: name }, audit.bytes_written);
+      if (failed) {
+        errors.inc({ tool: name, code });
+        if (code === 'CONFLICT') conflicts.inc({ tool: name });
+      }
+      const [method, route, status] = [['POST', '/v1/tools/:tool', 200], ['GET', '/healthz', 200], ['POST', 'unmatched', 404], ['GET', '/v1/tools', 401]][i % 4] as [string, string, number];
+      m.recordHttp(method, route, status, durationMs / 1000);
+      http.observe({ method, route, status_code: String(status) }, durationMs / 1000);
+    }
+    for (const metric of [calls, errors, duration, read, written, conflicts, http]) {
+      const expected = await metric.get();
+      const ours = await m.registry.getSingleMetric(expected.name)?.get();
+      expect(ours?.values, expected.name).toEqual(expected.values);
+    }
+    m.registry.clear();
   });
 });

@@ -5,7 +5,10 @@ import fs from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { normalizeClientIp } from '../../src/ops/rate-limit.js';
+import { loadConfig } from '../../src/config.js';
+import { normalizeClientIp, setupRateLimit } from '../../src/ops/rate-limit.js';
+import type { CallInfo } from '../../src/tools/call.js';
+import type { ToolDefinition } from '../../src/tools/define.js';
 import { makeApp, type TestApp } from '../helpers.js';
 import { makeToken, request } from './ops-helpers.js';
 import { startRedis, type RedisServer } from './redis-server.js';
@@ -26,6 +29,24 @@ function metricValue(text: string, series: string): number {
 }
 
 describe('rate limit (memory store)', () => {
+  it('answers at once, without a promise, and counts calls of one tick one by one', async () => {
+    const limiter = await setupRateLimit(loadConfig({ TOOLGATE_ROOT: '/tmp', TOOLGATE_RATE_LIMIT: '3' }), false, { warn: () => undefined });
+    const check = limiter?.check;
+    if (!check) throw new Error('no check');
+    const calls = Array.from({ length: 5 }, () => ({ actor: 'same', responseHeaders: {} as Record<string, string> }) as unknown as CallInfo);
+    const answers = calls.map((call) => {
+      try {
+        return check(call, {} as ToolDefinition, {});
+      } catch (err) {
+        return (err as { code: string }).code;
+      }
+    });
+    expect(answers).toEqual([undefined, undefined, undefined, 'RATE_LIMITED', 'RATE_LIMITED']);
+    expect(calls.map((c) => c.responseHeaders?.['x-ratelimit-remaining'])).toEqual(['2', '1', '0', '0', '0']);
+    expect(calls[3]?.responseHeaders?.['retry-after']).toMatch(/^\d+$/);
+    limiter?.close();
+  });
+
   it('the call past the budget is RATE_LIMITED with Retry-After and x-ratelimit-*, and does not run', async () => {
     const t = await app({ TOOLGATE_RATE_LIMIT: '3' });
     for (let i = 0; i < 3; i++) {

@@ -27,6 +27,12 @@ function callWith(signal?: AbortSignal): CallInfo {
   return { ws: {} as Workspace, requestId: 'r1', signal };
 }
 
+/** Why a tool's signal was aborted: the caller went away, or the code of the error (TIMEOUT). */
+function whyAborted(signal: AbortSignal): string {
+  const reason = signal.reason as { code?: string; message?: string } | undefined;
+  return reason?.message?.includes('client went away') ? 'client gone' : String(reason?.code);
+}
+
 /** The promise's outcome so far: pending, or what it settled with. */
 function track<T>(p: Promise<T>): { state: () => 'pending' | 'resolved' | 'rejected'; value: () => unknown } {
   let state: 'pending' | 'resolved' | 'rejected' = 'pending';
@@ -165,5 +171,56 @@ describe('runWithTimeout: a mutating tool past its limit either does not commit 
     await flush();
     expect(answer.state()).toBe('resolved');
     expect(answer.value()).toMatchObject({ data: 'committed' });
+  });
+
+});
+
+describe("runWithTimeout: the caller's signal", () => {
+  it("looks at the caller's signal only when the tool asks for its own or the time runs out, with the reason a listener would give", async () => {
+    // A quick call never reads the caller's signal: a door may make it only when read (the MCP direct route).
+    let reads = 0;
+    const lazy = new AbortController();
+    const lazyCall = {
+      ws: {} as Workspace,
+      requestId: 'r2',
+      get signal() {
+        reads++;
+        return lazy.signal;
+      },
+    } as CallInfo;
+    await runWithTimeout(toolRunning(async () => 'quick'), lazyCall, {}, 1000);
+    expect(reads).toBe(0);
+
+    // The caller left before the tool asked: the tool's signal is aborted for that, not for the TIMEOUT after it.
+    const left = new AbortController();
+    const timedOut = gate();
+    const reasons: unknown[] = [];
+    const late = toolRunning(async (ctx) => {
+      await timedOut.opened;
+      reasons.push(whyAborted(ctx.signal));
+      return null;
+    }, true);
+    const pending = runWithTimeout(late, callWith(left.signal), {}, 20);
+    left.abort();
+    vi.advanceTimersByTime(20);
+    timedOut.open();
+    await pending.catch(() => undefined);
+    expect(reasons).toEqual(['client gone']);
+
+    // The time ran out first, the caller left after: TIMEOUT stays the reason.
+    const after = new AbortController();
+    const laterGate = gate();
+    const seen: unknown[] = [];
+    const first = toolRunning(async (ctx) => {
+      await laterGate.opened;
+      seen.push(whyAborted(ctx.signal));
+      return null;
+    }, true);
+    const running = runWithTimeout(first, callWith(after.signal), {}, 20);
+    vi.advanceTimersByTime(20);
+    after.abort();
+    laterGate.open();
+    await running.catch(() => undefined);
+    expect(seen).toEqual(['TIMEOUT']);
   });
 });
