@@ -4,24 +4,29 @@
 // `--cpu-prof`, and given the read and the write load at c=1 and c=N, one profile per load. The table is
 // microseconds of the main thread per completed call by layer, counted over the load's window only, so a
 // build that serves more calls is not charged for it; busy time includes waits inside synchronous calls.
-// Profiles land in <cache>/prof-ab/<commit>/ for `tsx bench/profile-summary.ts`.
+// Profiles land in <cache>/prof-ab/<commit>/ for `tsx bench/profile-summary.ts`. BENCH_PROFILE_DOORS=rest,mcp also
+// sends the read as an MCP tools/call (POST /mcp, the door's direct route), a load of its own ("read mcp").
 import { spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { buildToolgate } from './lib/build.js';
 import { makePool } from './lib/fixtures.js';
 import { progress } from './lib/log.js';
 import { options, REPO_DIR } from './lib/options.js';
 import { startToolgate, useToolgateMain } from './lib/servers.js';
 import { MiB } from './lib/stats.js';
-import { readWorkload, writeReadFile, writeWorkload, type Targets } from './lib/workloads.js';
+import type { Subject } from './lib/compare.js';
+import { runLoad } from './lib/http-load.js';
+import { READ_REL, readWorkload, writeReadFile, writeWorkload, type Targets } from './lib/workloads.js';
 
 const refs = process.argv.slice(2);
 if (refs.length < 1) throw new Error('usage: npm run bench:profile -- <ref> [<ref>…]');
 const wanted = process.env.BENCH_ONLY ? [...options.sections].filter((s) => s === 'read' || s === 'write') : ['read', 'write'];
 const C = options.concurrency;
 const seconds = Number(process.env.BENCH_PROFILE_S ?? 6);
+const doors = (process.env.BENCH_PROFILE_DOORS ?? 'rest').split(',').filter((d): d is 'rest' | 'mcp' => d === 'rest' || d === 'mcp');
 
 interface Node {
   id: number;
@@ -113,6 +118,18 @@ const auth = { authorization: `Bearer ${token}` };
 const pool = makePool(8 * MiB, 4242);
 
 type Row = { ref: string; load: string; calls: number; layers: Map<string, number> };
+
+/**
+ * The read as an MCP tools/call over POST /mcp (what an MCP client sends; the door's direct route). One call first,
+ * outside the profile's window: the door loads the MCP SDK at its first POST.
+ */
+async function mcpReadSubject(t: Targets): Promise<Subject> {
+  const headers = { ...t.auth, accept: 'application/json, text/event-stream', 'mcp-protocol-version': LATEST_PROTOCOL_VERSION };
+  const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'read_file', arguments: { path: READ_REL } } });
+  const warm = await runLoad({ port: t.toolgate.port, path: '/mcp', headers, connections: 1, amount: 1, body });
+  if (warm.ok !== 1) throw new Error(`MCP tools/call failed: ${warm.firstFailure ?? 'no answer'}`);
+  return { key: 'toolgate', label: 'toolgate read_file over MCP', pid: t.toolgate.pid, run: (c, s, rampS) => runLoad({ port: t.toolgate.port, path: '/mcp', headers, connections: c, durationS: s, rampS, body }) };
+}
 const rows: Row[] = [];
 await fs.rm(path.join(options.cacheDir, 'ws-prof'), { recursive: true, force: true });
 // The removal's journal traffic settles before the first load (see below).
@@ -120,14 +137,15 @@ spawnSync('sync');
 for (const ref of refs) {
   const build = await profBuild(ref);
   useToolgateMain(build.main);
-  for (const w of wanted) {
+  for (const [w, door] of wanted.flatMap((w) => (w === 'read' ? doors : ['rest' as const]).map((d) => [w, d] as const))) {
+    const load = door === 'mcp' ? `${w} mcp` : w;
     for (const c of [1, C]) {
       // A workspace of its own per load, removed only at the end: removing the last one's thousands of backups
       // right before a write load kept the journal busy under it (creates blocked for milliseconds).
       const ws = path.join(options.cacheDir, 'ws-prof', `${build.commit}-${w}-${c}`);
       await fs.mkdir(ws, { recursive: true });
       await writeReadFile(ws, pool);
-      const profDir = path.join(options.cacheDir, 'prof-ab', build.commit, `${w}-c${c}`);
+      const profDir = path.join(options.cacheDir, 'prof-ab', build.commit, `${load.replace(' ', '-')}-c${c}`);
       await fs.rm(profDir, { recursive: true, force: true });
       const tg = await startToolgate(`toolgate ${build.commit}`, { root: ws, tokensFile, instanceId: 'prof', logLevel: options.toolgateLogLevel, extra: options.toolgateExtraEnv }, path.join(options.cacheDir, 'logs-prof', `${build.commit}.log`), ['--cpu-prof', `--cpu-prof-dir=${profDir}`]);
       let calls: number;
@@ -135,7 +153,7 @@ for (const ref of refs) {
       let to: number;
       try {
         const t: Targets = { ws, auth, toolgate: tg, peer: null, bareConst: null, bareFile: null, bareFileSync: null, guardedRead: null };
-        const subject = w === 'read' ? readWorkload(t)[0] : (await writeWorkload(t, pool, 2 * C))[0];
+        const subject = door === 'mcp' ? await mcpReadSubject(t) : w === 'read' ? readWorkload(t)[0] : (await writeWorkload(t, pool, 2 * C))[0];
         if (!subject) throw new Error('no toolgate subject');
         // No uncounted ramp: the profile covers the whole run, so every call in it is counted (JIT warm-up included, on both builds).
         from = Number(process.hrtime.bigint() / 1000n);
@@ -148,8 +166,8 @@ for (const ref of refs) {
       const file = (await fs.readdir(profDir)).find((f) => f.endsWith('.cpuprofile'));
       if (!file) throw new Error(`no profile in ${profDir}`);
       const prof = JSON.parse(await fs.readFile(path.join(profDir, file), 'utf8')) as Profile;
-      rows.push({ ref: build.commit, load: `${w} c=${c}`, calls, layers: perLayer(prof, from, to) });
-      progress(`${build.commit} ${w} c=${c}: ${calls} calls counted, profile ${path.join(profDir, file)}`);
+      rows.push({ ref: build.commit, load: `${load} c=${c}`, calls, layers: perLayer(prof, from, to) });
+      progress(`${build.commit} ${load} c=${c}: ${calls} calls counted, profile ${path.join(profDir, file)}`);
     }
   }
 }

@@ -110,10 +110,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       expectedVersion: caller.expectedVersion,
       switches: caller.switches,
       waitS: caller.waitS,
-      // Read when asked: a door's controller makes its signal only then.
-      get signal() {
-        return caller.signal ?? caller.abort?.signal;
-      },
+      signal: caller.signal,
+      abort: caller.abort,
       timeoutMs: caller.timeoutMs,
       confirm: caller.confirm && decidesOwnCalls(principal, deps.selfApproveWithoutToken ?? false) ? caller.confirm : undefined,
       progress: caller.progress,

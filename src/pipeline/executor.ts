@@ -2,7 +2,7 @@
 // each path it names resolved in its workspace (or another project's) and shown to the policy.
 import { ToolError } from '../envelope.js';
 import { E } from '../errors.js';
-import type { CallInfo, ResolveHook } from '../tools/call.js';
+import { signalOf, type CallInfo, type ResolveHook } from '../tools/call.js';
 import type { ToolContext, ToolDefinition, ToolResult } from '../tools/define.js';
 import type { PlanHook } from '../tools/plan.js';
 import { resolveToolPath } from '../tools/resolve-path.js';
@@ -31,7 +31,7 @@ export function runWithTimeout(tool: ToolDefinition, call: CallInfo, input: Reco
   // added at the start would have made it.
   let listening: AbortSignal | null = null;
   const follow = () => {
-    const signal = call.signal;
+    const signal = signalOf(call);
     if (!signal || listening) return;
     if (signal.aborted) return gone();
     listening = signal;

@@ -46,10 +46,7 @@ export interface CallerInfo {
   requestId?: string | undefined;
   /** Aborted when the client goes away. */
   signal?: AbortSignal | undefined;
-  /**
-   * Instead of `signal`: the door's controller, whose signal Node makes only when it is first read, which a quick call
-   * never does (the MCP door's direct route; docs/development.md, "Work done once").
-   */
+  /** Instead of `signal`: the door's controller, whose signal is made only when read (the MCP door's direct route; signalOf). */
   abort?: AbortController | undefined;
   /** The door can ask its person in band (MCP elicitation, WebSocket confirmation); used only for a token that may decide its own calls. */
   confirm?: ConfirmFn | undefined;

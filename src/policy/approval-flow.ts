@@ -7,7 +7,7 @@ import path from 'node:path';
 import type { Config } from '../config.js';
 import type { VersionStamp } from '../envelope.js';
 import { E, ToolError } from '../errors.js';
-import type { CallInfo, GatedResult, ResolveHook, RunTool } from '../tools/call.js';
+import { signalOf, type CallInfo, type GatedResult, type ResolveHook, type RunTool } from '../tools/call.js';
 import { CallStopped, ChangesNeedReview, type ToolDefinition, type ToolResult } from '../tools/define.js';
 import { changeIdentity, describeChange, describeChangesBriefly, type ChangeEntry, type PlanHook, type PlannedChange } from '../tools/plan.js';
 import { resolveToolPath } from '../tools/resolve-path.js';
@@ -284,7 +284,7 @@ export class ApprovalFlow {
    */
   private async confirmInBand(call: CallInfo, record: ApprovalRecord): Promise<boolean> {
     if (!call.confirm) return false;
-    const answer = await call.confirm(approvalRequestView(record), call.signal);
+    const answer = await call.confirm(approvalRequestView(record), signalOf(call));
     if (!answer) return false;
     try {
       const decided = await this.store.decide(record.id, { decision: answer.approve ? 'approved' : 'rejected', by: call.actor ?? null, reason: answer.reason ?? null, selfApprove: true });
@@ -300,7 +300,8 @@ export class ApprovalFlow {
   private async waitFor(call: CallInfo, id: string): Promise<boolean> {
     const waitS = Math.min(call.waitS ?? 0, this.config.approvalMaxWaitS);
     if (waitS <= 0) return false;
-    const signal = call.signal ? AbortSignal.any([call.signal, this.closing]) : this.closing;
+    const gone = signalOf(call);
+    const signal = gone ? AbortSignal.any([gone, this.closing]) : this.closing;
     const record = await this.store.waitForDecision(id, waitS * 1000, signal);
     return record !== null && record.status !== 'pending';
   }

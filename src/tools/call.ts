@@ -1,6 +1,7 @@
 // What a call to a tool is, as the pipeline (src/pipeline/) hands it to the operations around it: who calls
 // and where (CallInfo), what came of it (CallOutcome), and the hooks and gate the executor runs it through.
-// Types only, below ops/ and pipeline/, so audit, metrics and rate limit need nothing from the layer above.
+// Types (and the accessor of a call's signal), below ops/ and pipeline/, so audit, metrics and rate limit need
+// nothing from the layer above.
 import type { Envelope, Risk, RiskLevel, VersionStamp } from '../envelope.js';
 import type { ResolvedPath, ResolveOptions } from '../workspace/sandbox.js';
 import type { VersionMatch } from '../workspace/versions.js';
@@ -22,6 +23,8 @@ export interface CallInfo {
   workspaceFor?: ((projectId: string) => Promise<Workspace>) | undefined;
   /** Aborted when the client goes away. */
   signal?: AbortSignal | undefined;
+  /** Instead of `signal`: the door's controller, whose signal Node makes when first read (see signalOf). */
+  abort?: AbortController | undefined;
   /** A shorter time limit the caller asked for (WebSocket timeout_seconds); never longer than TOOLGATE_TOOL_TIMEOUT_MS. */
   timeoutMs?: number | undefined;
   /** Headers the hooks want on the door's response (rate-limit budget); doors without headers ignore them. */
@@ -39,6 +42,14 @@ export interface CallInfo {
   progress?: ProgressFn | undefined;
   /** The agent turn as the door received it (REST `Toolgate-Turn`, WebSocket `turn`, MCP `_meta["toolgate/turn"]`); the executor validates it. */
   turn?: unknown;
+}
+
+/**
+ * The call's signal, aborted when the client goes away: the door's own, or its controller's, which Node makes only
+ * when it is first read; a quick call never reads it (docs/development.md, "Work done once").
+ */
+export function signalOf(call: Pick<CallInfo, 'signal' | 'abort'>): AbortSignal | undefined {
+  return call.signal ?? call.abort?.signal;
 }
 
 /** An approval request as a door shows it to the person deciding (the `approval` of the 202 answer). */

@@ -110,7 +110,8 @@ function toolCallHandler(pipeline: Pipeline): ToolCallHandler {
       return sendEnvelope(reply, refused.httpStatus, refused.envelope);
     }
     const outcome = await pipeline.executeTool(caller, toolName, req.body);
-    for (const [k, v] of Object.entries(outcome.headers)) void reply.header(k, v);
+    const headers = outcome.headers;
+    for (const k in headers) void reply.header(k, headers[k] as string);
     const etag = outcome.version ? etagOf(outcome.version) : undefined;
     return sendEnvelope(reply, outcome.httpStatus, outcome.envelope, etag);
   };
