@@ -187,7 +187,7 @@ async function editBytes(ctx: ToolContext, p: ResolvedPath, input: EditInput, fi
     throw err;
   }
   if (!temp) return dryRun(p, change);
-  // Accepted: the backup copy is written beside the temp file (thread pool); the rename waits for both.
+  // Accepted: the backup (the old inode linked, or a copy) is made beside the temp file (thread pool); the rename waits for both.
   return answer(p, change, await commitStaged(ctx, p, temp, 'edit_file', file, newSha(), opts));
 }
 
