@@ -65,23 +65,9 @@ function guardedRead() {
     const found = work.walk(rel, reply);
     if (!found) return reply;
     const { cur, st, relOut } = found;
-    const fd = openSync(cur, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-    let buf;
-    let fst;
-    try {
-      fst = fstatSync(fd);
-      if (fst.ino !== st.ino || fst.dev !== st.dev) return refuse(reply, 409, 'CONFLICT');
-      buf = Buffer.allocUnsafe(fst.size);
-      let off = 0;
-      while (off < buf.length) {
-        const n = readSync(fd, buf, off, buf.length - off, off);
-        if (n === 0) break;
-        off += n;
-      }
-      buf = buf.subarray(0, off);
-    } finally {
-      closeSync(fd);
-    }
+    const read = readChecked(cur, st);
+    if (!read) return refuse(reply, 409, 'CONFLICT');
+    const { buf, fst } = read;
     if (buf.subarray(0, 8192).includes(0)) return refuse(reply, 400, 'BINARY_FILE');
     const sha256 = createHash('sha256').update(buf).digest('hex');
     const content = utf8.decode(buf);
@@ -156,22 +142,9 @@ function guardedWrite() {
     let after;
     const next = Buffer.from(content, 'utf8');
     try {
-      const fd = openSync(cur, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-      let old;
-      try {
-        const fst = fstatSync(fd);
-        if (fst.ino !== st.ino || fst.dev !== st.dev) return refuse(reply, 409, 'CONFLICT');
-        old = Buffer.allocUnsafe(fst.size);
-        let off = 0;
-        while (off < old.length) {
-          const n = readSync(fd, old, off, old.length - off, off);
-          if (n === 0) break;
-          off += n;
-        }
-        old = old.subarray(0, off);
-      } finally {
-        closeSync(fd);
-      }
+      const read = readChecked(cur, st);
+      if (!read) return refuse(reply, 409, 'CONFLICT');
+      const old = read.buf;
       before = createHash('sha256').update(old).digest('hex');
       if (typeof expected === 'string' && expected !== before) return refuse(reply, 409, 'CONFLICT');
       const backups = path.join(state, 'backups', key);
@@ -243,6 +216,28 @@ function guardedWrite() {
   };
   handler.flush = work.flush;
   return handler;
+}
+
+/**
+ * The file at `cur` read whole through an O_NOFOLLOW descriptor checked to be the walked inode `st`, with its
+ * fstat; null when another inode is there now (both floors answer CONFLICT).
+ */
+function readChecked(cur, st) {
+  const fd = openSync(cur, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  try {
+    const fst = fstatSync(fd);
+    if (fst.ino !== st.ino || fst.dev !== st.dev) return null;
+    const buf = Buffer.allocUnsafe(fst.size);
+    let off = 0;
+    while (off < buf.length) {
+      const n = readSync(fd, buf, off, buf.length - off, off);
+      if (n === 0) break;
+      off += n;
+    }
+    return { buf: buf.subarray(0, off), fst };
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /**
