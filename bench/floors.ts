@@ -56,21 +56,30 @@ try {
       for (const s of pair) await s.run(c, 1, 0); // JIT warm-up, not measured (so no ramp below)
       const rps: number[][] = [[], []];
       const cpu: number[][] = [[], []];
+      const sys: number[][] = [[], []];
+      const main: number[][] = [[], []];
       for (let r = 0; r < options.rounds; r++) {
         const order = r % 2 === 0 ? [0, 1] : [1, 0];
         for (const i of order) {
           const s = pair[i] as Subject;
           const pid = s.pid as number;
           const before = await procCpuMs(`/proc/${pid}/stat`);
+          const mainBefore = await procCpuMs(`/proc/${pid}/task/${pid}/stat`);
           const res = await s.run(c, options.durationS, 0);
           const after = await procCpuMs(`/proc/${pid}/stat`);
+          const mainAfter = await procCpuMs(`/proc/${pid}/task/${pid}/stat`);
+          const calls = Math.max(1, res.ok + res.failed);
           rps[i]!.push(res.rps);
-          cpu[i]!.push(((after.user + after.system - before.user - before.system) * 1000) / Math.max(1, res.ok + res.failed));
+          cpu[i]!.push(((after.user + after.system - before.user - before.system) * 1000) / calls);
+          sys[i]!.push(((after.system - before.system) * 1000) / calls);
+          main[i]!.push(((mainAfter.user + mainAfter.system - mainBefore.user - mainBefore.system) * 1000) / calls);
           await new Promise((done) => setTimeout(done, 250));
         }
         progress(`  ${w} c=${c} round ${r + 1}/${options.rounds}: toolgate ${fmt(rps[0]!.at(-1))}/s | floor ${fmt(rps[1]!.at(-1))}/s`);
       }
-      const line = `${w} c=${c}: toolgate ${fmt(median(rps[0]!))} req/s, ${fmt(Math.min(...cpu[0]!))} µs CPU/call | floor ${fmt(median(rps[1]!))} req/s, ${fmt(Math.min(...cpu[1]!))} µs CPU/call | toolgate/floor ${fmt(pairedRatio(rps[0]!, rps[1]!))}× calls/s, ${fmt(Math.min(...cpu[1]!) / Math.min(...cpu[0]!))}× of the floor's CPU per call`;
+      // Where the CPU went, medians per call: system time of every thread, and the main thread's (the event loop's) share.
+      const split = (i: number): string => `(system ${fmt(median(sys[i]!))}, main thread ${fmt(median(main[i]!))})`;
+      const line = `${w} c=${c}: toolgate ${fmt(median(rps[0]!))} req/s, ${fmt(Math.min(...cpu[0]!))} µs CPU/call ${split(0)} | floor ${fmt(median(rps[1]!))} req/s, ${fmt(Math.min(...cpu[1]!))} µs CPU/call ${split(1)} | toolgate/floor ${fmt(pairedRatio(rps[0]!, rps[1]!))}× calls/s, ${fmt(Math.min(...cpu[1]!) / Math.min(...cpu[0]!))}× of the floor's CPU per call`;
       lines.push(line);
       progress(line);
     }

@@ -119,7 +119,7 @@ interface Store {
   listedAt: number;
   appends: number;
   /** This service's segment. */
-  writer: { name: string; fd: number; bytes: number; openedMs: number } | null;
+  writer: Writer | null;
   pruned: PrunedNote;
   deadTurns: Set<string>;
   /** Every turn in the cache (a record of one joins its checkpoint). */
@@ -170,7 +170,7 @@ export function writeRecord(ws: Workspace, record: CheckpointRecord): Promise<vo
     const line = Buffer.from(`${JSON.stringify(record)}\n`);
     const w = writerOf(ws, store, line.length);
     store.segments.get(w.name)?.ids.add(record.id);
-    written = syncInFlight() ? appendAsync(w.fd, line) : (appendSync(w.fd, line), Promise.resolve());
+    written = syncInFlight() || w.appender.busy() ? w.appender.append(line) : (appendSync(w.fd, line), Promise.resolve());
   } catch (err) {
     written = Promise.reject(err as Error);
   }
@@ -194,12 +194,66 @@ function appendSync(fd: number, line: Buffer): void {
   writeSync(fd, line);
 }
 
-function appendAsync(fd: number, line: Buffer): Promise<void> {
-  return new Promise((resolve, reject) => fsCallbacks.write(fd, line, (err) => (err ? reject(err) : resolve())));
+/**
+ * Appends to one segment in the thread pool, one write at a time: the lines that come while one is being written
+ * go out together in the next, so that 32 callers' records cost a few round trips through the pool, not one each.
+ * Each line's promise settles when its group is written.
+ */
+class Appender {
+  /** The write in the thread pool, settled either way (null when none). */
+  private writing: Promise<void> | null = null;
+  /** The lines that wait for it, written together next. */
+  private waiting: { lines: Buffer[]; written: Promise<void> } | null = null;
+
+  constructor(private readonly fd: number) {}
+
+  /** A write is in the pool or lines wait: a line written synchronously now would go before theirs. */
+  busy(): boolean {
+    return this.writing !== null;
+  }
+
+  append(line: Buffer): Promise<void> {
+    if (this.waiting) {
+      this.waiting.lines.push(line);
+      return this.waiting.written;
+    }
+    if (!this.writing) return this.start([line]);
+    const lines = [line];
+    const written = this.writing.then(() => {
+      this.waiting = null;
+      return this.start(lines);
+    });
+    this.waiting = { lines, written };
+    return written;
+  }
+
+  private start(lines: Buffer[]): Promise<void> {
+    const data = lines.length === 1 ? (lines[0] as Buffer) : Buffer.concat(lines);
+    // O_APPEND: the group is one write, placed whole after every other writer's (see appendSync).
+    const written = new Promise<void>((resolve, reject) => fsCallbacks.write(this.fd, data, (err) => (err ? reject(err) : resolve())));
+    const settled: Promise<void> = written.then(
+      () => this.finished(settled),
+      () => this.finished(settled),
+    );
+    this.writing = settled;
+    return written;
+  }
+
+  private finished(settled: Promise<void>): void {
+    if (this.writing === settled && !this.waiting) this.writing = null;
+  }
+}
+
+interface Writer {
+  name: string;
+  fd: number;
+  bytes: number;
+  openedMs: number;
+  appender: Appender;
 }
 
 /** This service's open segment, a new one past its size or age. */
-function writerOf(ws: Workspace, store: Store, adding: number): { name: string; fd: number } {
+function writerOf(ws: Workspace, store: Store, adding: number): Writer {
   const now = Date.now();
   let w = store.writer;
   if (w && (w.bytes + adding > SEGMENT_MAX_BYTES || now - w.openedMs > SEGMENT_MAX_AGE_MS)) {
@@ -212,7 +266,8 @@ function writerOf(ws: Workspace, store: Store, adding: number): { name: string; 
     const dir = logDir(ws);
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     const name = `${now.toString(36).padStart(9, '0')}-${ws.instanceId}-${randomHex(3)}.jsonl`;
-    w = store.writer = { name, fd: openSync(path.join(dir, name), 'a', 0o600), bytes: 0, openedMs: now };
+    const fd = openSync(path.join(dir, name), 'a', 0o600);
+    w = store.writer = { name, fd, bytes: 0, openedMs: now, appender: new Appender(fd) };
     store.segments.set(name, { offset: 0, ids: new Set() });
   }
   w.bytes += adding;

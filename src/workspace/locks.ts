@@ -47,34 +47,57 @@ const KNOWN_PRECISION = ((): object => {
  * graceful-fs (bench/README.md, "Decisions"). Its mkdir and rmdir make and remove our lock file. Calls that
  * change the locks directory go through `fs` when made, so that a test can count them.
  */
-const LOCK_FS = { ...KNOWN_PRECISION, mkdirSync: createLock, realpathSync, statSync, utimesSync: (p: string, a: Date, m: Date) => fs.utimesSync(p, a, m) };
+const LOCK_FS = { ...KNOWN_PRECISION, mkdirSync: createLock, realpathSync, statSync: (p: string) => statMade(p) ?? fs.statSync(p), utimesSync: (p: string, a: Date, m: Date) => fs.utimesSync(p, a, m) };
 
-/** The lock file with its record, written before proper-lockfile reads the file's mtime (which the write may change). */
-function createLock(lock: string): void {
-  const fd = fs.openSync(lock, 'wx', 0o600);
+/**
+ * The stat of each lock this process just made, from its descriptor: proper-lockfile reads the new lock's mtime
+ * (to tell later whether the lock is still its own) right after making it, and is answered from here instead of
+ * by one more lookup by name, which while an fsync runs is one more round trip through the thread pool.
+ * Consumed by that one read; every later stat of the lock (its refreshes) asks the file system.
+ */
+const madeStats = new Map<string, fs.Stats>();
+
+function statMade(lock: string): fs.Stats | undefined {
+  const st = madeStats.get(lock);
+  if (st) madeStats.delete(lock);
+  return st;
+}
+
+/** Writes the record into the new lock at `fd` and closes it, keeping its stat for proper-lockfile (madeStats). */
+function finishLock(lock: string, fd: number): void {
   try {
     try {
       fs.writeSync(fd, LOCK_CONTENT);
+      madeStats.set(lock, fs.fstatSync(fd));
     } finally {
       fs.closeSync(fd);
     }
   } catch (err) {
+    madeStats.delete(lock);
     fs.unlinkSync(lock); // no lock without its record
     throw err;
   }
 }
 
-/** createLock in the thread pool, for proper-lockfile's asynchronous lock (FileLocks.fsLater). */
+/** The lock file with its record, written before proper-lockfile reads the file's mtime (which the write may change). */
+function createLock(lock: string): void {
+  finishLock(lock, fs.openSync(lock, 'wx', 0o600));
+}
+
+/**
+ * createLock for proper-lockfile's asynchronous lock (FileLocks.fsLater), taken while an fsync runs: the create
+ * (which waits for the journal) in the thread pool; the few bytes of the record, the fstat and the close of the
+ * new file on the event loop, as a temp file's write is (src/workspace/sync-first-io.ts).
+ */
 function createLockLater(lock: string, cb: Callback): void {
   fs.open(lock, 'wx', 0o600, (err, fd) => {
     if (err) return cb(err);
-    fs.write(fd, LOCK_CONTENT, (writeErr) =>
-      fs.close(fd, (closeErr) => {
-        const failed = writeErr ?? closeErr;
-        if (failed) fs.unlink(lock, () => cb(failed)); // no lock without its record
-        else cb(null);
-      }),
-    );
+    try {
+      finishLock(lock, fd);
+    } catch (failed) {
+      return cb(failed as Error);
+    }
+    cb(null);
   });
 }
 
@@ -183,7 +206,11 @@ class FileLocks {
     rmdir: (lock: string, cb: Callback) => void removeLockLater(lock).then(() => cb(null), cb),
     // When the process exits holding the lock (proper-lockfile's exit handler), as with `fs`.
     rmdirSync: (lock: string) => removeLock(this, lock),
-    stat: (p: string, cb: Callback) => void fsp.stat(p).then((st) => cb(null, st), cb),
+    stat: (p: string, cb: Callback) => {
+      const made = statMade(p);
+      if (made) return cb(null, made);
+      void fsp.stat(p).then((st) => cb(null, st), cb);
+    },
     utimes: (p: string, a: Date, m: Date, cb: Callback) => void fsp.utimes(p, a, m).then(() => cb(null), cb),
     realpath: (p: string, cb: Callback) => void fsp.realpath(p).then((r) => cb(null, r), cb),
   };

@@ -63,7 +63,7 @@ describe('the lock on disk', () => {
     expect(await fsp.readdir(path.dirname(lock))).toEqual([]);
   });
 
-  it('a write makes one create and one unlink in the locks directory, and no other metadata call there', async () => {
+  it('a write makes one create and one unlink in the locks directory, and no other metadata call or lookup there', async () => {
     const { app: a, ws } = await app();
     const lock = await lockOf(a, ws, 'counted.txt');
     const locksDir = path.dirname(lock) + path.sep;
@@ -79,9 +79,10 @@ describe('the lock on disk', () => {
         });
       }
     };
-    watch(fs, ['openSync', 'mkdirSync', 'rmdirSync', 'unlinkSync', 'renameSync', 'utimesSync'], 'sync');
-    watch(fs, ['open', 'mkdir', 'rmdir', 'unlink', 'rename', 'utimes'], 'callback');
-    watch(fsp, ['open', 'mkdir', 'rmdir', 'unlink', 'rename', 'utimes'], 'promise');
+    // And every lookup by name: the new lock's mtime, which proper-lockfile reads, comes from its descriptor.
+    watch(fs, ['openSync', 'mkdirSync', 'rmdirSync', 'unlinkSync', 'renameSync', 'utimesSync', 'statSync', 'lstatSync'], 'sync');
+    watch(fs, ['open', 'mkdir', 'rmdir', 'unlink', 'rename', 'utimes', 'stat', 'lstat'], 'callback');
+    watch(fsp, ['open', 'mkdir', 'rmdir', 'unlink', 'rename', 'utimes', 'stat', 'lstat'], 'promise');
     const WRITES = 5;
     for (let n = 1; n <= WRITES; n++) {
       expect((await a.call('write_file', { path: 'counted.txt', content: `write ${n}\n` })).body.status).toBe('success');
