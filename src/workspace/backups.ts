@@ -104,6 +104,43 @@ function namesIn(dir: string): string[] {
   }
 }
 
+/**
+ * Each backup directory's entries as this process last listed them, kept up to date with the backups it makes
+ * and removes, so that a change's prune (every write) lists its directory once a second, not every time. Another
+ * replica's backups are seen at the next listing: until then a file may keep a few more than backupKeep, and a
+ * backup it removed is removed again without harm (unlinkIfPresent). Process-wide, as knownSizes.
+ */
+const listings = new Map<string, { entries: Entry[]; listedAt: number }>();
+const LISTING_FRESH_MS = 1000;
+
+/** A directory's entries, newest first, for prune: the kept listing while fresh. */
+function listedEntries(dir: string): Entry[] {
+  const now = Date.now();
+  const kept = listings.get(dir);
+  if (kept && now - kept.listedAt < LISTING_FRESH_MS) return kept.entries;
+  const entries = entriesOf(dir, namesIn(dir));
+  listings.set(dir, { entries, listedAt: now });
+  return entries;
+}
+
+/** A backup this process made, added to its directory's kept listing (newest first). */
+function listMade(dir: string, file: string): void {
+  const kept = listings.get(dir);
+  if (!kept) return;
+  const [entry] = entriesOf(dir, [path.basename(file)]);
+  if (!entry) return;
+  const at = kept.entries.findIndex((e) => e.id < entry.id);
+  kept.entries.splice(at < 0 ? kept.entries.length : at, 0, entry);
+}
+
+/** A backup this process removed, out of its directory's kept listing. */
+function listGone(e: Entry): void {
+  const kept = listings.get(path.dirname(e.data));
+  if (!kept) return;
+  const at = kept.entries.findIndex((x) => x.data === e.data);
+  if (at >= 0) kept.entries.splice(at, 1);
+}
+
 /** The backup with this id, or null. */
 function findEntry(ws: Workspace, id: string): Entry | null {
   const dir = dirOf(ws, id);
@@ -235,6 +272,7 @@ export async function createBackup(ws: Workspace, input: BackupInput, content: B
     }
   }
   knownSizes.set(file, content.length);
+  listMade(dir, file);
   input.kept?.(id);
   await prune(ws, dir, content.length, id);
   return id;
@@ -305,6 +343,7 @@ export async function moveToBackup(ws: Workspace, at: string, input: BackupInput
     await fs.unlink(at);
   }
   knownSizes.set(file, size);
+  listMade(dir, file);
   input.kept?.(id);
   await prune(ws, dir, size, id);
   return id;
@@ -330,6 +369,7 @@ function readMetas(dir: string): BackupMeta[] {
 async function removeBackup(e: Entry): Promise<number> {
   let size = knownSizes.get(e.data) ?? 0;
   knownSizes.delete(e.data);
+  listGone(e);
   if (size === 0) {
     try {
       size = statSync(e.data).size;
@@ -362,7 +402,7 @@ const BACKUP_TOTALS = new PartKind(() => new Map<string, number>());
 /** Keeps `backupKeep` per file and at most `backupMaxBytes` in all, dropping the oldest first. */
 async function prune(ws: Workspace, dir: string, added: number, made: string): Promise<void> {
   // Ids sort by creation time, so names alone tell which are the oldest: no record is read.
-  const entries = entriesOf(dir, namesIn(dir));
+  const entries = listedEntries(dir);
   let removed = 0;
   // Read only when something would go: the backups a kept checkpoint needs stay (docs/api.md, "Turns, checkpoints and rewind").
   let needed: ReadonlySet<string> | null = null;
@@ -518,6 +558,7 @@ export async function discardBackup(ws: Workspace, id: string): Promise<void> {
 /** The meta of a backup whose data is gone (older kind), and its bytes off the running total. */
 async function forget(ws: Workspace, e: Entry, size: number): Promise<void> {
   knownSizes.delete(e.data);
+  listGone(e);
   if (e.metaFile !== null) await unlinkIfPresent(e.metaFile);
   const totals = ws.runtime.part(BACKUP_TOTALS);
   const total = totals.get(ws.stateDir);

@@ -3,7 +3,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import iconv from 'iconv-lite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backupFile, makeApp, withVersion, type TestApp } from '../helpers.js';
+import { backupFile, makeApp, pathExists, withVersion, type TestApp } from '../helpers.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -164,6 +164,32 @@ describe('write_file', () => {
       }
       const list = (await small.call('list_backups', { path: 'k.txt' })).body.data as { backups: { size_bytes: number }[] };
       expect(list.backups).toHaveLength(2);
+    } finally {
+      await small.close();
+    }
+  });
+
+  it("counts another replica's backups of the file once its listing is a second old", async () => {
+    // A prune lists a file's backups once a second and keeps the listing up to date with its own (src/workspace/backups.ts).
+    const small = await makeApp({ TOOLGATE_BACKUP_KEEP: '2', TOOLGATE_CHECKPOINT_MAX_TURNS: '1', TOOLGATE_REQUIRE_VERSION: 'never' });
+    try {
+      await fs.writeFile(small.file('r.txt'), 'v0\n');
+      const ids: string[] = [];
+      for (let i = 1; i <= 3; i++) {
+        const res = await small.call('write_file', { path: 'r.txt', content: `v${i}\n` });
+        ids.push((res.body.data as { backup_id: string }).backup_id);
+      }
+      const stateDir = path.join(small.root, '.toolgate');
+      const dir = path.dirname(backupFile(stateDir, ids[2] as string));
+      // As another replica would have made it: older than every backup here, so the first to go.
+      const theirs = path.join(dir, `${path.basename(dir)}-000000001-abcdef.write_file.644.-.-.k.kept`);
+      await fs.writeFile(theirs, 'theirs\n');
+      await new Promise((done) => setTimeout(done, 1100));
+      // One checkpoint kept, applied now: the backups older checkpoints would hold go by TOOLGATE_BACKUP_KEEP alone.
+      await small.call('list_checkpoints', {});
+      expect((await small.call('write_file', { path: 'r.txt', content: 'v4\n' })).body.status).toBe('success');
+      expect(await pathExists(theirs)).toBe(false);
+      expect((await fs.readdir(dir)).filter((n) => n.endsWith('.kept'))).toHaveLength(2);
     } finally {
       await small.close();
     }
