@@ -11,7 +11,9 @@ function splitHost(value: string): { name: string; port: string | null } | null 
   const v = value.trim().toLowerCase();
   const bracketed = /^\[([0-9a-f:.]+)\](?::(\d{1,5}))?$/.exec(v);
   if (bracketed) return net.isIPv6(bracketed[1] ?? '') ? { name: bracketed[1] ?? '', port: bracketed[2] ?? null } : null;
-  if (net.isIPv6(v)) return { name: v, port: null };
+  // An unbracketed IPv6 address has two colons at least: a name is never run through isIPv6, whose first use
+  // compiles a large expression (milliseconds of every start, which reads the allowed hosts here).
+  if (v.indexOf(':') !== v.lastIndexOf(':') && net.isIPv6(v)) return { name: v, port: null };
   const m = /^([^:]+)(?::(\d{1,5}))?$/.exec(v);
   if (!m) return null;
   return { name: (m[1] ?? '').replace(/\.$/, ''), port: m[2] ?? null };
