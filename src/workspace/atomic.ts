@@ -1,6 +1,6 @@
 // Durable writes (docs/api.md, "Durable writes and backups"): temp file, fsync, rename over the target, fsync of the directory.
 // Temp files live in the state directory (same volume), so a crash never leaves one beside the user's files.
-import fsCallbacks, { accessSync, closeSync, constants, fchmodSync, lstatSync, mkdirSync, openSync, rmdirSync, rmSync, type Stats } from 'node:fs';
+import fsCallbacks, { accessSync, closeSync, constants, fchmodSync, fstatSync, lstatSync, mkdirSync, openSync, rmdirSync, rmSync, type Stats } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { ownerStateOf, writeOwnerRecord } from './process-owner.js';
@@ -40,20 +40,26 @@ export async function fsyncDirectory(dir: string): Promise<void> {
 /** Content to write: one buffer, or several written back to back (see writeAll). */
 export type FileContent = Buffer | readonly Buffer[];
 
-/** Writes and fsyncs a new temp file; on any failure (a full disk above all) nothing of it is left. */
-async function writeTemp(tempPath: string, data: FileContent, mode: number): Promise<void> {
+/**
+ * Writes and fsyncs a new temp file; on any failure (a full disk above all) nothing of it is left. Returns its
+ * stat, from the descriptor: a rename keeps the inode's size and mtime, so it is the committed file's too.
+ */
+async function writeTemp(tempPath: string, data: FileContent, mode: number): Promise<Stats> {
   const opened = openForWrite(tempPath, 'wx', mode);
   const fd = typeof opened === 'number' ? opened : await opened;
+  let st: Stats;
   try {
     await writeAll(fd, data);
     fchmodSync(fd, mode);
     await fsyncFd(fd);
+    st = fstatSync(fd);
   } catch (err) {
     closeSync(fd);
     rmSync(tempPath, { force: true });
     throw err;
   }
   closeSync(fd);
+  return st;
 }
 
 export interface AtomicWriteOptions {
@@ -67,6 +73,8 @@ export interface TempFile {
   readonly name: string;
   readonly data: FileContent;
   readonly mode: number;
+  /** Its stat once written and fsynced (see writeTemp). */
+  readonly stat: Stats;
 }
 
 /**
@@ -77,14 +85,15 @@ export async function writeTempFile(ws: Workspace, data: FileContent, opts: Atom
   const mode = opts.mode ?? 0o644;
   const name = `${TEMP_MARKER}${randomHex(8)}`;
   const tempPath = path.join(tempDirOf(ws), name);
+  let stat: Stats;
   try {
-    await writeTemp(tempPath, data, mode);
+    stat = await writeTemp(tempPath, data, mode);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     makeTempDir(ws);
-    await writeTemp(tempPath, data, mode);
+    stat = await writeTemp(tempPath, data, mode);
   }
-  return { path: tempPath, name, data, mode };
+  return { path: tempPath, name, data, mode, stat };
 }
 
 export interface CommitOptions {
@@ -127,9 +136,14 @@ function holdOpen(target: string): number | null {
   }
 }
 
+/**
+ * Renames the temp file over `target` and fsyncs the directory; returns the stat of what was renamed (the temp
+ * file's, taken from its descriptor: no lookup of the target by name after the rename).
+ */
 async function renameInto(temp: TempFile, target: string): Promise<Stats> {
   requireWritable(target);
   let tempPath = temp.path;
+  let st = temp.stat;
   try {
     try {
       await renameFile(tempPath, target);
@@ -138,7 +152,7 @@ async function renameInto(temp: TempFile, target: string): Promise<Stats> {
       // The target lies on another file system than the state directory: use a hidden temp beside it.
       rmSync(tempPath, { force: true });
       tempPath = path.join(path.dirname(target), `.${temp.name}`);
-      await writeTemp(tempPath, temp.data, temp.mode);
+      st = await writeTemp(tempPath, temp.data, temp.mode);
       await renameFile(tempPath, target);
     }
   } catch (err) {
@@ -146,7 +160,7 @@ async function renameInto(temp: TempFile, target: string): Promise<Stats> {
     throw err;
   }
   await fsyncDirectory(path.dirname(target));
-  return lstatSync(target);
+  return st;
 }
 
 /**

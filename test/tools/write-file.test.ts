@@ -74,6 +74,16 @@ describe('write_file', () => {
     expect(await fs.readFile(t.file('v.txt'), 'utf8')).toBe('three\n');
   });
 
+  it("answers the written file's version: the one read_file and the file's stat give after it", async () => {
+    await fs.writeFile(t.file('ver.txt'), 'one\n');
+    const before = ((await t.call('read_file', { path: 'ver.txt' })).body.data as WriteData).version;
+    const res = await write({ path: 'ver.txt', content: 'two, longer\n', expected_sha256: before?.sha256 });
+    const answered = (res.body.data as WriteData).version;
+    const st = await fs.stat(t.file('ver.txt'));
+    expect(answered).toEqual({ sha256: createHash('sha256').update('two, longer\n').digest('hex'), mtime_ms: Math.trunc(st.mtimeMs), size_bytes: st.size });
+    expect(((await t.call('read_file', { path: 'ver.txt' })).body.data as WriteData).version).toEqual(answered);
+  });
+
   it('TOOLGATE_REQUIRE_VERSION=never overwrites without a version', async () => {
     const lax = await makeApp({ TOOLGATE_REQUIRE_VERSION: 'never' });
     try {
