@@ -2,7 +2,8 @@
 // (ceiling.mjs guarded-read) and write_file 4 KiB against the write floor (guarded-write), each at c=1 and c=N,
 // rounds interleaved. A floor is the same Fastify server with one bare route doing the same per-call and
 // file-system work inline (bench/README.md, "Floors"). Printed: calls per second and their paired ratio, and
-// server CPU per call (user + system of every thread, /proc) of each side, the least of the rounds. BENCH_ONLY=write
+// server CPU per call (user + system of every thread, /proc) of each side, the least of the rounds, and beside it
+// the medians of its system time and of the main thread's share (the event loop's). BENCH_ONLY=write
 // measures one of the two; CEILING_LOCK=owned gives the write floor toolgate's kind of file lock (ceiling.mjs).
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
