@@ -248,10 +248,12 @@ describe('run_command against hostile commands', () => {
 
   it('a sleep past the limit with children that ignore SIGTERM: the whole tree dies', async () => {
     const marker = `hang${randomBytes(3).toString('hex')}`;
-    await fs.writeFile(path.join(p1, `${marker}.sh`), `trap '' TERM HUP\n(trap '' TERM HUP; sleep 300) &\n(setsid sh -c "trap '' TERM HUP; sleep 300" </dev/null >/dev/null 2>&1 &)\nsleep 300\n`);
+    // A sleep of its own length, so that no other process of the host (a plain `sleep 300`) is counted as the command's.
+    const sleep = `sleep 300.${randomBytes(3).readUIntBE(0, 3)}`;
+    await fs.writeFile(path.join(p1, `${marker}.sh`), `trap '' TERM HUP\n(trap '' TERM HUP; ${sleep}) &\n(setsid sh -c "trap '' TERM HUP; ${sleep}" </dev/null >/dev/null 2>&1 &)\n${sleep}\n`);
     const r = await run({ command: `sh ${marker}.sh`, timeout_s: 1 });
     expect(r.data.timed_out).toBe(true);
-    const gone = await until(() => hostProcesses(marker) === 0 && hostProcesses('sleep 300') === 0);
+    const gone = await until(() => hostProcesses(marker) === 0 && hostProcesses(sleep) === 0);
     record('sleep past the limit, children ignoring SIGTERM', !gone, `timed_out ${r.data.timed_out}`);
     expect(gone).toBe(true);
     expect(await answersRead()).toBe(true);
