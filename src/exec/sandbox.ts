@@ -310,6 +310,9 @@ export async function runSandboxed(exec: ExecSettings, spec: SandboxSpec, opts: 
   const stdio: StdioOptions = ['pipe', 'pipe', 'pipe', ...net, 'pipe', 'pipe'];
   const child = spawn('/bin/sh', argv, { stdio, env: { PATH: SANDBOX_PATH }, cwd: '/' }) as ChildProcess & { stdin: Writable; stdout: Readable; stderr: Readable };
   exec.running.add(child);
+  // Started while the service closes (it was still being prepared when killAllRuns went through the running
+  // ones): killed at once, as they were, instead of running to its own time limit.
+  if (exec.closing) child.kill('SIGKILL');
   const closed = new Promise<{ code: number | null; sig: NodeJS.Signals | null }>((resolve) => {
     child.on('error', () => resolve({ code: null, sig: null }));
     child.on('close', (c, s) => resolve({ code: c, sig: s }));
