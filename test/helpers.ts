@@ -11,6 +11,7 @@ import { loadConfig } from '../src/config.js';
 import type { z } from 'zod';
 import type { Envelope } from '../src/envelope.js';
 import type { readFile } from '../src/tools/read-file.js';
+import { openWorkspace, type Workspace, type WorkspaceLimits } from '../src/workspace/workspace.js';
 
 export interface TestApp {
   app: FastifyInstance;
@@ -55,6 +56,20 @@ export async function makeApp(env: Record<string, string> = {}, opts: BuildOptio
       await fs.rm(base, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * A workspace opened directly over `root` (no app), for tests of the workspace layer: small limits, each of which
+ * `limits` may override.
+ */
+export function openTestWorkspace(root: string, instanceId: string, limits: Partial<WorkspaceLimits> = {}): Promise<Workspace> {
+  return openWorkspace({
+    root,
+    allowAbsolute: false,
+    requireVersion: 'overwrite',
+    instanceId,
+    limits: { maxReadBytes: 1e6, maxOutputBytes: 1e6, maxWriteBytes: 1e6, maxEditBytes: 1e6, lockTimeoutMs: 1000, regexTimeoutMs: 1000, backupKeep: 1, backupMaxBytes: 1e6, searchMaxFiles: 100, searchTimeoutMs: 1000, memoryBudgetBytes: 1e7, ...limits },
+  });
 }
 
 /** Makes the app listen on a free loopback port; its base URL (for clients that need a real socket). */

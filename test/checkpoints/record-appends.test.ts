@@ -6,8 +6,8 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { newRecordId, readRecords, writeRecord, type CheckpointRecord } from '../../src/workspace/checkpoints.js';
 import { fsyncFd } from '../../src/workspace/sync-first-io.js';
-import { closeWorkspace, openWorkspace, type Workspace } from '../../src/workspace/workspace.js';
-import { makeApp, makeTempDir, type TestApp } from '../helpers.js';
+import { closeWorkspace, type Workspace } from '../../src/workspace/workspace.js';
+import { makeApp, makeTempDir, openTestWorkspace, type TestApp } from '../helpers.js';
 
 const record = (n: number): CheckpointRecord => ({ id: newRecordId(), turn: `t${n}`, at: new Date().toISOString(), actor: null, tool: 'write_file', request_id: `r${n}`, changes: [] });
 
@@ -17,13 +17,7 @@ describe('appends while an fsync runs', () => {
   beforeEach(async () => {
     base = await makeTempDir();
     await fs.mkdir(path.join(base, 'ws'));
-    ws = await openWorkspace({
-      root: path.join(base, 'ws'),
-      allowAbsolute: false,
-      requireVersion: 'overwrite',
-      instanceId: 'appends-test',
-      limits: { maxReadBytes: 1e6, maxOutputBytes: 1e6, maxWriteBytes: 1e6, maxEditBytes: 1e6, lockTimeoutMs: 1000, regexTimeoutMs: 1000, backupKeep: 1, backupMaxBytes: 1e6, searchMaxFiles: 100, searchTimeoutMs: 1000, memoryBudgetBytes: 1e7, checkpointMaxTurns: 1000, checkpointMaxAgeMs: 1e10 },
-    });
+    ws = await openTestWorkspace(path.join(base, 'ws'), 'appends-test', { checkpointMaxTurns: 1000, checkpointMaxAgeMs: 1e10 });
   });
   afterEach(async () => {
     vi.restoreAllMocks();

@@ -4,8 +4,8 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { applyRetention, groupCheckpoints, newRecordId, readPruned, readRecords, timeOfRecordId, writeRecord, type CheckpointRecord } from '../../src/workspace/checkpoints.js';
-import { closeWorkspace, openWorkspace, type Workspace } from '../../src/workspace/workspace.js';
-import { makeTempDir } from '../helpers.js';
+import { closeWorkspace, type Workspace } from '../../src/workspace/workspace.js';
+import { makeTempDir, openTestWorkspace } from '../helpers.js';
 
 const DAY = 24 * 3600 * 1000;
 let base: string;
@@ -14,13 +14,7 @@ let ws: Workspace;
 beforeEach(async () => {
   base = await makeTempDir();
   await fs.mkdir(path.join(base, 'ws'));
-  ws = await openWorkspace({
-    root: path.join(base, 'ws'),
-    allowAbsolute: false,
-    requireVersion: 'overwrite',
-    instanceId: 'retention-test',
-    limits: { maxReadBytes: 1e6, maxOutputBytes: 1e6, maxWriteBytes: 1e6, maxEditBytes: 1e6, lockTimeoutMs: 1000, regexTimeoutMs: 1000, backupKeep: 1, backupMaxBytes: 1e6, searchMaxFiles: 100, searchTimeoutMs: 1000, memoryBudgetBytes: 1e7, checkpointMaxTurns: 4, checkpointMaxAgeMs: 2 * DAY },
-  });
+  ws = await openTestWorkspace(path.join(base, 'ws'), 'retention-test', { checkpointMaxTurns: 4, checkpointMaxAgeMs: 2 * DAY });
 });
 afterEach(async () => {
   closeWorkspace(ws);

@@ -6,8 +6,8 @@ import { ToolError } from '../../src/envelope.js';
 import { denialError, evaluate, mayMatchInside, normalizeRealRel, resolveSwitches, strictest, toolPolicyView, type EvaluateInput } from '../../src/policy/evaluate.js';
 import { parsePolicy, type Policy } from '../../src/policy/policy-file.js';
 import { HandleScope, resolveInWorkspace } from '../../src/workspace/sandbox.js';
-import { closeWorkspace, openWorkspace, type Workspace } from '../../src/workspace/workspace.js';
-import { makeTempDir } from '../helpers.js';
+import { closeWorkspace, type Workspace } from '../../src/workspace/workspace.js';
+import { makeTempDir, openTestWorkspace } from '../helpers.js';
 
 const policy = (yaml: string): Policy => parsePolicy(yaml, 'test.yaml');
 
@@ -169,25 +169,7 @@ describe('evaluate: the real path decides, not the name the caller used', () => 
     await fs.symlink('SOUL.md', path.join(root, 'persona.md'));
     await fs.symlink('../USER.md', path.join(root, 'notes', 'me.md'));
     await fs.symlink('secrets', path.join(root, 'vault'));
-    ws = await openWorkspace({
-      root,
-      allowAbsolute: false,
-      requireVersion: 'overwrite',
-      instanceId: 'policy-test',
-      limits: {
-        maxReadBytes: 1e6,
-        maxOutputBytes: 1e6,
-        maxWriteBytes: 1e6,
-        maxEditBytes: 1e6,
-        lockTimeoutMs: 1000,
-        regexTimeoutMs: 1000,
-        backupKeep: 1,
-        backupMaxBytes: 1e6,
-        searchMaxFiles: 100,
-        searchTimeoutMs: 1000,
-        memoryBudgetBytes: 1e7,
-      },
-    });
+    ws = await openTestWorkspace(root, 'policy-test');
   });
 
   afterAll(async () => {
