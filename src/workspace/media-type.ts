@@ -1,7 +1,12 @@
 // Media types of images, documents and audio/video by their magic bytes, so read_file can hand them back as
 // base64 with their type (a model shown an image needs both) instead of refusing them as binary.
 
-const ascii = (buf: Buffer, at: number, s: string) => buf.length >= at + s.length && buf.toString('latin1', at, at + s.length) === s;
+// Byte by byte: a latin1 string per comparison cost a read of a text file about 5 µs (a dozen checks miss).
+function ascii(buf: Buffer, at: number, s: string): boolean {
+  if (buf.length < at + s.length) return false;
+  for (let i = 0; i < s.length; i++) if (buf[at + i] !== s.charCodeAt(i)) return false;
+  return true;
+}
 
 /** The media type the file's first bytes announce, or null for anything else (text included). */
 export function mediaTypeOf(head: Buffer): string | null {
