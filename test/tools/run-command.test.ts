@@ -10,6 +10,7 @@ import { ConfigError, loadConfig } from '../../src/config.js';
 import { auditCollector, makeApp, makeTempDir, type TestApp } from '../helpers.js';
 import { makeToken } from '../ops/ops-helpers.js';
 import { makePolicyApp, type PolicyApp } from '../approvals/approval-helpers.js';
+import { killAllRuns } from '../../src/exec/settings.js';
 import { hostProcesses, signalSandbox, until } from '../exec/host-processes.js';
 
 interface RunData {
@@ -162,6 +163,24 @@ describe('run_command at shutdown', () => {
       .filter((l) => l.includes(marker));
     expect(left).toEqual([]);
     await fs.rm(path.dirname(t.root), { recursive: true, force: true });
+  });
+
+  it('a command whose sandbox starts after the close killed the running ones is killed at once', async () => {
+    // The close's kill (killAllRuns) goes through the sandboxes running then; a call still preparing its own
+    // spawns after it. Killing first and calling then puts the spawn in that window every time.
+    const t = await makeApp({ TOOLGATE_EXEC: 'sandboxed' });
+    try {
+      const exec = t.app.toolgate.workspace?.limits.exec;
+      if (!exec) throw new Error('run_command is off');
+      killAllRuns(exec);
+      const r = await t.call('run_command', { command: 'echo ran > ran.txt' });
+      const data = r.body.data as RunData;
+      expect(data.stopped_by).toBe('shutdown');
+      expect(data.exit_code).toBeNull();
+      await expect(fs.stat(t.file('ran.txt'))).rejects.toThrow(/ENOENT/);
+    } finally {
+      await t.close();
+    }
   });
 });
 
