@@ -1,7 +1,7 @@
 // Media types of images, documents and audio/video by their magic bytes, so read_file can hand them back as
 // base64 with their type (a model shown an image needs both) instead of refusing them as binary.
 
-// Byte by byte: a latin1 string per comparison cost a read of a text file about 5 µs (a dozen checks miss).
+// Byte by byte: a latin1 string per comparison cost a read of a text file about 2.4 µs (a dozen checks miss).
 function ascii(buf: Buffer, at: number, s: string): boolean {
   if (buf.length < at + s.length) return false;
   for (let i = 0; i < s.length; i++) if (buf[at + i] !== s.charCodeAt(i)) return false;
