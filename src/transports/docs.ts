@@ -3,7 +3,7 @@
 // serving stack, for pages an agent never opens. A start only records the routes (as @fastify/swagger's
 // onRoute hook does); the first /docs request or openApiDocument() call builds a Fastify instance of its own
 // holding both plugins and those routes, and /docs answers through it (docs/development.md, "Start-up").
-import type { FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions, RouteOptions } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema, FastifyServerOptions, RouteOptions } from 'fastify';
 import Fastify from 'fastify';
 
 export interface DocsOptions {
@@ -18,6 +18,11 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The /docs door's own routes, which the document leaves out. */
     docsDoor?: true;
+    /**
+     * The route's schema as the document shows it, completed when the document is built: schemas only the
+     * document reads are not built at every start (docs/development.md, "Start-up").
+     */
+    docsSchema?: (schema: FastifySchema | undefined) => FastifySchema;
   }
 }
 
@@ -119,7 +124,8 @@ async function buildDocs(routes: readonly RouteOptions[], opts: DocsOptions, fai
   };
   for (const r of routes) {
     const { links } = r as { links?: unknown };
-    const route = { method: r.method, url: r.url, schema: r.schema, config: r.config, exposeHeadRoute: false, handler: unused };
+    const schema = r.config?.docsSchema ? r.config.docsSchema(r.schema) : r.schema;
+    const route = { method: r.method, url: r.url, schema, config: r.config, exposeHeadRoute: false, handler: unused };
     d.route({ ...route, ...(r.constraints && { constraints: r.constraints }), ...(links !== undefined && { links }) } as RouteOptions);
   }
   d.setNotFoundHandler((_req, reply) => reply.code(404).header(NOT_FOUND, '1').send());

@@ -119,9 +119,9 @@ function toolCallHandler(pipeline: Pipeline): ToolCallHandler {
 
 /** POST /v1/tools/{tool} and its per-project form for every tool, documented; aliases and unknown names too. */
 function registerToolRoutes(app: FastifyInstance, handle: ToolCallHandler): void {
-  // A tool's body and answer schemas, built once for its two routes (zod builds are most of a start's route
-  // registration: docs/development.md, "Start-up"); the routes only document them (no validation here).
-  const toolRoute = (tool: ToolDefinition, schemas: ToolSchemas, url: string, withProject: boolean) =>
+  // A tool's body and answer schemas, built once for its two routes and only for the document (zod builds are
+  // most of a start's route registration: docs/development.md, "Start-up"); nothing validates with them here.
+  const toolRoute = (tool: ToolDefinition, schemas: () => ToolSchemas, url: string, withProject: boolean) =>
     app.route({
       method: 'POST',
       url,
@@ -130,6 +130,13 @@ function registerToolRoutes(app: FastifyInstance, handle: ToolCallHandler): void
       config: {
         toolCall: tool.name,
         swaggerTransform: restOpenApiTransform({ ...ANSWER_EXAMPLES, ...pendingExamples(tool), ...(SUCCESS_EXAMPLES[tool.name] && { 200: SUCCESS_EXAMPLES[tool.name] }) }),
+        // The body and answer schemas only document the route (nothing here validates or serializes with them):
+        // built with the document, not at every start.
+        docsSchema: (schema) => ({
+          ...schema,
+          body: schemas().body,
+          response: { 200: schemas().success, 202: PendingAnswer, '4XX': ErrorAnswer4xx, '5XX': ErrorAnswer5xx },
+        }),
       },
       schema: {
         // The per-project form is the same operation under /v1/projects/{projectId}; documented once.
@@ -140,13 +147,6 @@ function registerToolRoutes(app: FastifyInstance, handle: ToolCallHandler): void
         operationId: withProject ? `project_${tool.name}` : tool.name,
         ...(withProject && { params: ProjectParams }),
         headers: ToolCallHeaders,
-        body: schemas.body,
-        response: {
-          200: schemas.success,
-          202: PendingAnswer,
-          '4XX': ErrorAnswer4xx,
-          '5XX': ErrorAnswer5xx,
-        },
       },
       handler: (req, reply) => handle(req, reply, tool.name, (req.params as { projectId?: string }).projectId),
     });
@@ -165,13 +165,16 @@ function registerToolRoutes(app: FastifyInstance, handle: ToolCallHandler): void
   const ErrorAnswer4xx = ErrorEnvelopeSchema.describe('error envelope');
   const ErrorAnswer5xx = ErrorEnvelopeSchema.describe('error envelope');
   for (const tool of TOOLS) {
-    const schemas: ToolSchemas = {
-      body: tool.input
-        .extend({ approval_id: z.string().optional().describe('Repeat of a call that needed approval: the id from data.approval.id.') })
-        // Swagger's "Try it out" pre-fills the first: calls that run, in document order (see ToolDefinition.example).
-        .meta(tool.example === undefined ? {} : { examples: [tool.example, ...(tool.moreExamples ?? [])] }),
-      success: successEnvelopeSchema(tool.output).describe('success or partial'),
-    };
+    // Built once for the tool's two routes, when the document first asks.
+    let built: ToolSchemas | null = null;
+    const schemas = (): ToolSchemas =>
+      (built ??= {
+        body: tool.input
+          .extend({ approval_id: z.string().optional().describe('Repeat of a call that needed approval: the id from data.approval.id.') })
+          // Swagger's "Try it out" pre-fills the first: calls that run, in document order (see ToolDefinition.example).
+          .meta(tool.example === undefined ? {} : { examples: [tool.example, ...(tool.moreExamples ?? [])] }),
+        success: successEnvelopeSchema(tool.output).describe('success or partial'),
+      });
     toolRoute(tool, schemas, `/v1/tools/${tool.name}`, false);
     toolRoute(tool, schemas, `/v1/projects/:projectId/tools/${tool.name}`, true);
   }
