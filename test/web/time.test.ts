@@ -49,3 +49,31 @@ describe('timeNow', () => {
     expect((err as ToolError).message).toMatch(/IANA name such as 'Europe\/Berlin'/);
   });
 });
+
+// Each zone's formatter is made once and kept (a bounded number of them): what comes back must not depend on what
+// was asked before.
+describe('timeNow, asked again', () => {
+  it('answers a zone asked again as the first time, after more zones than it keeps', () => {
+    const zones = Intl.supportedValuesOf('timeZone').slice(0, 150);
+    const first = zones.map((z) => timeNow(z, AT));
+    const again = zones.map((z) => timeNow(z, AT));
+    expect(again).toEqual(first);
+    expect(timeNow('Europe/Berlin', AT).iso).toBe('2026-11-24T22:30:05+01:00');
+    expect(timeNow('europe/berlin', AT).timezone).toBe('Europe/Berlin');
+  });
+
+  it('the server zone follows TZ when it changes', () => {
+    const before = process.env.TZ;
+    try {
+      process.env.TZ = 'Europe/Berlin';
+      expect(serverTimeZone()).toBe('Europe/Berlin');
+      expect(timeNow(undefined, AT).iso).toBe('2026-11-24T22:30:05+01:00');
+      process.env.TZ = 'America/New_York';
+      expect(serverTimeZone()).toBe('America/New_York');
+      expect(timeNow(undefined, AT).iso).toBe('2026-11-24T16:30:05-05:00');
+    } finally {
+      if (before === undefined) delete process.env.TZ;
+      else process.env.TZ = before;
+    }
+  });
+});
