@@ -14,6 +14,7 @@ import { hostname } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { promisify, TextDecoder } from 'node:util';
+import { diffArrays } from 'diff';
 import Fastify from 'fastify';
 import { Counter, Histogram, Registry } from 'prom-client';
 
@@ -101,7 +102,10 @@ function guardedRead() {
  * otherwise), the old content kept as a backup (the old inode linked under a name carrying the record, a copy
  * where it has other names; the oldest over 10 per file removed), a temp
  * file written and fsynced, renamed over the file, the directory fsynced, the new sha256, the envelope with ETag.
- * Small metadata calls on the event loop, fsyncs in the thread pool (as toolgate). No diff, no options.
+ * Small metadata calls on the event loop, fsyncs in the thread pool. No options; by default no diff either (issue
+ * 37's floor). CEILING_WRITE_ANSWER=spec adds what the spec asks of write_file's answer and of every change
+ * (docs/api.md): the diff preview with its line counts, the backup id and the shortened params_input in the envelope
+ * (see specAnswer), and the change's checkpoint record appended to a segment of its own, in groups, no fsync.
  * Env: CEILING_ROOT, CEILING_STATE (a state directory outside the root), CEILING_TOKEN_SHA256, CEILING_AUDIT_FILE.
  */
 function guardedWrite() {
@@ -116,6 +120,9 @@ function guardedWrite() {
   const linkBackup = process.env.CEILING_BACKUP !== 'copy';
   const ownerRecord = `${hostname()}:${process.pid}:${randomUUID().slice(0, 12)}`;
   mkdirSync(path.join(state, 'locks'), { recursive: true });
+  const spec = process.env.CEILING_WRITE_ANSWER === 'spec';
+  const records = spec ? groupedAppend(path.join(state, 'checkpoints', `${process.pid}.jsonl`)) : null;
+  if (spec) mkdirSync(path.join(state, 'checkpoints'), { recursive: true });
   let seq = 0;
   const madeDirs = new Set();
   const createSmall = (file, data, flags) => {
@@ -140,15 +147,18 @@ function guardedWrite() {
     else mkdirSync(lock);
     let before;
     let after;
+    let old;
+    let backupId;
     const next = Buffer.from(content, 'utf8');
     try {
       const read = readChecked(cur, st);
       if (!read) return refuse(reply, 409, 'CONFLICT');
-      const old = read.buf;
+      old = read.buf;
       before = createHash('sha256').update(old).digest('hex');
       if (typeof expected === 'string' && expected !== before) return refuse(reply, 409, 'CONFLICT');
       const backups = path.join(state, 'backups', key);
       const id = `${key}-${Date.now().toString(36).padStart(9, '0')}-${(seq++).toString(16).padStart(6, '0')}`;
+      backupId = id;
       if (linkBackup) {
         // As toolgate keeps a backup: one file named with its record, the old inode linked (in the thread pool)
         // when it is the one read and has no other name; a copy otherwise. The oldest over 10 per file removed.
@@ -201,6 +211,15 @@ function guardedWrite() {
     }
     const ms = performance.now() - started;
     const version = { mtime_ms: Math.trunc(Date.now()), size_bytes: next.length, sha256: after };
+    if (spec) {
+      const { envelope, diff } = specAnswer(relOut, rel, content, expected, old, next, backupId, version, ms, requestId);
+      records.add(`${JSON.stringify({ id: requestId, turn: null, actor: 'bench', tool: 'write_file', time: new Date().toISOString(), changes: [{ path: relOut, op: 'update', kind: 'file', sha256_before: before, sha256_after: after, insertions: diff.lines_added, deletions: diff.lines_removed, backup_id: backupId }] })}\n`);
+      work.done('write_file', ms, next.length, {
+        time: new Date().toISOString(), request_id: requestId, actor: 'bench', client_ip: req.ip, project: null, tool: 'write_file', path: relOut, risk: 'write', risk_level: 'medium',
+        outcome: envelope.status, error_code: null, http_status: 200, bytes_read: null, bytes_written: next.length, sha256_before: before, sha256_after: after, duration_ms: Math.round(ms * 1000) / 1000,
+      });
+      return reply.header('x-request-id', requestId).header('etag', `"${after}"`).type('application/json; charset=utf-8').send(JSON.stringify(envelope));
+    }
     const envelope = {
       status: 'success',
       data: { created: false, bytes_written: next.length, version },
@@ -214,8 +233,102 @@ function guardedWrite() {
     });
     return reply.header('x-request-id', requestId).header('etag', `"${after}"`).type('application/json; charset=utf-8').send(JSON.stringify(envelope));
   };
-  handler.flush = work.flush;
+  handler.flush = async () => {
+    await work.flush();
+    await records?.flush();
+  };
   return handler;
+}
+
+/**
+ * write_file's answer as the spec asks it (docs/api.md): data with applied, operation, diff_preview, diff_truncated,
+ * the line counts, backup_id and version; stats with the sizes and counts; params_input with every string over 200
+ * characters cut. The preview is the least diff that meets it: the lines common at both ends kept out, jsdiff on
+ * the rest when the two sides share a line (one replacement otherwise), one hunk with 3 lines of context, cut at
+ * 100 lines or 10 KiB (status partial when cut).
+ */
+function specAnswer(relOut, rel, content, expected, old, next, backupId, version, ms, requestId) {
+  const diff = lineDiff(relOut, old.toString('utf8'), content);
+  const shorten = (v) => (v.length > 200 ? `${v.slice(0, 200)}…(${v.length} chars)` : v);
+  const envelope = {
+    status: diff.diff_truncated ? 'partial' : 'success',
+    data: { operation: 'update', created_directory: null, applied: true, ...diff, backup_id: backupId, version },
+    text: `Updated '${relOut}' (+${diff.lines_added}/-${diff.lines_removed} lines, ${next.length} bytes). Version: sha256 ${version.sha256} (pass it as expected_sha256 to change this file).`,
+    stats: { time_ms: Math.round(ms), bytes_written: next.length, original_size: old.length, new_size: next.length, lines_added: diff.lines_added, lines_removed: diff.lines_removed },
+    context: { cwd: '.', project: null, params_input: { path: rel, content: shorten(content), ...(expected !== undefined && { expected_sha256: expected }) }, path_resolved: relOut, risk: 'write', risk_level: 'medium', request_id: requestId },
+  };
+  return { envelope, diff };
+}
+
+function lineDiff(relOut, oldText, newText) {
+  const a = oldText.split(/(?<=\n)/);
+  const b = newText.split(/(?<=\n)/);
+  let head = 0;
+  while (head < a.length && head < b.length && a[head] === b[head]) head++;
+  let tail = 0;
+  while (tail < a.length - head && tail < b.length - head && a[a.length - 1 - tail] === b[b.length - 1 - tail]) tail++;
+  const oldMid = a.slice(head, a.length - tail);
+  const newMid = b.slice(head, b.length - tail);
+  // Regions with no line in common are one replacement: jsdiff's Myers would spend (n+m)² steps to find that.
+  const inNew = new Set(newMid);
+  const parts = oldMid.some((l) => inNew.has(l)) ? diffArrays(oldMid, newMid) : [{ removed: true, value: oldMid }, { added: true, value: newMid }];
+  const ctxBefore = a.slice(Math.max(0, head - 3), head);
+  const ctxAfter = a.slice(a.length - tail, a.length - tail + 3);
+  const rows = ctxBefore.map((l) => ` ${l}`);
+  let added = 0;
+  let removed = 0;
+  for (const part of parts) {
+    const tag = part.added ? '+' : part.removed ? '-' : ' ';
+    if (part.added) added += part.value.length;
+    if (part.removed) removed += part.value.length;
+    for (const l of part.value) rows.push(`${tag}${l}`);
+  }
+  for (const l of ctxAfter) rows.push(` ${l}`);
+  const oldStart = head - ctxBefore.length;
+  const header = `--- a/${relOut}\n+++ b/${relOut}\n@@ -${oldStart + 1},${a.length - tail - oldStart + ctxAfter.length} +${oldStart + 1},${b.length - tail - oldStart + ctxAfter.length} @@\n`;
+  let out = header;
+  let bytes = Buffer.byteLength(header);
+  let lines = 3;
+  let truncated = false;
+  for (const r of rows) {
+    const line = r.endsWith('\n') ? r : `${r}\n`;
+    const n = Buffer.byteLength(line);
+    // Room kept for the marker line, within both bounds.
+    if (lines + 2 > 100 || bytes + n + 16 > 10 * 1024) {
+      truncated = true;
+      break;
+    }
+    out += line;
+    bytes += n;
+    lines++;
+  }
+  if (truncated) out += '... (truncated)';
+  return { diff_preview: out, diff_truncated: truncated, lines_added: added, lines_removed: removed };
+}
+
+/**
+ * Lines appended to `file` in groups: while one append is in the thread pool, the lines that come meanwhile wait for
+ * the next. `also` gets each group first (the audit's stdout).
+ */
+function groupedAppend(file, also) {
+  let pending = '';
+  let writing = null;
+  const drain = async () => {
+    while (pending !== '') {
+      const text = pending;
+      pending = '';
+      also?.(text);
+      await fs.appendFile(file, text);
+    }
+    writing = null;
+  };
+  return {
+    add(line) {
+      pending += line;
+      writing ??= drain();
+    },
+    flush: () => writing ?? Promise.resolve(),
+  };
 }
 
 /**
@@ -256,20 +369,7 @@ function perCallWork(mode, bytesName) {
   const bytes = new Counter({ name: bytesName, help: 'bytes', labelNames: ['tool'], registers });
   const budget = new Map();
   let prev = null;
-  let pendingFile = '';
-  let pendingOut = '';
-  let writing = null;
-  const drain = async () => {
-    while (pendingFile !== '') {
-      const file = pendingFile;
-      const out = pendingOut;
-      pendingFile = '';
-      pendingOut = '';
-      process.stdout.write(out);
-      await fs.appendFile(auditFile, file);
-    }
-    writing = null;
-  };
+  const lines = groupedAppend(auditFile, (group) => process.stdout.write(group));
   const refuse = (reply, status, code) => reply.code(status).send({ status: 'error', data: null, error: { code } });
   return {
     root,
@@ -310,10 +410,8 @@ function perCallWork(mode, bytesName) {
       const hash = createHash('sha256').update(body).digest('hex');
       const line = `${body.slice(0, -1)},"hash":"${hash}"}\n`;
       prev = hash;
-      pendingFile += line;
-      pendingOut += line;
-      writing ??= drain();
+      lines.add(line);
     },
-    flush: () => writing ?? Promise.resolve(),
+    flush: lines.flush,
   };
 }
