@@ -130,8 +130,6 @@ function registerToolRoutes(app: FastifyInstance, handle: ToolCallHandler): void
       config: {
         toolCall: tool.name,
         swaggerTransform: restOpenApiTransform({ ...ANSWER_EXAMPLES, ...pendingExamples(tool), ...(SUCCESS_EXAMPLES[tool.name] && { 200: SUCCESS_EXAMPLES[tool.name] }) }),
-        // The body and answer schemas only document the route (nothing here validates or serializes with them):
-        // built with the document, not at every start.
         docsSchema: (schema) => ({
           ...schema,
           body: schemas().body,
