@@ -4,11 +4,11 @@
 // names what changed and the backups that hold the content before (its pre-images); it never copies a file.
 // Retention never rewrites a segment: a watermark in pruned.json marks the checkpoints that went, and a segment
 // whose records all went is removed.
-import fsCallbacks, { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import fsCallbacks, { closeSync, fstatSync, mkdirSync, openSync, readdirSync, rmSync, writeSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { randomHex } from './random-hex.js';
-import { syncInFlight } from './sync-first-io.js';
+import { openForWrite, readAll, readAt, renameFile, syncInFlight, writeAll } from './sync-first-io.js';
 import { PartKind, type ServiceRuntime } from './runtime.js';
 import type { Workspace } from './workspace.js';
 
@@ -352,17 +352,19 @@ export async function hasRecord(ws: Workspace, id: string): Promise<boolean> {
 async function readSegment(ws: Workspace, store: Store, name: string): Promise<void> {
   let seg = store.segments.get(name);
   if (!seg) store.segments.set(name, (seg = { offset: 0, ids: new Set() }));
-  let fh: fs.FileHandle;
+  // Opened and read as sync-first-io.ts reads (the new lines of a segment are a few KiB): a retention pass
+  // every tenth of the turn limit made four round trips through the thread pool per segment.
+  let fd: number;
   try {
-    fh = await fs.open(path.join(logDir(ws), name), 'r');
+    fd = openSync(path.join(logDir(ws), name), 'r');
   } catch {
     return;
   }
   try {
-    const { size } = await fh.stat();
+    const { size } = fstatSync(fd);
     if (size <= seg.offset) return;
     const buf = Buffer.alloc(size - seg.offset);
-    const { bytesRead } = await fh.read(buf, 0, buf.length, seg.offset);
+    const bytesRead = await readAt(fd, buf, buf.length, seg.offset);
     const text = buf.subarray(0, bytesRead);
     const end = text.lastIndexOf(0x0a);
     if (end < 0) return;
@@ -379,7 +381,7 @@ async function readSegment(ws: Workspace, store: Store, name: string): Promise<v
     }
     seg.offset += end + 1;
   } finally {
-    await fh.close();
+    closeSync(fd);
   }
 }
 
@@ -387,7 +389,7 @@ async function readSegment(ws: Workspace, store: Store, name: string): Promise<v
 export async function readRecords(ws: Workspace): Promise<CheckpointRecord[]> {
   await settleRecords(ws.runtime);
   const store = storeOf(ws);
-  const names = (await fs.readdir(logDir(ws)).catch(() => [] as string[])).filter((n) => n.endsWith('.jsonl'));
+  const names = segmentNames(ws);
   await Promise.all(names.map((n) => readSegment(ws, store, n)));
   for (const [name, seg] of store.segments) {
     if (names.includes(name) || name === store.writer?.name) continue;
@@ -435,9 +437,18 @@ export interface PrunedNote {
   turns: string[];
 }
 
+/** The segment files in the log directory (a few: each process's current one, and those not yet removed). */
+function segmentNames(ws: Workspace): string[] {
+  try {
+    return readdirSync(logDir(ws)).filter((n) => n.endsWith('.jsonl'));
+  } catch {
+    return [];
+  }
+}
+
 export async function readPruned(ws: Workspace): Promise<PrunedNote> {
   try {
-    const note = JSON.parse(await fs.readFile(prunedFile(ws), 'utf8')) as Partial<PrunedNote>;
+    const note = JSON.parse((await readSmallFirst(prunedFile(ws))).toString('utf8')) as Partial<PrunedNote>;
     return {
       count: Number(note.count) || 0,
       before: typeof note.before === 'string' ? note.before : null,
@@ -508,12 +519,41 @@ async function pruneThrough(ws: Workspace, gone: readonly Checkpoint[], now: num
     const before = note.before !== null && note.before > lastRecord.at ? note.before : lastRecord.at;
     const turns = [...note.turns, ...gone.flatMap((cp) => (cp.turn === null || known.has(cp.turn) ? [] : [cp.turn]))].slice(-DEAD_TURNS_KEPT);
     setPruned(store, { count: note.count + fresh.length, before, through, turns });
-    const temp = `${prunedFile(ws)}.${randomHex(3)}`;
-    await fs.writeFile(temp, JSON.stringify(store.pruned), { mode: 0o600 });
-    await fs.rename(temp, prunedFile(ws));
+    await replacePruned(ws, Buffer.from(JSON.stringify(store.pruned)));
   }
   await removeDeadSegments(ws, store, now);
   return fresh.length;
+}
+
+/** A whole file, read as sync-first-io.ts reads (on the event loop when small). */
+async function readSmallFirst(file: string): Promise<Buffer> {
+  const fd = openSync(file, 'r');
+  try {
+    return await readAll(fd, fstatSync(fd).size);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * pruned.json replaced by a rename, its create and rename made as sync-first-io.ts makes them: on the event loop
+ * unless an fsync runs. No fsync: a watermark lost in a crash only keeps checkpoints a little longer.
+ */
+async function replacePruned(ws: Workspace, data: Buffer): Promise<void> {
+  const temp = `${prunedFile(ws)}.${randomHex(3)}`;
+  const opened = openForWrite(temp, 'w', 0o600);
+  const fd = typeof opened === 'number' ? opened : await opened;
+  try {
+    try {
+      await writeAll(fd, data);
+    } finally {
+      closeSync(fd);
+    }
+    await renameFile(temp, prunedFile(ws));
+  } catch (err) {
+    rmSync(temp, { force: true });
+    throw err;
+  }
 }
 
 async function removeDeadSegments(ws: Workspace, store: Store, now: number): Promise<void> {

@@ -2,7 +2,7 @@
 // checkpoints are kept and one more goes; one exactly TOOLGATE_CHECKPOINT_MAX_AGE_DAYS old stays, older goes.
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, beforeEach, expect, it } from 'vitest';
+import { afterEach, beforeEach, expect, it, vi } from 'vitest';
 import { applyRetention, groupCheckpoints, newRecordId, readPruned, readRecords, timeOfRecordId, writeRecord, type CheckpointRecord } from '../../src/workspace/checkpoints.js';
 import { closeWorkspace, type Workspace } from '../../src/workspace/workspace.js';
 import { makeTempDir, openTestWorkspace } from '../helpers.js';
@@ -43,4 +43,22 @@ it('keeps a checkpoint exactly TOOLGATE_CHECKPOINT_MAX_AGE_DAYS old and drops it
   expect(await applyRetention(ws, born + 2 * DAY + 1)).toBe(1);
   expect(await readRecords(ws)).toEqual([]);
   expect(await readPruned(ws)).toMatchObject({ count: 1, before: r.at });
+});
+
+it('a pass that prunes reads the records and the watermark and replaces the watermark on the event loop while no fsync runs', async () => {
+  // Small file work runs as src/workspace/sync-first-io.ts runs it: a pass every tenth of the turn limit
+  // made about eighteen round trips through the thread pool, four per file read.
+  for (let n = 0; n < 4; n++) await writeRecord(ws, record(null));
+  expect(await applyRetention(ws)).toBe(0);
+  await writeRecord(ws, record(null));
+  const pooled = ['open', 'readFile', 'readdir', 'writeFile', 'rename', 'stat'].map((m) => vi.spyOn(fs, m as 'open'));
+  try {
+    expect(await applyRetention(ws)).toBe(1);
+    for (const spy of pooled) expect(spy).not.toHaveBeenCalled();
+  } finally {
+    for (const spy of pooled) spy.mockRestore();
+  }
+  expect(await readPruned(ws)).toMatchObject({ count: 1 });
+  expect(groupCheckpoints(await readRecords(ws))).toHaveLength(4);
+  expect((await fs.readdir(path.join(ws.stateDir, 'checkpoints'))).filter((n) => n.startsWith('pruned.json.'))).toEqual([]);
 });
