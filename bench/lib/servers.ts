@@ -171,7 +171,7 @@ export function startReadFloor(name: string, root: string, tokenSha256: string, 
 
 /** The write floor (CEILING_MODE=guarded-write): as the read floor, with a state directory for its locks and backups. */
 export function startWriteFloor(name: string, root: string, state: string, tokenSha256: string, auditFile: string, logFile: string): Promise<Server> {
-  return startCeilingWith(name, { CEILING_MODE: 'guarded-write', CEILING_ROOT: root, CEILING_STATE: state, CEILING_TOKEN_SHA256: tokenSha256, CEILING_AUDIT_FILE: auditFile, ...(process.env.CEILING_LOCK && { CEILING_LOCK: process.env.CEILING_LOCK }), ...(process.env.CEILING_WRITE_ANSWER && { CEILING_WRITE_ANSWER: process.env.CEILING_WRITE_ANSWER }) }, logFile);
+  return startCeilingWith(name, { CEILING_MODE: 'guarded-write', CEILING_ROOT: root, CEILING_STATE: state, CEILING_TOKEN_SHA256: tokenSha256, CEILING_AUDIT_FILE: auditFile, ...(process.env.CEILING_LOCK && { CEILING_LOCK: process.env.CEILING_LOCK }), ...(process.env.CEILING_WRITE_ANSWER && { CEILING_WRITE_ANSWER: process.env.CEILING_WRITE_ANSWER }), ...(process.env.CEILING_META && { CEILING_META: process.env.CEILING_META }) }, logFile);
 }
 
 async function startCeilingWith(name: string, env: Record<string, string>, logFile: string, timeoutMs?: number): Promise<Server> {

@@ -8,7 +8,7 @@
 // the same way. No logger (bare).
 import { Buffer } from 'node:buffer';
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
-import { closeSync, constants, fstatSync, fsync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmdirSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, constants, fstatSync, fsync, lstatSync, open as openCallback, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmdirSync, unlinkSync, writeSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import { hostname } from 'node:os';
 import path from 'node:path';
@@ -106,6 +106,10 @@ function guardedRead() {
  * 37's floor). CEILING_WRITE_ANSWER=spec adds what the spec asks of write_file's answer and of every change
  * (docs/api.md): the diff preview with its line counts, the backup id and the shortened params_input in the envelope
  * (see specAnswer), and the change's checkpoint record appended to a segment of its own, in groups, no fsync.
+ * CEILING_META=pool makes the calls that wait for the journal (the lock's create and unlink, the temp file's create,
+ * the rename) in the thread pool while one of its fsyncs runs, on the event loop otherwise, as toolgate must
+ * (src/workspace/sync-first-io.ts); the answer still waits for the lock's unlink (toolgate's does not, its next
+ * writer of the file does). By default they are all on the event loop.
  * Env: CEILING_ROOT, CEILING_STATE (a state directory outside the root), CEILING_TOKEN_SHA256, CEILING_AUDIT_FILE.
  */
 function guardedWrite() {
@@ -113,7 +117,22 @@ function guardedWrite() {
   const { refuse } = work;
   const state = process.env.CEILING_STATE;
   if (!state) throw new Error('guarded-write needs CEILING_STATE besides what guarded-read needs');
-  const fsyncAsync = promisify(fsync);
+  const fsyncOnce = promisify(fsync);
+  const metaInPool = process.env.CEILING_META === 'pool';
+  let syncing = 0;
+  // Counted only when the count decides something, so that the default floor does what it did before.
+  const fsyncAsync = metaInPool
+    ? async (fd) => {
+        syncing++;
+        try {
+          await fsyncOnce(fd);
+        } finally {
+          syncing--;
+        }
+      }
+    : fsyncOnce;
+  // A call that waits for the journal: in the pool while an fsync runs (CEILING_META=pool), on the loop otherwise.
+  const meta = (sync, later) => (metaInPool && syncing > 0 ? later() : sync());
   // As toolgate takes its lock and keeps its backup; CEILING_LOCK=dir (a bare mkdir lock) and CEILING_BACKUP=copy
   // (data and meta copied into two new files, as toolgate did before) give the earlier floors.
   const ownedLock = process.env.CEILING_LOCK !== 'dir';
@@ -125,11 +144,20 @@ function guardedWrite() {
   if (spec) mkdirSync(path.join(state, 'checkpoints'), { recursive: true });
   let seq = 0;
   const madeDirs = new Set();
+  const openAsync = promisify(openCallback);
+  // A descriptor now, or (a create in the pool) its promise: callers await only the promise, as toolgate's do.
   const createSmall = (file, data, flags) => {
-    const fd = openSync(file, flags, 0o600);
-    writeSync(fd, data);
-    return fd;
+    const written = (fd) => {
+      writeSync(fd, data);
+      return fd;
+    };
+    const opened = meta(
+      () => openSync(file, flags, 0o600),
+      () => openAsync(file, flags, 0o600),
+    );
+    return typeof opened === 'number' ? written(opened) : opened.then(written);
   };
+  const closeMade = async (made) => closeSync(typeof made === 'number' ? made : await made);
 
   const handler = async (req, reply) => {
     const started = performance.now();
@@ -143,8 +171,10 @@ function guardedWrite() {
     const key = createHash('sha256').update(relOut).digest('hex').slice(0, 16);
     const lock = path.join(state, 'locks', `${key}.lock`);
     // The lock as toolgate's file lock takes it: a file made with O_EXCL holding the owner record, released by an unlink.
-    if (ownedLock) closeSync(createSmall(lock, `${ownerRecord}\n`, 'wx'));
-    else mkdirSync(lock);
+    if (ownedLock) {
+      const made = createSmall(lock, `${ownerRecord}\n`, 'wx');
+      closeSync(typeof made === 'number' ? made : await made);
+    } else mkdirSync(lock);
     let before;
     let after;
     let old;
@@ -177,27 +207,32 @@ function guardedWrite() {
           linked = false;
         }
         if (!linked) {
-          closeSync(createSmall(`${name}.part`, old, 'w'));
+          await closeMade(createSmall(`${name}.part`, old, 'w'));
           renameSync(`${name}.part`, name);
         }
         const kept = readdirSync(backups).filter((n) => n.endsWith('.kept')).sort().reverse();
         await Promise.all(kept.slice(10).map((o) => fs.unlink(path.join(backups, o))));
       } else {
         mkdirSync(backups, { recursive: true });
-        closeSync(createSmall(path.join(backups, `${id}.bak`), old, 'w'));
-        closeSync(createSmall(path.join(backups, `${id}.json`), JSON.stringify({ backup_id: id, path: relOut, operation: 'write_file', created_at: new Date().toISOString(), size_bytes: old.length, sha256: before, mode: st.mode & 0o7777 }), 'w'));
+        await closeMade(createSmall(path.join(backups, `${id}.bak`), old, 'w'));
+        await closeMade(createSmall(path.join(backups, `${id}.json`), JSON.stringify({ backup_id: id, path: relOut, operation: 'write_file', created_at: new Date().toISOString(), size_bytes: old.length, sha256: before, mode: st.mode & 0o7777 }), 'w'));
         const ids = readdirSync(backups).filter((n) => n.endsWith('.json')).map((n) => n.slice(0, -5)).sort().reverse();
         await Promise.all(ids.slice(10).flatMap((o) => [fs.unlink(path.join(backups, `${o}.bak`)), fs.unlink(path.join(backups, `${o}.json`))]));
       }
       const dir = path.dirname(cur);
       const temp = path.join(dir, `.${path.basename(cur)}.${randomUUID().slice(0, 8)}.tmp`);
-      const tfd = createSmall(temp, next, 'wx');
+      const made = createSmall(temp, next, 'wx');
+      const tfd = typeof made === 'number' ? made : await made;
       try {
         await fsyncAsync(tfd);
       } finally {
         closeSync(tfd);
       }
-      renameSync(temp, cur);
+      const renamed = meta(
+        () => renameSync(temp, cur),
+        () => fs.rename(temp, cur),
+      );
+      if (renamed) await renamed;
       const dfd = openSync(dir, constants.O_RDONLY | constants.O_DIRECTORY);
       try {
         await fsyncAsync(dfd);
@@ -206,8 +241,14 @@ function guardedWrite() {
       }
       after = createHash('sha256').update(next).digest('hex');
     } finally {
-      if (ownedLock) unlinkSync(lock);
-      else rmdirSync(lock);
+      if (!ownedLock) rmdirSync(lock);
+      else {
+        const unlinked = meta(
+          () => unlinkSync(lock),
+          () => fs.unlink(lock),
+        );
+        if (unlinked) await unlinked;
+      }
     }
     const ms = performance.now() - started;
     const version = { mtime_ms: Math.trunc(Date.now()), size_bytes: next.length, sha256: after };
