@@ -537,7 +537,7 @@ async function readSmallFirst(file: string): Promise<Buffer> {
 
 /**
  * pruned.json replaced by a rename, its create and rename made as sync-first-io.ts makes them: on the event loop
- * unless an fsync runs. No fsync: a watermark lost in a crash only keeps checkpoints a little longer.
+ * unless an fsync runs. Not fsynced, like the records it marks (writeRecord).
  */
 async function replacePruned(ws: Workspace, data: Buffer): Promise<void> {
   const temp = `${prunedFile(ws)}.${randomHex(3)}`;
