@@ -157,7 +157,8 @@ function guardedWrite() {
     );
     return typeof opened === 'number' ? written(opened) : opened.then(written);
   };
-  const closeMade = async (made) => closeSync(typeof made === 'number' ? made : await made);
+  // Closes what createSmall made: now, or (a create in the pool) once it is made, a promise then.
+  const closeMade = (made) => (typeof made === 'number' ? closeSync(made) : made.then(closeSync));
 
   const handler = async (req, reply) => {
     const started = performance.now();
@@ -172,8 +173,8 @@ function guardedWrite() {
     const lock = path.join(state, 'locks', `${key}.lock`);
     // The lock as toolgate's file lock takes it: a file made with O_EXCL holding the owner record, released by an unlink.
     if (ownedLock) {
-      const made = createSmall(lock, `${ownerRecord}\n`, 'wx');
-      closeSync(typeof made === 'number' ? made : await made);
+      const closed = closeMade(createSmall(lock, `${ownerRecord}\n`, 'wx'));
+      if (closed) await closed;
     } else mkdirSync(lock);
     let before;
     let after;
