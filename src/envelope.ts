@@ -132,21 +132,42 @@ export function errorEnvelope(context: EnvelopeContext, err: ToolError): Envelop
 }
 
 /**
- * An envelope as JSON.stringify writes it, byte for byte, written key by key (docs/development.md, "Work done once"):
- * `data.content`'s JSON text is handed out in `parts`, so a door that sends the same string again (MCP's text
- * block) reuses it instead of escaping kilobytes twice. Objects that are not plain go to JSON.stringify whole.
+ * An envelope as JSON.stringify writes it, byte for byte but for the `…` of shortened arguments (see
+ * markEscaped), written key by key where that helps (docs/development.md, "Work done once"): `data.content`'s
+ * JSON text is handed out in `parts`, so a door that sends the same string again (MCP's text block) reuses it
+ * instead of escaping kilobytes twice. Objects that are not plain go to JSON.stringify whole.
  */
 export function envelopeJson(envelope: Envelope, parts?: { contentJson?: string }): string {
   if (!isPlainObject(envelope)) return JSON.stringify(envelope);
   const data = envelope.data;
-  if (parts === undefined || !isPlainObject(data) || typeof (data as { content?: unknown }).content !== 'string') return JSON.stringify(envelope);
+  const withContent = parts !== undefined && isPlainObject(data) && typeof (data as { content?: unknown }).content === 'string';
+  const context = envelope.context as unknown;
+  const marked = isPlainObject(context) && isShortened((context as { params_input?: unknown }).params_input);
+  if (!withContent && !marked) return JSON.stringify(envelope);
   let out = '';
   for (const key of Object.keys(envelope)) {
     const value = (envelope as Record<string, unknown>)[key];
-    const json = key === 'data' ? objectJson(value as Record<string, unknown>, parts) : propertyJson(key, value);
+    let json: string | undefined;
+    if (key === 'data' && withContent) json = objectJson(value as Record<string, unknown>, parts);
+    else if (key === 'context' && marked) json = markEscaped(JSON.stringify(value));
+    else json = propertyJson(key, value);
     if (json !== undefined) out += `${out === '' ? '{' : ','}${keyJson(key)}:${json}`;
   }
   return out === '' ? '{}' : `${out}}`;
+}
+
+const ABOVE_LATIN1 = /[^\x00-\xff]/;
+
+/**
+ * The JSON of a context whose arguments were shortened, with `…` written as its escape `\u2026` (the same JSON
+ * value). V8 holds a string with one character above U+00FF two bytes a character, and so every string made
+ * from it: the `…` alone made a write's whole answer (its diff preview) such a string, whose UTF-8 Fastify
+ * measures and the socket writes several times slower (bench/README.md, "Where 37 stands", sixth session).
+ * Copied through latin1 to be held one byte a character again, unless the arguments hold other such characters.
+ */
+function markEscaped(json: string): string {
+  const escaped = json.replaceAll('\u2026', '\\u2026');
+  return ABOVE_LATIN1.test(escaped) ? escaped : Buffer.from(escaped, 'latin1').toString('latin1');
 }
 
 /** A plain object JSON.stringify walks key by key: not an array, no toJSON of its own. */
@@ -211,14 +232,35 @@ export function shortenText(value: string, max = MAX_PARAM_STRING): string {
   return value.length > max ? `${value.slice(0, max)}…(${value.length} chars)` : value;
 }
 
+/** Echoes of arguments (shortenParams) that hold a `…`: envelopeJson escapes it (markEscaped). */
+const SHORTENED = new WeakSet<object>();
+
+function isShortened(paramsInput: unknown): boolean {
+  return typeof paramsInput === 'object' && paramsInput !== null && SHORTENED.has(paramsInput);
+}
+
 /** The arguments as received, with every string longer than 200 characters shortened (docs/api.md, "Envelope"). */
-export function shortenParams(value: unknown, depth = 0): unknown {
-  if (typeof value === 'string') return shortenText(value);
+export function shortenParams(value: unknown): unknown {
+  const cut = { any: false };
+  const out = shortened(value, 0, cut);
+  if (cut.any && typeof out === 'object' && out !== null) SHORTENED.add(out);
+  return out;
+}
+
+function shortened(value: unknown, depth: number, cut: { any: boolean }): unknown {
+  if (typeof value === 'string') {
+    if (value.length <= MAX_PARAM_STRING) return value;
+    cut.any = true;
+    return shortenText(value);
+  }
   if (value === null || typeof value !== 'object') return value;
-  if (depth > MAX_PARAM_DEPTH) return `…(nested deeper than ${MAX_PARAM_DEPTH} levels)`;
-  if (Array.isArray(value)) return value.slice(0, 100).map((v) => shortenParams(v, depth + 1));
+  if (depth > MAX_PARAM_DEPTH) {
+    cut.any = true;
+    return `…(nested deeper than ${MAX_PARAM_DEPTH} levels)`;
+  }
+  if (Array.isArray(value)) return value.slice(0, 100).map((v) => shortened(v, depth + 1, cut));
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) out[k] = shortenParams(v, depth + 1);
+  for (const [k, v] of Object.entries(value)) out[k] = shortened(v, depth + 1, cut);
   return out;
 }
 

@@ -161,6 +161,24 @@ describe('envelope: params_input', () => {
     expect((res2.body.context.params_input as Record<string, string>).content).toBe(`${'z'.repeat(200)}…(250 chars)`);
   });
 
+  it('writes the … of a shortened argument as \\u2026, so that an answer of ASCII arguments is ASCII', async () => {
+    // The same JSON value; a … kept as it is would make the whole answer (its diff preview too) a string V8 holds
+    // two bytes a character, slower to measure and to write (src/envelope.ts, markEscaped).
+    const content = 'ascii line\n'.repeat(40);
+    const res = await raw('POST', '/v1/tools/write_file', JSON.stringify({ path: 'ascii.txt', content }), json);
+    expect(res.body.status).toBe('success');
+    expect((res.body.context.params_input as Record<string, string>).content).toBe(`${content.slice(0, 200)}…(${content.length} chars)`);
+    expect(res.raw).toContain(`\\u2026(${content.length} chars)`);
+    expect(res.raw).toMatch(/^[\x00-\x7f]*$/);
+    // Arguments with characters of their own beyond ASCII keep them, and their echo its value.
+    for (const [i, own] of ['é…ß', '漢字 🙂', '\ud800'].entries()) {
+      const text = own.repeat(Math.ceil(250 / own.length));
+      const r = await raw('POST', '/v1/tools/write_file', JSON.stringify({ path: `own-${i}.txt`, content: text }), json);
+      expect(r.body.status).toBe('success');
+      expect((r.body.context.params_input as Record<string, string>).content).toBe(`${text.slice(0, 200)}…(${text.length} chars)`);
+    }
+  });
+
   it('shortens strings nested in arrays of objects', async () => {
     const long = 'n'.repeat(300);
     const body = { path: 'x.txt', edits: [{ old_text: long, new_text: 'y', bogus: 1 }] };

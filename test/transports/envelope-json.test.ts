@@ -1,8 +1,8 @@
 // envelopeJson writes an envelope key by key (so a door can reuse data.content's JSON text): its bytes must be
-// JSON.stringify's, whatever the envelope holds. Odd data: unicode and lone surrogates, undefined and symbol
+// JSON.stringify's, whatever the envelope holds, but for the … of shortened arguments, written \u2026. Odd data: unicode and lone surrogates, undefined and symbol
 // fields, numbers JSON cannot hold, integer-like keys, toJSON that reads its key, nesting, arrays.
 import { describe, expect, it } from 'vitest';
-import { bareContext, envelopeJson, errorEnvelope, resultEnvelope, ToolError, type Envelope } from '../../src/envelope.js';
+import { bareContext, envelopeJson, errorEnvelope, resultEnvelope, shortenParams, ToolError, type Envelope } from '../../src/envelope.js';
 
 const context = { ...bareContext('req-1'), project: 'p', params_input: { path: 'a.txt', nested: { deep: [1, 'x', null] } }, path_resolved: 'a.txt' };
 
@@ -63,6 +63,25 @@ describe('envelopeJson', () => {
     ];
     for (const envelope of odd) {
       expect(envelopeJson(envelope, {})).toBe(JSON.stringify(envelope));
+    }
+  });
+
+  it('writes the … of shortened arguments as \\u2026: the same JSON value, the other bytes as JSON.stringify writes them', () => {
+    const deep = { a: { b: { c: { d: { e: { f: { g: { h: { i: { j: 'deep' } } } } } } } } } };
+    for (const own of ['ascii', 'latin1 é ß', 'a … of its own', '漢字 🙂', 'lone \ud800', 'quote " and \\']) {
+      const long = own.repeat(Math.ceil(250 / own.length));
+      for (const args of [{ content: long }, { path: 'a.txt', edits: [{ old_text: long, new_text: own }] }, deep, { path: long, n: 1 }]) {
+        const ctx = { ...context, params_input: shortenParams(args) as Record<string, unknown> };
+        for (const data of [{ content: own }, { diff_preview: `-${own}\n+x\n` }, null]) {
+          const envelope = envelopeWith(data, { context: ctx });
+          const expected = JSON.stringify(envelope);
+          const ctxJson = JSON.stringify(ctx);
+          for (const text of [envelopeJson(envelope), envelopeJson(envelope, {})]) {
+            expect(JSON.parse(text)).toEqual(JSON.parse(expected));
+            expect(text).toBe(expected.replace(ctxJson, ctxJson.replaceAll('…', '\\u2026')));
+          }
+        }
+      }
     }
   });
 
