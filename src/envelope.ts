@@ -156,7 +156,7 @@ export function envelopeJson(envelope: Envelope, parts?: { contentJson?: string 
   return out === '' ? '{}' : `${out}}`;
 }
 
-const ABOVE_LATIN1 = /[^\x00-\xff]/;
+const ABOVE_LATIN1 = /[\u0100-\uffff]/;
 
 /**
  * The JSON of a context whose arguments were shortened, with `…` written as its escape `\u2026` (the same JSON
