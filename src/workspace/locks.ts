@@ -1,12 +1,13 @@
-// Per-file write locks: an in-process queue first (cheap, fair), then a proper-lockfile lock in the
-// state directory so that other processes and replicas on the same volume are serialized too.
+// Per-file write locks: an in-process queue first (cheap, fair), then a lock file in the state directory, so
+// that other processes and replicas on the same volume are serialized too (docs/api.md, "Durable writes and
+// backups"). The lock file is taken, kept fresh and judged stale as proper-lockfile, which earlier versions
+// used, does it, so that replicas of both kinds exclude each other during a rolling upgrade.
 import { createHash } from 'node:crypto';
-import fs, { readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import fs, { readdirSync, readFileSync, statSync } from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import lockfile from 'proper-lockfile';
-import { probe } from 'proper-lockfile/lib/mtime-precision.js';
+import { onExit } from 'signal-exit';
 import { ToolError } from '../envelope.js';
 import { E } from '../errors.js';
 import { madeBeforeThisProcess, OWNER_RECORD, ownerState } from './process-owner.js';
@@ -14,8 +15,12 @@ import { syncInFlight } from './sync-first-io.js';
 import { PartKind, type ServiceRuntime } from './runtime.js';
 import type { Workspace } from './workspace.js';
 
+/** A lock whose mtime is older than this is stale: its holder stopped refreshing it (gone, or stalled that long). */
 const STALE_MS = 10_000;
-type Callback = (err: Error | null, value?: unknown) => void;
+/** A held lock's mtime is refreshed this often (half the stale time), so that no waiter ever finds it stale. */
+const REFRESH_MS = STALE_MS / 2;
+/** After a refresh that failed, the next try comes this soon (until the stale time has passed since the last). */
+const REFRESH_RETRY_MS = 1000;
 /**
  * The lock is a regular file made with O_EXCL whose content is its holder's record and a newline: who holds it,
  * so that a waiter on this host sees a holder killed with -9 at once. One create makes the lock with its record
@@ -23,82 +28,169 @@ type Callback = (err: Error | null, value?: unknown) => void;
  * Without the newline the record is not written yet (or cut short): a lock without a record.
  */
 const LOCK_CONTENT = Buffer.from(`${OWNER_RECORD}\n`);
-/**
- * proper-lockfile probes the mtime precision of the file system at a lock (a utimes of the new lock, one more
- * metadata call) unless its fs object holds the answer under a private key, which lockSync's copy of the object
- * keeps as an enumerable property. Whole seconds are exact on every file system, so 's' holds anywhere: the
- * lock's refreshed mtime is then up to 1 s ahead, and its staleness that much later. The key is found by
- * probing a stand-in once; without it (another version of proper-lockfile), every lock probes again
- * (bench/README.md, "Decisions").
- */
-const KNOWN_PRECISION = ((): object => {
-  const standIn = { utimes: (...args: unknown[]) => (args.at(-1) as Callback)(null), stat: (_p: string, cb: Callback) => cb(null, { mtime: new Date(1) }) };
-  try {
-    probe('', standIn, () => undefined);
-  } catch {
-    return {};
-  }
-  const key = Object.getOwnPropertySymbols(standIn)[0];
-  return key === undefined ? {} : { [key]: 's' };
-})();
-/**
- * The file-system calls proper-lockfile makes with lockSync (and rmdirSync when the process exits, which each
- * service's FileLocks adds): it copies the object it is given on every lock, and its default is all of
- * graceful-fs (bench/README.md, "Decisions"). Its mkdir and rmdir make and remove our lock file. Calls that
- * change the locks directory go through `fs` when made, so that a test can count them.
- */
-const LOCK_FS = { ...KNOWN_PRECISION, mkdirSync: createLock, realpathSync, statSync: (p: string) => statMade(p) ?? fs.statSync(p), utimesSync: (p: string, a: Date, m: Date) => fs.utimesSync(p, a, m) };
 
-/**
- * The stat of each lock this process just made, from its descriptor: proper-lockfile reads the new lock's mtime
- * (to tell later whether the lock is still its own) right after making it, and is answered from here instead of
- * by one more lookup by name, which while an fsync runs is one more round trip through the thread pool.
- * Consumed by that one read; every later stat of the lock (its refreshes) asks the file system.
- */
-const madeStats = new Map<string, fs.Stats>();
-
-function statMade(lock: string): fs.Stats | undefined {
-  const st = madeStats.get(lock);
-  if (st) madeStats.delete(lock);
-  return st;
+/** A lock this process holds. */
+interface HeldLock {
+  readonly path: string;
+  /** The mtime this process last gave the lock: another one means another process took the lock over as stale. */
+  mtimeMs: number;
+  /** When this process last made the lock fresh. */
+  freshAt: number;
+  timer: NodeJS.Timeout | null;
+  /** Released, or found taken over: its file is no longer this process's to refresh or remove. */
+  done: boolean;
 }
 
-/** Writes the record into the new lock at `fd` and closes it, keeping its stat for proper-lockfile (madeStats). */
-function finishLock(lock: string, fd: number): void {
+/**
+ * Every lock this process holds, removed when the process exits (also by a signal nothing else handles). The exit
+ * handler is set when this module loads, before the service's own SIGTERM listener: signal-exit re-raises a
+ * signal only it listens to, and set later it would make a graceful shutdown die by SIGTERM.
+ */
+const HELD = new Set<HeldLock>();
+onExit(() => {
+  for (const h of HELD) {
+    try {
+      fs.unlinkSync(h.path);
+    } catch {
+      // Removed meanwhile.
+    }
+  }
+});
+
+const codeOf = (err: unknown): string | undefined => (err as NodeJS.ErrnoException).code;
+
+function lockedBy(lock: string): Error {
+  return Object.assign(new Error(`Lock file is already being held: ${lock}`), { code: 'ELOCKED' });
+}
+
+/** Writes the record into the new lock at `fd` and closes it; returns the lock's mtime, from its descriptor. */
+function finishLock(lock: string, fd: number): number {
   try {
     try {
       fs.writeSync(fd, LOCK_CONTENT);
-      madeStats.set(lock, fs.fstatSync(fd));
+      return fs.fstatSync(fd).mtime.getTime();
     } finally {
       fs.closeSync(fd);
     }
   } catch (err) {
-    madeStats.delete(lock);
     fs.unlinkSync(lock); // no lock without its record
     throw err;
   }
 }
 
-/** The lock file with its record, written before proper-lockfile reads the file's mtime (which the write may change). */
-function createLock(lock: string): void {
-  finishLock(lock, fs.openSync(lock, 'wx', 0o600));
+/**
+ * Creates the lock file while an fsync runs: the create (which waits for the journal) in the thread pool; the
+ * few bytes of the record, the fstat and the close of the new file on the event loop, as a temp file's write is
+ * (src/workspace/sync-first-io.ts).
+ */
+function createLockLater(lock: string): Promise<number> {
+  return new Promise((resolve, reject) => fs.open(lock, 'wx', 0o600, (err, fd) => (err ? reject(err) : resolve(fd))));
 }
 
 /**
- * createLock for proper-lockfile's asynchronous lock (FileLocks.fsLater), taken while an fsync runs: the create
- * (which waits for the journal) in the thread pool; the few bytes of the record, the fstat and the close of the
- * new file on the event loop, as a temp file's write is (src/workspace/sync-first-io.ts).
+ * Takes the lock file, or throws ELOCKED while another holds it. On the event loop unless an fsync runs (see
+ * openForWrite in src/workspace/sync-first-io.ts), so that a free lock costs one create and no await.
  */
-function createLockLater(lock: string, cb: Callback): void {
-  fs.open(lock, 'wx', 0o600, (err, fd) => {
-    if (err) return cb(err);
-    try {
-      finishLock(lock, fd);
-    } catch (failed) {
-      return cb(failed as Error);
+function take(lock: string): HeldLock | Promise<HeldLock> {
+  if (syncInFlight()) return takeLater(lock, false);
+  let fd: number;
+  try {
+    fd = fs.openSync(lock, 'wx', 0o600);
+  } catch (err) {
+    if (codeOf(err) !== 'EEXIST') throw err;
+    return takeLater(lock, true);
+  }
+  return hold(lock, finishLock(lock, fd));
+}
+
+/**
+ * take, where it may wait: a lock that exists is looked at once, and one whose mtime is older than the stale
+ * time is removed and made again; one removed meanwhile is made again, once.
+ */
+async function takeLater(lock: string, exists: boolean): Promise<HeldLock> {
+  for (let staleCheck = true; ; staleCheck = false) {
+    if (!exists) {
+      const fd = await createdOrNull(lock);
+      if (fd !== null) return hold(lock, finishLock(lock, fd));
+      if (!staleCheck) throw lockedBy(lock);
     }
-    cb(null);
-  });
+    exists = false;
+    let st: fs.Stats;
+    try {
+      st = syncInFlight() ? await fsp.stat(lock) : statSync(lock);
+    } catch (err) {
+      if (codeOf(err) === 'ENOENT') continue; // released meanwhile
+      throw err;
+    }
+    if (st.mtime.getTime() >= Date.now() - STALE_MS) throw lockedBy(lock);
+    if (syncInFlight()) await removeLockLater(lock);
+    else removeLockNow(lock);
+  }
+}
+
+/** The new lock file's descriptor, or null when the lock exists. */
+async function createdOrNull(lock: string): Promise<number | null> {
+  try {
+    return syncInFlight() ? await createLockLater(lock) : fs.openSync(lock, 'wx', 0o600);
+  } catch (err) {
+    if (codeOf(err) === 'EEXIST') return null;
+    throw err;
+  }
+}
+
+/** A lock just made: held, and kept fresh until released. */
+function hold(lock: string, mtimeMs: number): HeldLock {
+  const h: HeldLock = { path: lock, mtimeMs, freshAt: Date.now(), timer: null, done: false };
+  HELD.add(h);
+  refreshIn(h, REFRESH_MS);
+  return h;
+}
+
+function refreshIn(h: HeldLock, ms: number): void {
+  h.timer = setTimeout(() => {
+    h.timer = null;
+    void refresh(h);
+  }, ms);
+  // Held locks are removed at exit: their refresh need not keep the process alive.
+  h.timer.unref();
+}
+
+/**
+ * Moves a held lock's mtime to the next whole second (exact on every file system), in the thread pool: unless
+ * the lock is no longer the one this process made (taken over as stale meanwhile), which it then leaves alone.
+ */
+async function refresh(h: HeldLock): Promise<void> {
+  let next: number;
+  try {
+    const st = await fsp.stat(h.path);
+    if (h.done) return;
+    if (st.mtime.getTime() !== h.mtimeMs) return lost(h);
+    next = Math.ceil(Date.now() / 1000) * 1000;
+    await fsp.utimes(h.path, next / 1000, next / 1000);
+  } catch (err) {
+    if (h.done) return;
+    if (codeOf(err) === 'ENOENT' || Date.now() - h.freshAt > STALE_MS) return lost(h);
+    return refreshIn(h, REFRESH_RETRY_MS);
+  }
+  if (h.done) return;
+  h.mtimeMs = next;
+  h.freshAt = Date.now();
+  refreshIn(h, REFRESH_MS);
+}
+
+/** A held lock taken over by another process: neither refreshed nor removed any more. */
+function lost(h: HeldLock): void {
+  h.done = true;
+  HELD.delete(h);
+}
+
+/** Lets go of a held lock; true when its file is still this process's to remove. */
+function letGo(h: HeldLock): boolean {
+  if (h.timer) clearTimeout(h.timer);
+  h.timer = null;
+  const mine = !h.done;
+  lost(h);
+  return mine;
 }
 
 /**
@@ -190,30 +282,8 @@ class FileLocks {
    * next writer of the same file waits for it (withFileLock), and shutdown too (settled).
    */
   readonly removing = new Map<string, Promise<void>>();
-  /** Set while proper-lockfile releases one of our locks: its removal is then deferred (see `removing`). */
-  deferRemoval = false;
   /** Locks directories swept (sweepReleased). */
   readonly swept = new Set<string>();
-  /** LOCK_FS with this service's removal (the release of a lock, deferred while `deferRemoval` is set). */
-  readonly fs = { ...LOCK_FS, rmdirSync: (lock: string) => removeLock(this, lock) };
-  /**
-   * LOCK_FS for proper-lockfile's asynchronous lock, taken while an fsync runs: then the create would wait for
-   * its commit on the event loop (bench/README.md, "Decisions").
-   */
-  readonly fsLater = {
-    ...KNOWN_PRECISION,
-    mkdir: createLockLater,
-    rmdir: (lock: string, cb: Callback) => void removeLockLater(lock).then(() => cb(null), cb),
-    // When the process exits holding the lock (proper-lockfile's exit handler), as with `fs`.
-    rmdirSync: (lock: string) => removeLock(this, lock),
-    stat: (p: string, cb: Callback) => {
-      const made = statMade(p);
-      if (made) return cb(null, made);
-      void fsp.stat(p).then((st) => cb(null, st), cb);
-    },
-    utimes: (p: string, a: Date, m: Date, cb: Callback) => void fsp.utimes(p, a, m).then(() => cb(null), cb),
-    realpath: (p: string, cb: Callback) => void fsp.realpath(p).then((r) => cb(null, r), cb),
-  };
 
   /** Resolves when every released lock is gone. */
   async settled(): Promise<void> {
@@ -239,12 +309,8 @@ function track(locks: FileLocks, lock: string, removal: Promise<void>): void {
   locks.removing.set(lock, done);
 }
 
-/** Removes a lock: one unlink (deferred to the thread pool while `deferRemoval` is set); an older version's directory as it would. */
-function removeLock(locks: FileLocks, lock: string): void {
-  if (locks.deferRemoval) {
-    track(locks, lock, removeLockLater(lock));
-    return;
-  }
+/** Removes a lock on the event loop: one unlink; an older version's directory as it would. */
+function removeLockNow(lock: string): void {
   try {
     fs.unlinkSync(lock);
   } catch (err) {
@@ -296,10 +362,16 @@ function lockedError(rel: string, waitMs: number): ToolError {
 }
 
 /**
- * Runs fn while holding the write lock of one file (identified by its real path). An abort of `signal` (the
- * call's time limit) ends the wait with the signal's reason, and fn does not start once it has fired.
+ * A call's stop as the lock uses it: asked whether it stopped at each step, and its signal read only to wait for
+ * the file's turn. An AbortSignal is one; a tool's context is one whose signal is made only then (src/tools/define.ts).
  */
-export async function withFileLock<T>(ws: Workspace, real: string, rel: string, fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+export type LockStop = AbortSignal | { throwIfAborted(): void; readonly signal: AbortSignal };
+
+/**
+ * Runs fn while holding the write lock of one file (identified by its real path). An abort of `stop` (the
+ * call's time limit) ends the wait with its reason, and fn does not start once it has fired.
+ */
+export async function withFileLock<T>(ws: Workspace, real: string, rel: string, fn: () => Promise<T>, stop?: LockStop): Promise<T> {
   const started = performance.now();
   const deadline = Date.now() + ws.limits.lockTimeoutMs;
   const locks = ws.runtime.part(FILE_LOCKS);
@@ -310,37 +382,31 @@ export async function withFileLock<T>(ws: Workspace, real: string, rel: string, 
   const mine = new Promise<void>((resolve) => (release = resolve));
   const tail = previous.then(() => mine);
   queues.set(real, tail);
+  const lockfilePath = lockPathFor(ws, real);
   let removal: Promise<void> | undefined;
   try {
     if (queued) {
       // The timer is cancelled once the turn comes: left running it would keep the process alive (and pile
       // up, one per write) for the whole lock timeout.
       const timer = new AbortController();
-      const stop = () => timer.abort();
-      signal?.addEventListener('abort', stop, { once: true });
+      const cancel = () => timer.abort();
+      const signal = stop instanceof AbortSignal ? stop : stop?.signal;
+      signal?.addEventListener('abort', cancel, { once: true });
       const waited = await Promise.race([previous.then(() => true), sleep(Math.max(0, deadline - Date.now()), false, { signal: timer.signal }).catch(() => false)]);
-      signal?.removeEventListener('abort', stop);
+      signal?.removeEventListener('abort', cancel);
       timer.abort();
-      signal?.throwIfAborted();
+      stop?.throwIfAborted();
       if (!waited) throw lockedError(rel, ws.limits.lockTimeoutMs);
     }
-    const unlock = await acquireFileLock(ws, locks, real, rel, deadline, signal);
+    const held = await acquireFileLock(ws, locks, lockfilePath, rel, deadline, stop);
     ws.observer?.lockWait((performance.now() - started) / 1000);
     try {
-      signal?.throwIfAborted();
+      stop?.throwIfAborted();
       return await fn();
     } finally {
-      locks.deferRemoval = true;
-      try {
-        const released = unlock();
-        // Taken asynchronously: its release removes the lock in the pool already.
-        if (released) track(locks, lockPathFor(ws, real), released);
-      } catch {
-        // Compromised or already removed (stale takeover): nothing left to release.
-      } finally {
-        locks.deferRemoval = false;
-      }
-      removal = locks.removing.get(lockPathFor(ws, real));
+      // Removed in the thread pool: the answer does not wait for it (FileLocks.removing).
+      if (letGo(held)) track(locks, lockfilePath, removeLockLater(lockfilePath));
+      removal = locks.removing.get(lockfilePath);
     }
   } finally {
     const done = () => {
@@ -354,28 +420,25 @@ export async function withFileLock<T>(ws: Workspace, real: string, rel: string, 
 }
 
 /**
- * The cross-process lock (a file made atomically with O_EXCL, its record inside): taken synchronously, it costs
- * one create when free; while an fsync runs, in the thread pool (see FileLocks.fsLater). The release of the
- * second kind is a promise.
+ * The cross-process lock (a file made atomically with O_EXCL, its record inside): taken on the event loop, it
+ * costs one create when free; while an fsync runs, in the thread pool (see take).
  */
-async function acquireFileLock(ws: Workspace, locks: FileLocks, real: string, rel: string, deadline: number, signal?: AbortSignal): Promise<() => void | Promise<void>> {
-  const lockfilePath = lockPathFor(ws, real);
+async function acquireFileLock(ws: Workspace, locks: FileLocks, lockfilePath: string, rel: string, deadline: number, stop?: LockStop): Promise<HeldLock> {
   sweepReleased(locks, path.dirname(lockfilePath));
   let delay = 2;
   for (;;) {
-    signal?.throwIfAborted();
+    stop?.throwIfAborted();
     try {
-      const options = { lockfilePath, realpath: false, stale: STALE_MS, onCompromised: () => undefined };
-      if (syncInFlight()) return await lockfile.lock(real, { ...options, fs: locks.fsLater });
-      return lockfile.lockSync(real, { ...options, fs: locks.fs });
+      const taken = take(lockfilePath);
+      return taken instanceof Promise ? await taken : taken;
     } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
+      const code = codeOf(err);
       if (code === 'ENOENT') {
         fs.mkdirSync(path.dirname(lockfilePath), { recursive: true });
         continue;
       }
       if (code !== 'ELOCKED') throw err;
-      if (takeOverFromDeadHolder(locks, lockfilePath)) continue;
+      if (await takeOverFromDeadHolder(lockfilePath)) continue;
       if (Date.now() + delay > deadline) throw lockedError(rel, ws.limits.lockTimeoutMs);
       await sleep(delay);
       delay = Math.min(delay * 2, 50);
@@ -406,24 +469,26 @@ function goneHolder(lockfilePath: string): string | null | undefined {
  * both remove the lock (the second would remove the one the first has taken since). Holders on other hosts
  * are left to the stale time.
  */
-function takeOverFromDeadHolder(locks: FileLocks, lockfilePath: string): boolean {
+async function takeOverFromDeadHolder(lockfilePath: string): Promise<boolean> {
   const record = goneHolder(lockfilePath);
   if (record === undefined) return false;
-  let release: () => void;
+  const takeoverPath = `${lockfilePath}.takeover`;
+  let takeover: HeldLock;
   try {
-    release = lockfile.lockSync(lockfilePath, { lockfilePath: `${lockfilePath}.takeover`, realpath: false, stale: STALE_MS, onCompromised: () => undefined, fs: locks.fs });
+    const taken = take(takeoverPath);
+    takeover = taken instanceof Promise ? await taken : taken;
   } catch {
     return false; // another waiter is taking it over
   }
   try {
     if (goneHolder(lockfilePath) !== record) return false;
-    removeLock(locks, lockfilePath);
+    removeLockNow(lockfilePath);
     return true;
   } catch {
     return false;
   } finally {
     try {
-      release();
+      if (letGo(takeover)) removeLockNow(takeoverPath);
     } catch {
       // Already removed as stale by another waiter: nothing to release.
     }
