@@ -38,6 +38,11 @@ export function runWithTimeout(tool: ToolDefinition, call: CallInfo, input: Reco
     signal.addEventListener('abort', gone, { once: true });
   };
   const scope = new HandleScope();
+  /** The reason the call stopped, looking at the caller's signal while nothing listens to it yet. */
+  const stopped = (): ToolError | null => {
+    if (!reason && !listening && signalOf(call)?.aborted) gone();
+    return reason;
+  };
   const ctx: ToolContext = {
     ws: call.ws,
     requestId: call.requestId,
@@ -49,6 +54,13 @@ export function runWithTimeout(tool: ToolDefinition, call: CallInfo, input: Reco
         else follow();
       }
       return controller.signal;
+    },
+    get aborted() {
+      return stopped() !== null;
+    },
+    throwIfAborted() {
+      const why = stopped();
+      if (why) throw why;
     },
     expectedVersion: call.expectedVersion,
     progress: call.progress,

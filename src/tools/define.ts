@@ -16,6 +16,10 @@ export interface ToolContext {
   readonly caller: { readonly actor: string | null; readonly clientIp: string | undefined };
   /** Aborted when the call runs past its time limit or the client goes away. */
   readonly signal: AbortSignal;
+  /** Whether the call was stopped, as `signal.aborted`, without making the signal (a step that never waits needs none). */
+  readonly aborted: boolean;
+  /** Throws the reason the call was stopped, as `signal.throwIfAborted()`, without making the signal. */
+  throwIfAborted(): void;
   /** A version the door received out of band (REST `If-Match`, parsed there), checked like `expected_sha256`. */
   readonly expectedVersion: VersionMatch | undefined;
   /** Holds the directory handles of this call's paths until the call has settled. */

@@ -88,7 +88,7 @@ export const writeFile = defineTool({
         data: { operation, created_directory: committed ? createdDir : null },
         riskLevel: current ? 'high' : 'medium',
       });
-    }, ctx.signal);
+    }, ctx);
   },
 });
 

@@ -96,12 +96,21 @@ export async function writeTempFile(ws: Workspace, data: FileContent, opts: Atom
   return { path: tempPath, name, data, mode, stat };
 }
 
+/**
+ * Whether a call was stopped (time limit, client gone), asked without making its AbortSignal: an AbortSignal is
+ * one, and so is a tool's context (src/tools/define.ts), which makes its signal only when a step has to wait on it.
+ */
+export interface Stop {
+  readonly aborted: boolean;
+  throwIfAborted(): void;
+}
+
 export interface CommitOptions {
   /**
    * The call this write belongs to: once it is stopped (time limit, client gone), the temp file is removed
    * instead of renamed, so a call answered TIMEOUT changed nothing (as fs.writeFile's `signal` refuses to write).
    */
-  signal?: AbortSignal | undefined;
+  signal?: Stop | undefined;
   /**
    * The file being replaced is large: hold it open across the rename and close it in the thread pool
    * afterwards, so freeing its blocks (which a rename over the last link does in the call) happens there,

@@ -224,3 +224,46 @@ describe("runWithTimeout: the caller's signal", () => {
     expect(seen).toEqual(['TIMEOUT']);
   });
 });
+
+describe('runWithTimeout: the stop without the signal', () => {
+  it("ctx.aborted and ctx.throwIfAborted answer as the signal would, and make no signal (a write's lock and commit ask them)", async () => {
+    const Real = globalThis.AbortController;
+    let made = 0;
+    const left = new AbortController();
+    left.abort();
+    globalThis.AbortController = class extends Real {
+      constructor() {
+        super();
+        made++;
+      }
+    };
+    const outcomes: unknown[] = [];
+    const check = (ctx: ToolContext) => {
+      try {
+        ctx.throwIfAborted();
+        outcomes.push(ctx.aborted ? 'aborted but no throw' : 'running');
+      } catch (err) {
+        outcomes.push(ctx.aborted ? (err as { code?: string; message?: string }).message?.includes('client went away') ? 'client gone' : (err as { code?: string }).code : 'thrown but not aborted');
+      }
+    };
+    // Running in time: nothing stopped, no signal made.
+    try {
+    await runWithTimeout(toolRunning(async (ctx) => check(ctx)), callWith(new Real().signal), {}, 1000);
+    // The caller left (no listener yet): seen at once, with the reason a listener would give.
+    await runWithTimeout(toolRunning(async (ctx) => check(ctx), true), callWith(left.signal), {}, 1000).catch(() => undefined);
+    // The time ran out while the tool runs: TIMEOUT.
+    const timedOut = gate();
+    const pending = runWithTimeout(toolRunning(async (ctx) => {
+      await timedOut.opened;
+      check(ctx);
+    }, true), callWith(), {}, 20);
+    vi.advanceTimersByTime(20);
+    timedOut.open();
+    await pending.catch(() => undefined);
+    } finally {
+      globalThis.AbortController = Real;
+    }
+    expect(outcomes).toEqual(['running', 'client gone', 'TIMEOUT']);
+    expect(made).toBe(0);
+  });
+});
