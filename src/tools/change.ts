@@ -66,7 +66,7 @@ let commitsInFlight = 0;
 export async function commitChange(ctx: ToolContext, p: ResolvedPath, change: NewContent): Promise<Committed> {
   const { current } = change;
   // The context itself as the stop: asked whether the call was stopped, it makes no AbortSignal (src/tools/define.ts).
-  const opts = { mode: change.mode ?? (current ? modeOf(current) : undefined), signal: ctx };
+  const opts = { mode: change.mode ?? (current ? modeOf(current) : undefined), stop: ctx };
   // The only write on an idle disk writes its backup while its temp file is fsynced (write_file at one caller:
   // 1.12–1.31×). Beside other writes the thread pool is the limit, and a backup written at once would only
   // queue their fsyncs longer (at 32 callers: 0.89–0.90×): the backup goes first there, as the pool frees.
@@ -89,7 +89,7 @@ export async function commitChange(ctx: ToolContext, p: ResolvedPath, change: Ne
 }
 
 /** How a change's new content is written: its mode, the call's signal (see commitTempFile), and when to free the old file's blocks. */
-export type StageOptions = AtomicWriteOptions & CommitOptions & { signal: Stop };
+export type StageOptions = AtomicWriteOptions & CommitOptions & { stop: Stop };
 
 /** commitChange's overlapped form (edit_file's too): the temp file and the backup written at once (commitStaged). */
 export function commitBesideBackup(ctx: ToolContext, p: ResolvedPath, change: NewContent, current: CurrentFile, opts: StageOptions): Promise<Committed> {

@@ -210,7 +210,7 @@ async function editText(ctx: ToolContext, p: ResolvedPath, input: EditInput, fil
 
 /** An edit keeps the file's mode; a large old file's blocks are freed after the answer (see commitTempFile). */
 function stageOptions(ctx: ToolContext, file: CurrentFile): StageOptions {
-  return { mode: modeOf(file), signal: ctx.signal, releaseLater: file.content.length > SMALL_IO_BYTES };
+  return { mode: modeOf(file), stop: ctx, releaseLater: file.content.length > SMALL_IO_BYTES };
 }
 
 interface Change {

@@ -277,7 +277,7 @@ async function undoRemoval(ctx: ToolContext, p: ResolvedPath, current: CurrentFi
     await fsyncDirectory(entryOf(p.dir, '.'));
     st = await fs.lstat(p.at);
   } else {
-    st = await writeFileAtomic(p.ws, p.at, content, { mode: meta.mode, signal: ctx.signal });
+    st = await writeFileAtomic(p.ws, p.at, content, { mode: meta.mode, stop: ctx });
     await dropBackup(p.ws, meta);
   }
   const committed: Committed = { backupId: null, version: versionOf(st, sha256) };

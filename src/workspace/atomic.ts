@@ -107,10 +107,11 @@ export interface Stop {
 
 export interface CommitOptions {
   /**
-   * The call this write belongs to: once it is stopped (time limit, client gone), the temp file is removed
-   * instead of renamed, so a call answered TIMEOUT changed nothing (as fs.writeFile's `signal` refuses to write).
+   * The call this write belongs to (an AbortSignal, or a tool's context: see Stop): once it is stopped (time
+   * limit, client gone), the temp file is removed instead of renamed, so a call answered TIMEOUT changed nothing
+   * (as fs.writeFile's `signal` refuses to write).
    */
-  signal?: Stop | undefined;
+  stop?: Stop | undefined;
   /**
    * The file being replaced is large: hold it open across the rename and close it in the thread pool
    * afterwards, so freeing its blocks (which a rename over the last link does in the call) happens there,
@@ -121,12 +122,12 @@ export interface CommitOptions {
 
 /**
  * Second half of writeFileAtomic: renames the temp file over `target` (a handle name, ResolvedPath.at) and
- * fsyncs the directory, unless `signal` stopped the call meanwhile; returns the target's stat.
+ * fsyncs the directory, unless the call was stopped meanwhile (`stop`); returns the target's stat.
  */
 export async function commitTempFile(temp: TempFile, target: string, opts: CommitOptions = {}): Promise<Stats> {
-  if (opts.signal?.aborted) {
+  if (opts.stop?.aborted) {
     discardTempFile(temp);
-    opts.signal.throwIfAborted();
+    opts.stop.throwIfAborted();
   }
   const held = opts.releaseLater ? holdOpen(target) : null;
   try {

@@ -26,13 +26,13 @@ describe('commitTempFile', () => {
     const stop = new AbortController();
     const temp = await writeTempFile(ws, Buffer.from('new\n'));
     stop.abort(new Error('stopped'));
-    await expect(commitTempFile(temp, path.join(dir, 'target'), { signal: stop.signal })).rejects.toThrow('stopped');
+    await expect(commitTempFile(temp, path.join(dir, 'target'), { stop: stop.signal })).rejects.toThrow('stopped');
     expect(readFileSync(path.join(dir, 'target'), 'utf8')).toBe('old\n');
     expect(tempFiles()).toEqual([]);
   });
 
   it('renames the temp file over the target while the call runs', async () => {
-    const st = await writeFileAtomic(ws, path.join(dir, 'target'), Buffer.from('new\n'), { signal: new AbortController().signal });
+    const st = await writeFileAtomic(ws, path.join(dir, 'target'), Buffer.from('new\n'), { stop: new AbortController().signal });
     expect(readFileSync(path.join(dir, 'target'), 'utf8')).toBe('new\n');
     expect(st.size).toBe(4);
     expect(tempFiles()).toEqual([]);
