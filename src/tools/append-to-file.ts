@@ -75,6 +75,6 @@ export const appendToFile = defineTool({
           : `Would append ${added.length} chars to '${p.rel}' (+${diff.lines_added}/-${diff.lines_removed} lines).`,
         data: { bytes_appended: committed ? addedBytes.length : 0 },
       });
-    }, ctx.signal);
+    }, ctx);
   },
 });
