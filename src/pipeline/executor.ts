@@ -38,11 +38,6 @@ export function runWithTimeout(tool: ToolDefinition, call: CallInfo, input: Reco
     signal.addEventListener('abort', gone, { once: true });
   };
   const scope = new HandleScope();
-  /** The reason the call stopped, looking at the caller's signal while nothing listens to it yet. */
-  const stopped = (): ToolError | null => {
-    if (!reason && !listening && signalOf(call)?.aborted) gone();
-    return reason;
-  };
   const ctx: ToolContext = {
     ws: call.ws,
     requestId: call.requestId,
@@ -55,12 +50,13 @@ export function runWithTimeout(tool: ToolDefinition, call: CallInfo, input: Reco
       }
       return controller.signal;
     },
+    // The reason kept here, with the caller's signal looked at while nothing listens to it yet.
     get aborted() {
-      return stopped() !== null;
+      if (!reason && !listening && signalOf(call)?.aborted) gone();
+      return reason !== null;
     },
     throwIfAborted() {
-      const why = stopped();
-      if (why) throw why;
+      if (ctx.aborted) throw reason;
     },
     expectedVersion: call.expectedVersion,
     progress: call.progress,

@@ -12,6 +12,7 @@ import { ToolError } from '../envelope.js';
 import { E } from '../errors.js';
 import { madeBeforeThisProcess, OWNER_RECORD, ownerState } from './process-owner.js';
 import { syncInFlight } from './sync-first-io.js';
+import type { Stop } from './atomic.js';
 import { PartKind, type ServiceRuntime } from './runtime.js';
 import type { Workspace } from './workspace.js';
 
@@ -78,13 +79,29 @@ function finishLock(lock: string, fd: number): number {
   }
 }
 
+/** Creates the lock file on the event loop: its descriptor, or null when the lock exists. */
+function createLockNow(lock: string): number | null {
+  try {
+    return fs.openSync(lock, 'wx', 0o600);
+  } catch (err) {
+    if (codeOf(err) === 'EEXIST') return null;
+    throw err;
+  }
+}
+
 /**
- * Creates the lock file while an fsync runs: the create (which waits for the journal) in the thread pool; the
- * few bytes of the record, the fstat and the close of the new file on the event loop, as a temp file's write is
+ * createLockNow while an fsync runs: the create (which waits for the journal) in the thread pool; the few bytes
+ * of the record, the fstat and the close of the new file on the event loop, as a temp file's write is
  * (src/workspace/sync-first-io.ts).
  */
-function createLockLater(lock: string): Promise<number> {
-  return new Promise((resolve, reject) => fs.open(lock, 'wx', 0o600, (err, fd) => (err ? reject(err) : resolve(fd))));
+function createLockLater(lock: string): Promise<number | null> {
+  return new Promise((resolve, reject) =>
+    fs.open(lock, 'wx', 0o600, (err, fd) => {
+      if (!err) resolve(fd);
+      else if (codeOf(err) === 'EEXIST') resolve(null);
+      else reject(err);
+    }),
+  );
 }
 
 /**
@@ -93,14 +110,8 @@ function createLockLater(lock: string): Promise<number> {
  */
 function take(lock: string): HeldLock | Promise<HeldLock> {
   if (syncInFlight()) return takeLater(lock, false);
-  let fd: number;
-  try {
-    fd = fs.openSync(lock, 'wx', 0o600);
-  } catch (err) {
-    if (codeOf(err) !== 'EEXIST') throw err;
-    return takeLater(lock, true);
-  }
-  return hold(lock, finishLock(lock, fd));
+  const fd = createLockNow(lock);
+  return fd === null ? takeLater(lock, true) : hold(lock, finishLock(lock, fd));
 }
 
 /**
@@ -110,7 +121,7 @@ function take(lock: string): HeldLock | Promise<HeldLock> {
 async function takeLater(lock: string, exists: boolean): Promise<HeldLock> {
   for (let staleCheck = true; ; staleCheck = false) {
     if (!exists) {
-      const fd = await createdOrNull(lock);
+      const fd = syncInFlight() ? await createLockLater(lock) : createLockNow(lock);
       if (fd !== null) return hold(lock, finishLock(lock, fd));
       if (!staleCheck) throw lockedBy(lock);
     }
@@ -125,16 +136,6 @@ async function takeLater(lock: string, exists: boolean): Promise<HeldLock> {
     if (st.mtime.getTime() >= Date.now() - STALE_MS) throw lockedBy(lock);
     if (syncInFlight()) await removeLockLater(lock);
     else removeLockNow(lock);
-  }
-}
-
-/** The new lock file's descriptor, or null when the lock exists. */
-async function createdOrNull(lock: string): Promise<number | null> {
-  try {
-    return syncInFlight() ? await createLockLater(lock) : fs.openSync(lock, 'wx', 0o600);
-  } catch (err) {
-    if (codeOf(err) === 'EEXIST') return null;
-    throw err;
   }
 }
 
@@ -365,7 +366,7 @@ function lockedError(rel: string, waitMs: number): ToolError {
  * A call's stop as the lock uses it: asked whether it stopped at each step, and its signal read only to wait for
  * the file's turn. An AbortSignal is one; a tool's context is one whose signal is made only then (src/tools/define.ts).
  */
-export type LockStop = AbortSignal | { throwIfAborted(): void; readonly signal: AbortSignal };
+export type LockStop = AbortSignal | (Stop & { readonly signal: AbortSignal });
 
 /**
  * Runs fn while holding the write lock of one file (identified by its real path). An abort of `stop` (the
