@@ -16,14 +16,24 @@ import type { Admission, AuthResult, CallerInfo, ToolCallOutcome } from './lifec
 
 export type { Admission, AuthResult, CallerInfo, ToolCallOutcome };
 
-/** Admissions only `authenticateCaller` made (see `Admission`). */
-const admissions = new WeakSet<Admission>();
+/**
+ * The only kind of `Admission` the pipeline accepts: the class is not exported and its private field cannot be put
+ * on another object, so only `authenticateCaller` makes one. A brand check, not a WeakSet: an insert per call into a
+ * weak collection cost every call about 2 µs with its collection work (docs/development.md, "Work done once").
+ */
+class PipelineAdmission implements Admission {
+  readonly #made = true;
+  constructor(readonly principal: Principal | null) {
+    Object.freeze(this);
+  }
 
+  static made(value: unknown): value is PipelineAdmission {
+    return typeof value === 'object' && value !== null && #made in value;
+  }
+}
 
 function admit(principal: Principal | null): AuthResult {
-  const admission: Admission = Object.freeze({ principal });
-  admissions.add(admission);
-  return { ok: true, principal, admission };
+  return { ok: true, principal, admission: new PipelineAdmission(principal) };
 }
 
 /**
@@ -123,7 +133,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   /** The gate's admission as it is (the gate made it), or authentication now. */
   function authenticated(caller: CallerInfo): AuthResult | Promise<AuthResult> {
     const admitted = caller.admitted;
-    if (admitted && admissions.has(admitted)) return { ok: true, principal: admitted.principal, admission: admitted };
+    if (PipelineAdmission.made(admitted)) return { ok: true, principal: admitted.principal, admission: admitted };
     return authenticateCaller(deps, caller.authorization, caller.clientIp);
   }
 

@@ -63,7 +63,7 @@ export interface ToolCallOutcome extends CallOutcome {
   headers: Record<string, string>;
 }
 
-/** Proof that the pipeline authenticated a caller: only `authenticateCaller` makes one (see `admissions`). */
+/** Proof that the pipeline authenticated a caller: only `authenticateCaller` makes one (see `PipelineAdmission`). */
 export interface Admission {
   readonly principal: Principal | null;
 }

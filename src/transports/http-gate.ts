@@ -12,6 +12,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The authenticated caller of a gated request (null without auth), for the routes that are not tool calls. */
     principal: Principal | null;
+    /** The pipeline's admission of a gated request, handed back to it with the call (null before the gate). */
+    admission: Admission | null;
   }
   interface FastifyContextConfig {
     /** Set on tool-call routes: the tool's name, or true when the route takes it as its `:tool` parameter. */
@@ -27,11 +29,12 @@ declare module 'fastify' {
 /** How a door that is gated after its body answers a refusal. */
 export type GateRefusal = (req: FastifyRequest, reply: FastifyReply, error: ToolError, headers: Record<string, string>) => FastifyReply;
 
-const admissionOf = new WeakMap<FastifyRequest, Admission>();
-
-/** What the gate found for this request: a door hands it to the pipeline so the token is checked once. */
+/**
+ * What the gate found for this request: a door hands it to the pipeline so the token is checked once. Kept on the
+ * request (the pipeline accepts only admissions it made), not in a WeakMap: an insert per request cost every call.
+ */
 export function gateAdmission(req: FastifyRequest): Admission | undefined {
-  return admissionOf.get(req);
+  return req.admission ?? undefined;
 }
 
 /** The tool a tool-call route calls (its config names it, or its `:tool` parameter); null for other routes. */
@@ -80,6 +83,7 @@ export function registerHttpGate(app: FastifyInstance, opts: GateOptions): HttpG
   // to (DNS rebinding) or a foreign page's Origin is refused on every door, the WebSocket upgrade included.
   const browserGuard = createBrowserGuard({ allowedHosts: opts.config.allowedHosts ?? [], allowedOrigins: opts.config.allowedOrigins ?? [], listenHost: opts.config.host });
   app.decorateRequest('principal', null);
+  app.decorateRequest('admission', null);
 
   // Then the token, before the body is read: one hook with Fastify's `done` callback, not async ones, and
   // nothing allocated per request while the token is admitted synchronously.
@@ -117,7 +121,7 @@ function authenticate(pipeline: Pipeline, req: FastifyRequest, reply: FastifyRep
 
 function settle(req: FastifyRequest, reply: FastifyReply, result: AuthResult, refuse: GateRefusal, done: () => void): void {
   if (!result.ok) return void refuse(req, reply, result.error, result.headers);
-  admissionOf.set(req, result.admission);
+  req.admission = result.admission;
   req.principal = result.principal;
   done();
 }

@@ -22,7 +22,8 @@ export function normalizeToolPath(ws: Workspace, input: string): string[] {
   if (input.includes('\\')) throw E.pathHasBackslash();
   // A URL is not a path: 'file:///etc/passwd' would otherwise create 'file:/etc/passwd' inside the workspace.
   if (URL_LIKE.test(input)) throw E.pathLooksLikeUrl(input.slice(0, 100));
-  if (Buffer.byteLength(input) > MAX_PATH_BYTES) throw E.pathOverLimit(MAX_PATH_BYTES);
+  const inputBytes = Buffer.byteLength(input);
+  if (inputBytes > MAX_PATH_BYTES) throw E.pathOverLimit(MAX_PATH_BYTES);
   let rest = input;
   if (input.startsWith('/')) {
     if (!ws.allowAbsolute) throw E.absolutePathRefused();
@@ -33,7 +34,8 @@ export function normalizeToolPath(ws: Workspace, input: string): string[] {
   }
   const segments: string[] = [];
   for (const seg of rest.split('/')) {
-    if (Buffer.byteLength(seg) > MAX_SEGMENT_BYTES) throw E.pathSegmentTooLong(MAX_SEGMENT_BYTES);
+    // No segment is longer than the whole path: most paths need no count per segment.
+    if (inputBytes > MAX_SEGMENT_BYTES && Buffer.byteLength(seg) > MAX_SEGMENT_BYTES) throw E.pathSegmentTooLong(MAX_SEGMENT_BYTES);
     if (seg === '' || seg === '.') continue;
     if (seg === '..') {
       if (segments.length === 0) throw E.outsideRoot();
@@ -212,7 +214,7 @@ export async function resolveInWorkspace(ws: Workspace, input: string, opts: Res
   const segments = normalizeToolPath(ws, input);
   const rel = relOf(segments);
   if (segments.length === 0 && !opts.allowRoot) throw E.pathIsRoot();
-  if (segments.length > 0 && isReservedName(ws, segments)) throw E.pathReserved();
+  if (segments.length > 0 && isReservedName(ws, rel, segments)) throw E.pathReserved();
   const walk = new SegmentWalk({ fd: ws.rootFd, real: ws.root, fdDir: ws.runtime.fdDir }, segments);
   walkSegments(ws, rel, opts, scope, walk);
   return resolvedAt(ws, rel, walk);
@@ -366,7 +368,7 @@ function resolvedAt(ws: Workspace, rel: string, w: SegmentWalk): ResolvedPath {
   }
   // The directory may have been moved since it was opened: only where it is now counts.
   if (!isInside(ws.root, dirReal)) throw E.outsideRoot();
-  const real = name === '.' ? dirReal : path.join(dirReal, ...missing, name);
+  const real = name === '.' ? dirReal : missing.length === 0 ? childPath(dirReal, name) : path.join(dirReal, ...missing, name);
   if (!isInside(ws.root, real)) throw E.outsideRoot();
   if (isReservedReal(ws, real)) throw E.pathReserved();
   // Handles would let the service make paths longer than the system's limit, which nothing else could then reach.
@@ -374,7 +376,9 @@ function resolvedAt(ws: Workspace, rel: string, w: SegmentWalk): ResolvedPath {
   // A symlink ending in '.' or '..' (e.g. one to the root) leaves the directory itself as the result.
   if (name === '.' && stat === null) stat = lstatSync(entryOf(dir, '.'));
   const at = missing.length > 0 ? entryOf(dir, [...missing, name].join('/')) : entryOf(dir, name);
-  return { ws, rel, real, realRel: toPosixRel(ws.root, real), stat, viaSymlink: w.viaSymlink, leafIsLink: w.leafIsLink, dir: { fd: dir.fd, real: dirReal, fdDir: dir.fdDir }, name, missing, at };
+  // `real` is normalized and inside the root (checked above): its part after the root, without path.relative's resolving.
+  const realRel = real === ws.root ? '.' : real.slice(ws.root.endsWith('/') ? ws.root.length : ws.root.length + 1);
+  return { ws, rel, real, realRel, stat, viaSymlink: w.viaSymlink, leafIsLink: w.leafIsLink, dir: { fd: dir.fd, real: dirReal, fdDir: dir.fdDir }, name, missing, at };
 }
 
 function lstatOrNull(p: string): Stats | null {
@@ -425,9 +429,14 @@ export function createMissingParents(p: ResolvedPath, scope: HandleScope): strin
   return first;
 }
 
-function isReservedName(ws: Workspace, segments: string[]): boolean {
-  const lexical = path.join(ws.root, ...segments);
-  return isInside(ws.stateDir, lexical) || segments.some((s) => s.includes(TEMP_MARKER));
+function isReservedName(ws: Workspace, rel: string, segments: string[]): boolean {
+  // The segments are normalized (no '', '.' or '..'): the lexical path is the root and them, as path.join would make it.
+  return isInside(ws.stateDir, childPath(ws.root, rel)) || segments.some((s) => s.includes(TEMP_MARKER));
+}
+
+/** `parent` and a normalized relative path below it, as path.join writes them (the root may be '/'). */
+function childPath(parent: string, rel: string): string {
+  return parent.endsWith('/') ? parent + rel : `${parent}/${rel}`;
 }
 
 export function toPosixRel(root: string, abs: string): string {
@@ -447,10 +456,14 @@ export function describeKind(st: Stats): string {
 
 /** Requires an existing regular file: NOT_FOUND, IS_DIRECTORY or NOT_REGULAR_FILE otherwise. */
 export function requireFile(p: ResolvedPath): Stats {
-  if (!p.stat) throw E.fileNotFound(p.rel);
-  if (p.stat.isDirectory()) throw E.isDirectory(p.rel);
-  if (!p.stat.isFile()) throw E.notRegularFile(describeKind(p.stat), p.rel);
-  return p.stat;
+  return requireFileStat(p.stat, p.rel);
+}
+
+function requireFileStat(st: Stats | null, rel: string): Stats {
+  if (!st) throw E.fileNotFound(rel);
+  if (st.isDirectory()) throw E.isDirectory(rel);
+  if (!st.isFile()) throw E.notRegularFile(describeKind(st), rel);
+  return st;
 }
 
 export function requireDirectory(p: ResolvedPath): Stats {
@@ -476,7 +489,7 @@ export function openRegular(p: ResolvedPath, checked = false): VerifiedFile | nu
     const pre = lstatOrNull(p.at);
     if (!pre) return null;
     if (pre.isSymbolicLink()) throw E.pathBecameLinkWhileOpening(p.rel);
-    requireFile({ ...p, stat: pre });
+    requireFileStat(pre, p.rel);
   }
   let fd: number;
   try {
@@ -490,7 +503,7 @@ export function openRegular(p: ResolvedPath, checked = false): VerifiedFile | nu
   }
   try {
     const st = fstatSync(fd);
-    requireFile({ ...p, stat: st });
+    requireFileStat(st, p.rel);
     return { fd, stat: st };
   } catch (err) {
     closeSync(fd);
@@ -522,7 +535,8 @@ export async function openVerifiedRetrying(first: ResolvedPath, resolveAgain: ()
   let p = first;
   for (let attempt = 1; ; attempt++) {
     try {
-      return { p, ...openVerified(p) };
+      const { fd, stat } = openVerified(p);
+      return { p, fd, stat };
     } catch (err) {
       if (!(err instanceof ToolError && err.code === 'CONFLICT') || attempt >= 5) throw err;
     }

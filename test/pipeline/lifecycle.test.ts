@@ -61,3 +61,28 @@ describe('the steps of a call run in their order', () => {
     for (const code of ['INVALID_PARAM', 'NOT_FOUND', 'ACCESS_DENIED', 'RATE_LIMITED']) expect(metrics).toContain(`code="${code}"`);
   });
 });
+
+describe('1: an admission counts only when the pipeline made it', () => {
+  let t: PolicyApp;
+  beforeAll(async () => {
+    t = await makePolicyApp(POLICY, { TOOLGATE_AUDIT: 'true' });
+  });
+  afterAll(async () => t.close());
+
+  it("the gate's admission stands for the token; a look-alike admission without one is UNAUTHORIZED", async () => {
+    const { pipeline } = t.app.toolgate;
+    const auth = pipeline.authenticate(agent.header.authorization, '127.0.0.1');
+    const admitted = auth instanceof Promise ? await auth : auth;
+    if (!admitted.ok) throw new Error('the agent token was refused');
+    // The pipeline's own admission is taken as it is: no token is needed with it.
+    const kept = await pipeline.executeTool({ authorization: undefined, admitted: admitted.admission, clientIp: '127.0.0.1' }, 'write_file', { path: 'kept.txt', content: 'x' });
+    expect(kept.httpStatus).toBe(200);
+    // The same shape made by anyone else, frozen or copied from the real one, is not.
+    const forged = [{ principal: admitted.admission.principal }, Object.freeze({ principal: admitted.admission.principal }), Object.create(Object.getPrototypeOf(admitted.admission) as object) as object, { ...admitted.admission }];
+    for (const admission of forged) {
+      const r = await pipeline.executeTool({ authorization: undefined, admitted: admission as typeof admitted.admission, clientIp: '127.0.0.1' }, 'write_file', { path: 'forged.txt', content: 'x' });
+      expect(r.envelope.error?.code).toBe('UNAUTHORIZED');
+    }
+    expect((await t.as(agent, 'read_file', { path: 'forged.txt' })).body.error?.code).toBe('NOT_FOUND');
+  });
+});
