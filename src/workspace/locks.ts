@@ -387,15 +387,7 @@ export async function withFileLock<T>(ws: Workspace, real: string, rel: string, 
   let removal: Promise<void> | undefined;
   try {
     if (queued) {
-      // The timer is cancelled once the turn comes: left running it would keep the process alive (and pile
-      // up, one per write) for the whole lock timeout.
-      const timer = new AbortController();
-      const cancel = () => timer.abort();
-      const signal = stop instanceof AbortSignal ? stop : stop?.signal;
-      signal?.addEventListener('abort', cancel, { once: true });
-      const waited = await Promise.race([previous.then(() => true), sleep(Math.max(0, deadline - Date.now()), false, { signal: timer.signal }).catch(() => false)]);
-      signal?.removeEventListener('abort', cancel);
-      timer.abort();
+      const waited = await turnOf(previous, Math.max(0, deadline - Date.now()), stop instanceof AbortSignal ? stop : stop?.signal);
       stop?.throwIfAborted();
       if (!waited) throw lockedError(rel, ws.limits.lockTimeoutMs);
     }
@@ -418,6 +410,39 @@ export async function withFileLock<T>(ws: Workspace, real: string, rel: string, 
     if (removal) void removal.then(done);
     else done();
   }
+}
+
+/**
+ * True when the writer before this one is done, false when `ms` pass first or `signal` aborts. The timer and the
+ * listener go once the turn comes: left running, a timer would keep the process alive (and pile up, one per write)
+ * for the whole lock timeout. A plain timer, not an aborted sleep: the next writer of a file waits here for the
+ * previous lock's removal, and the sleep's AbortError (a DOMException with its stack) cost each such write more
+ * than its lock (docs/development.md, "Work done once").
+ */
+function turnOf(previous: Promise<unknown>, ms: number, signal: AbortSignal | undefined): Promise<boolean> {
+  if (signal?.aborted) return Promise.resolve(false);
+  return new Promise<boolean>((resolve, reject) => {
+    const settle = (): void => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', stopped);
+    };
+    const stopped = (): void => {
+      settle();
+      resolve(false);
+    };
+    const timer = setTimeout(stopped, ms);
+    signal?.addEventListener('abort', stopped, { once: true });
+    previous.then(
+      () => {
+        settle();
+        resolve(true);
+      },
+      (err: unknown) => {
+        settle();
+        reject(err as Error);
+      },
+    );
+  });
 }
 
 /**

@@ -6,7 +6,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import lockfile from 'proper-lockfile';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { lockPathFor } from '../../src/workspace/locks.js';
+import { lockPathFor, withFileLock } from '../../src/workspace/locks.js';
 import { makeApp, type TestApp } from '../helpers.js';
 import { expectEnvelope } from '../security/envelope-checks.js';
 
@@ -65,5 +65,40 @@ describe('a call past its time limit while another process holds the file lock',
     const next = await after.call('write_file', { path: 'held.txt', content: 'next\n', expected_sha256: sha256(BEFORE) });
     expect(next.body.status, JSON.stringify(next.body.error)).toBe('success');
     expect(await fs.readFile(t.file('held.txt'), 'utf8')).toBe('next\n');
+  });
+});
+
+describe('a call past its time limit while queued behind a writer of this process', () => {
+  it('answers TIMEOUT, leaves no timer of its wait, changes nothing, and the queue goes on', async () => {
+    await fs.writeFile(t.file('queued.txt'), BEFORE);
+    const ws = t.app.toolgate.workspace;
+    if (!ws) throw new Error('single-workspace app expected');
+    const real = await fs.realpath(t.file('queued.txt'));
+    let finish!: () => void;
+    const holding = new Promise<void>((resolve) => (finish = resolve));
+    let entered!: () => void;
+    const inside = new Promise<void>((resolve) => (entered = resolve));
+    const holder = withFileLock(ws, real, 'queued.txt', async () => {
+      entered();
+      await holding;
+    });
+    await inside;
+    const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+    const before = timers();
+    let res;
+    try {
+      // The wait for its turn would last ten minutes (the lock timeout): only the call's limit ends it.
+      res = await t.call('write_file', { path: 'queued.txt', content: 'changed\n', expected_sha256: sha256(BEFORE) });
+      expect(timers()).toBeLessThanOrEqual(before);
+    } finally {
+      finish();
+      await holder;
+    }
+    expectEnvelope(res.body, res.status);
+    expect(res.status).toBe(504);
+    expect(res.body.error?.code).toBe('TIMEOUT');
+    const next = await after.call('write_file', { path: 'queued.txt', content: 'next\n', expected_sha256: sha256(BEFORE) });
+    expect(next.body.status, JSON.stringify(next.body.error)).toBe('success');
+    expect(await fs.readFile(t.file('queued.txt'), 'utf8')).toBe('next\n');
   });
 });
