@@ -28,6 +28,8 @@ export interface NewContent {
   backup?: boolean;
   /** Mode of the new file; default: the current file's, or the atomic writer's default for a new one. */
   mode?: number | undefined;
+  /** sha256 of `next` when it was computed already (the plan announced it): not hashed again. */
+  nextSha256?: string | undefined;
 }
 
 export interface Committed {
@@ -55,7 +57,8 @@ export function contentChange(p: ResolvedPath, current: { version: VersionStamp 
 
 /** Announces the content change (src/tools/plan.ts), then commits it, or on a dry run only announces it. */
 export async function commitUnlessDryRun(ctx: ToolContext, p: ResolvedPath, change: NewContent, diff: DiffPreview, dryRun: boolean): Promise<Committed | null> {
-  await announce(ctx, () => [contentChange(p, change.current, change.next, diff)]);
+  // The new content's sha256, made for the plan when someone listens, is the commit's too.
+  await announce(ctx, () => [contentChange(p, change.current, (change.nextSha256 ??= sha256Hex(change.next)), diff)]);
   return dryRun ? null : commitChange(ctx, p, change);
 }
 
@@ -78,7 +81,7 @@ export async function commitChange(ctx: ToolContext, p: ResolvedPath, change: Ne
     const backupId = kept ? await createBackup(p.ws, backupRecord(ctx, p, change.operation, kept), kept.content) : null;
     try {
       const st = await writeFileAtomic(p.ws, p.at, change.next, opts);
-      return { backupId, version: versionOf(st, sha256Hex(change.next)) };
+      return { backupId, version: versionOf(st, change.nextSha256 ?? sha256Hex(change.next)) };
     } catch (err) {
       await dropUnused(p, kept, backupId);
       throw err;
@@ -93,7 +96,7 @@ export type StageOptions = AtomicWriteOptions & CommitOptions & { stop: Stop };
 
 /** commitChange's overlapped form (edit_file's too): the temp file and the backup written at once (commitStaged). */
 export function commitBesideBackup(ctx: ToolContext, p: ResolvedPath, change: NewContent, current: CurrentFile, opts: StageOptions): Promise<Committed> {
-  return commitStaged(ctx, p, writeTempFile(p.ws, change.next, opts), change.operation, current, change.next, opts);
+  return commitStaged(ctx, p, writeTempFile(p.ws, change.next, opts), change.operation, current, change.nextSha256 ?? change.next, opts);
 }
 
 /**

@@ -7,7 +7,7 @@
 // inode itself, linked into the backups just before the new content is renamed over the file, where that can be
 // done (same mount, the name its only link); a copy otherwise. Backups of older versions (`<id>.bak` with its
 // `<id>.json` meta) are still listed, restored and pruned.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { closeSync, constants as fsConstants, existsSync, lstatSync, readdirSync, readFileSync, statSync, unlinkSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -59,7 +59,7 @@ interface Origin {
 }
 
 function fileKey(rel: string): string {
-  return createHash('sha256').update(rel).digest('hex').slice(0, 16);
+  return hash('sha256', rel, 'hex').slice(0, 16);
 }
 function backupsRoot(ws: Workspace): string {
   return path.join(ws.stateDir, 'backups');

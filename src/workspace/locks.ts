@@ -2,7 +2,7 @@
 // that other processes and replicas on the same volume are serialized too (docs/api.md, "Durable writes and
 // backups"). The lock file is taken, kept fresh and judged stale as proper-lockfile, which earlier versions
 // used, does it, so that replicas of both kinds exclude each other during a rolling upgrade.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import fs, { readdirSync, readFileSync, statSync } from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
@@ -354,7 +354,7 @@ function sweepReleased(locks: FileLocks, locksDir: string): void {
 
 /** Where the cross-process lock of one file lives (exported for tests that hold it from outside). */
 export function lockPathFor(ws: Workspace, real: string): string {
-  const key = createHash('sha256').update(real).digest('hex').slice(0, 32);
+  const key = hash('sha256', real, 'hex').slice(0, 32);
   return path.join(ws.stateDir, 'locks', `${key}.lock`);
 }
 

@@ -1,11 +1,12 @@
 // Version stamps and optimistic-lock expectations (docs/api.md, "Versions").
-import { createHash, type Hash } from 'node:crypto';
+import { createHash, hash, type Hash } from 'node:crypto';
 import type { Stats } from 'node:fs';
 import type { VersionStamp } from '../envelope.js';
 import { E } from '../errors.js';
 
 export function sha256Hex(data: Buffer | string): string {
-  return createHash('sha256').update(data).digest('hex');
+  // One call, no Hash object: a write hashes its old and new content (docs/development.md, "Work done once").
+  return hash('sha256', data, 'hex');
 }
 
 /**
