@@ -34,24 +34,25 @@ class ToolRun implements ToolContext {
   readonly planned: PlanHook | undefined;
   readonly turn: string | null;
   readonly keptBackup: CallExtras['keptBackup'];
+  // Private (#): the tool sees its context, not the call's other parts or the run's state.
+  readonly #tool: ToolDefinition;
+  readonly #call: CallInfo;
+  readonly #onResolve: ResolveHook | undefined;
   // The tool's signal is made when the tool first asks for it: most calls (a small read) never do, and an
   // AbortController per call shows in a small read's profile. Aborts that come before are remembered.
-  private controller: AbortController | null = null;
-  private reason: ToolError | null = null;
+  #controller: AbortController | null = null;
+  #reason: ToolError | null = null;
   // The caller's signal is looked at only when the tool asks for its own or the time limit fires, and listened to
   // from then on: a listener per call, and the signal a door makes lazily, cost an MCP read more than its door's
   // own work. A caller gone by then is the abort's reason, as a listener added at the start would have made it.
-  private listening: AbortSignal | null = null;
+  #listening: AbortSignal | null = null;
   /** The listener on the caller's signal, made when there is one to listen to. */
-  private onGone: (() => void) | null = null;
+  #onGone: (() => void) | null = null;
 
-  constructor(
-    private readonly tool: ToolDefinition,
-    private readonly call: CallInfo,
-    private readonly onResolve: ResolveHook | undefined,
-    onPlan: PlanHook | undefined,
-    extras: CallExtras | undefined,
-  ) {
+  constructor(tool: ToolDefinition, call: CallInfo, onResolve: ResolveHook | undefined, onPlan: PlanHook | undefined, extras: CallExtras | undefined) {
+    this.#tool = tool;
+    this.#call = call;
+    this.#onResolve = onResolve;
     this.ws = call.ws;
     this.requestId = call.requestId;
     this.caller = { actor: call.actor ?? null, clientIp: call.clientIp };
@@ -63,68 +64,68 @@ class ToolRun implements ToolContext {
   }
 
   get signal(): AbortSignal {
-    if (!this.controller) {
-      this.controller = new AbortController();
-      if (this.reason) this.controller.abort(this.reason);
-      else this.follow();
+    if (!this.#controller) {
+      this.#controller = new AbortController();
+      if (this.#reason) this.#controller.abort(this.#reason);
+      else this.#follow();
     }
-    return this.controller.signal;
+    return this.#controller.signal;
   }
 
   // The reason kept here, with the caller's signal looked at while nothing listens to it yet.
   get aborted(): boolean {
-    if (!this.reason && !this.listening && signalOf(this.call)?.aborted) this.gone();
-    return this.reason !== null;
+    if (!this.#reason && !this.#listening && signalOf(this.#call)?.aborted) this.#gone();
+    return this.#reason !== null;
   }
 
   throwIfAborted(): void {
-    if (this.aborted) throw this.reason;
+    if (this.aborted) throw this.#reason;
   }
 
   resolve(p: string, o?: ResolveOptions): Promise<ResolvedPath> {
-    const resolved = resolveToolPath(this.call, p, o, this.handles);
-    return this.onResolve ? this.shown(resolved, this.onResolve, o) : resolved;
+    const resolved = resolveToolPath(this.#call, p, o, this.handles);
+    return this.#onResolve ? this.#shown(resolved, this.#onResolve, o) : resolved;
   }
 
   /** A resolved path once the policy has seen it. */
-  private async shown(resolving: Promise<ResolvedPath>, onResolve: ResolveHook, o: ResolveOptions | undefined): Promise<ResolvedPath> {
+  async #shown(resolving: Promise<ResolvedPath>, onResolve: ResolveHook, o: ResolveOptions | undefined): Promise<ResolvedPath> {
     const resolved = await resolving;
     await onResolve(resolved, o);
     return resolved;
   }
 
   async admit(p: ResolvedPath): Promise<void> {
-    await this.onResolve?.(p, undefined);
+    await this.#onResolve?.(p, undefined);
   }
 
-  private gone(): void {
-    this.abort(E.clientGone(this.tool.name));
+  #gone(): void {
+    this.#abort(E.clientGone(this.#tool.name));
   }
 
-  private abort(why: ToolError): void {
-    if (this.reason) return;
-    this.reason = why;
-    this.controller?.abort(why);
+  #abort(why: ToolError): void {
+    if (this.#reason) return;
+    this.#reason = why;
+    this.#controller?.abort(why);
   }
 
-  private follow(): void {
-    const signal = signalOf(this.call);
-    if (!signal || this.listening) return;
-    if (signal.aborted) return this.gone();
-    this.listening = signal;
-    this.onGone = () => this.gone();
-    signal.addEventListener('abort', this.onGone, { once: true });
+  #follow(): void {
+    const signal = signalOf(this.#call);
+    if (!signal || this.#listening) return;
+    if (signal.aborted) return this.#gone();
+    this.#listening = signal;
+    this.#onGone = () => this.#gone();
+    signal.addEventListener('abort', this.#onGone, { once: true });
   }
 
   /** One promise settled by the tool or the time limit, whichever comes first: a race of two made a promise and reactions more per call. */
   run(input: Record<string, unknown>, timeoutMs: number): Promise<ToolResult<unknown>> {
-    const tool = this.tool;
+    const tool = this.#tool;
     return new Promise<ToolResult<unknown>>((resolve, reject) => {
       const timer = setTimeout(() => {
-        if (!this.reason) this.follow();
+        if (!this.#reason) this.#follow();
         // Made only when it fires: an Error captures its stack, which cost a small read 10% of its time.
         const timedOut = E.toolTimedOut(tool.name, timeoutMs);
-        this.abort(timedOut);
+        this.#abort(timedOut);
         // A mutating tool is not left running behind the answer: it sees the abort (its signal's reason is
         // this TIMEOUT) before it commits and throws it, or it has committed and its success is the answer.
         if (!tool.mutates) reject(timedOut);
@@ -133,7 +134,7 @@ class ToolRun implements ToolContext {
       const settled = () => {
         this.handles.close();
         clearTimeout(timer);
-        if (this.onGone) this.listening?.removeEventListener('abort', this.onGone);
+        if (this.#onGone) this.#listening?.removeEventListener('abort', this.#onGone);
       };
       let running: Promise<ToolResult<unknown>>;
       try {
