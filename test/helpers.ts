@@ -11,6 +11,7 @@ import { loadConfig } from '../src/config.js';
 import type { z } from 'zod';
 import type { Envelope } from '../src/envelope.js';
 import type { readFile } from '../src/tools/read-file.js';
+import { withFileLock } from '../src/workspace/locks.js';
 import { openWorkspace, type Workspace, type WorkspaceLimits } from '../src/workspace/workspace.js';
 
 export interface TestApp {
@@ -127,4 +128,26 @@ export function backupFile(stateDir: string, id: string): string {
 export function backupSha256(stateDir: string, id: string): string | null {
   const sha = path.basename(backupFile(stateDir, id)).split('.')[3] as string;
   return sha === '-' ? null : sha;
+}
+
+/**
+ * Holds a file's lock in this process, as a long write would: resolves once the lock is held; `release` lets it go
+ * and waits until it is gone, so the file's next writer in the queue can go on.
+ */
+export async function holdFileLock(ws: Workspace, real: string, rel: string): Promise<{ release(): Promise<void> }> {
+  let finish!: () => void;
+  const holding = new Promise<void>((resolve) => (finish = resolve));
+  let entered!: () => void;
+  const inside = new Promise<void>((resolve) => (entered = resolve));
+  const holder = withFileLock(ws, real, rel, async () => {
+    entered();
+    await holding;
+  });
+  await inside;
+  return {
+    release: async () => {
+      finish();
+      await holder;
+    },
+  };
 }

@@ -10,9 +10,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import type { Envelope, VersionStamp } from '../../src/envelope.js';
-import { lockPathFor, locksSettled, withFileLock } from '../../src/workspace/locks.js';
+import { lockPathFor, locksSettled } from '../../src/workspace/locks.js';
 import type { Workspace } from '../../src/workspace/workspace.js';
-import { makeApp, type TestApp } from '../helpers.js';
+import { holdFileLock, makeApp, type TestApp } from '../helpers.js';
 import { expectEnvelope } from '../security/envelope-checks.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -295,21 +295,11 @@ describe('concurrency: LOCKED', () => {
   it('a writer queued in this process behind a long write gets LOCKED, and the queue recovers', async () => {
     await fs.writeFile(locked.file('queued.txt'), 'q0\n');
     const ws = workspaceOf(locked);
-    const real = await fs.realpath(locked.file('queued.txt'));
-    let finish!: () => void;
-    const holding = new Promise<void>((resolve) => (finish = resolve));
-    let entered!: () => void;
-    const inside = new Promise<void>((resolve) => (entered = resolve));
-    const holder = withFileLock(ws, real, 'queued.txt', async () => {
-      entered();
-      await holding;
-    });
-    await inside;
+    const holder = await holdFileLock(ws, await fs.realpath(locked.file('queued.txt')), 'queued.txt');
     const res = await locked.call('write_file', { path: 'queued.txt', content: 'q1\n', expected_sha256: sha256('q0\n') });
     expect(res.status).toBe(423);
     expect(res.body.error?.code).toBe('LOCKED');
-    finish();
-    await holder;
+    await holder.release();
     const again = await locked.call('write_file', { path: 'queued.txt', content: 'q1\n', expected_sha256: sha256('q0\n') });
     expect(again.body.status).toBe('success');
   });

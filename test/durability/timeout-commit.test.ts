@@ -6,8 +6,8 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import lockfile from 'proper-lockfile';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { lockPathFor, withFileLock } from '../../src/workspace/locks.js';
-import { makeApp, type TestApp } from '../helpers.js';
+import { lockPathFor } from '../../src/workspace/locks.js';
+import { holdFileLock, makeApp, type TestApp } from '../helpers.js';
 import { expectEnvelope } from '../security/envelope-checks.js';
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
@@ -73,16 +73,7 @@ describe('a call past its time limit while queued behind a writer of this proces
     await fs.writeFile(t.file('queued.txt'), BEFORE);
     const ws = t.app.toolgate.workspace;
     if (!ws) throw new Error('single-workspace app expected');
-    const real = await fs.realpath(t.file('queued.txt'));
-    let finish!: () => void;
-    const holding = new Promise<void>((resolve) => (finish = resolve));
-    let entered!: () => void;
-    const inside = new Promise<void>((resolve) => (entered = resolve));
-    const holder = withFileLock(ws, real, 'queued.txt', async () => {
-      entered();
-      await holding;
-    });
-    await inside;
+    const holder = await holdFileLock(ws, await fs.realpath(t.file('queued.txt')), 'queued.txt');
     const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
     const before = timers();
     let res;
@@ -91,8 +82,7 @@ describe('a call past its time limit while queued behind a writer of this proces
       res = await t.call('write_file', { path: 'queued.txt', content: 'changed\n', expected_sha256: sha256(BEFORE) });
       expect(timers()).toBeLessThanOrEqual(before);
     } finally {
-      finish();
-      await holder;
+      await holder.release();
     }
     expectEnvelope(res.body, res.status);
     expect(res.status).toBe(504);

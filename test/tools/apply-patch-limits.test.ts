@@ -3,9 +3,8 @@
 // run takes no lock; two names of one file are found however many files the patch names.
 import fs from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { withFileLock } from '../../src/workspace/locks.js';
 import type { Workspace } from '../../src/workspace/workspace.js';
-import { makeApp, pathExists, type TestApp } from '../helpers.js';
+import { holdFileLock, makeApp, pathExists, type TestApp } from '../helpers.js';
 
 let t: TestApp | undefined;
 afterEach(async () => {
@@ -90,15 +89,7 @@ describe('apply_patch: locks and targets', () => {
     const ws = t.app.toolgate.workspace as Workspace;
     const real = await fs.realpath(t.file('held.txt'));
     const patch = '*** Begin Patch\n*** Update File: held.txt\n@@\n-x\n+y\n*** End Patch\n';
-    let open!: () => void;
-    const holding = new Promise<void>((resolve) => (open = resolve));
-    let held!: () => void;
-    const taken = new Promise<void>((resolve) => (held = resolve));
-    const holder = withFileLock(ws, real, 'held.txt', async () => {
-      held();
-      await holding;
-    });
-    await taken;
+    const holder = await holdFileLock(ws, real, 'held.txt');
     try {
       const dry = await t.call('apply_patch', { patch, dry_run: true });
       expect(dry.body.status, JSON.stringify(dry.body.error)).toBe('partial');
@@ -106,8 +97,7 @@ describe('apply_patch: locks and targets', () => {
       const real2 = await t.call('apply_patch', { patch });
       expect(real2.body.error?.code).toBe('LOCKED');
     } finally {
-      open();
-      await holder;
+      await holder.release();
     }
     expect(await fs.readFile(t.file('held.txt'), 'utf8')).toBe('x\n');
   });
