@@ -222,11 +222,14 @@ interface Run {
  */
 function lineRuns(oldLines: string[], newLines: string[]): Run[] | undefined {
   const inOld = new Set(oldLines);
-  const inNew = new Set(newLines);
-  const oldKept: number[] = [];
   const newKept: number[] = [];
-  for (let i = 0; i < oldLines.length; i++) if (inNew.has(oldLines[i] as string)) oldKept.push(i);
   for (let j = 0; j < newLines.length; j++) if (inOld.has(newLines[j] as string)) newKept.push(j);
+  // The old lines kept are those among the new ones kept: a rewrite that keeps no line builds no second set.
+  const oldKept: number[] = [];
+  if (newKept.length > 0) {
+    const common = new Set(newKept.map((j) => newLines[j] as string));
+    for (let i = 0; i < oldLines.length; i++) if (common.has(oldLines[i] as string)) oldKept.push(i);
+  }
 
   // Index pairs of the common lines, in order.
   const pairs: Array<[number, number]> = [];

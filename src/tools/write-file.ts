@@ -71,12 +71,11 @@ export const writeFile = defineTool({
       const diff = diffWhole(p.rel, current ? (oldText ?? '[binary]\n') : null, textual ? input.content : '[binary]\n');
       const operation = current ? 'update' : 'create';
       const committed = await commitUnlessDryRun(ctx, p, { current, next: bytes, operation: 'write_file', backup: input.backup }, diff, input.dry_run);
-      const lines = textual ? countLines(input.content) : 0;
       const text = !committed
         ? `Would ${operation} '${p.rel}' (+${diff.lines_added}${current ? `/-${diff.lines_removed}` : ''} lines).`
         : current
           ? `Updated '${p.rel}' (+${diff.lines_added}/-${diff.lines_removed} lines, ${bytes.length} bytes).`
-          : `Created '${p.rel}' (${lines} lines, ${bytes.length} bytes).`;
+          : `Created '${p.rel}' (${textual ? countLines(input.content) : 0} lines, ${bytes.length} bytes).`;
       return changeAnswer(p, {
         diff,
         before: current?.version ?? null,
