@@ -13,7 +13,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { E } from '../errors.js';
 import { dropCheckpointsNeeding, neededBackupIds } from './checkpoints.js';
-import { openForWrite, writeAll } from './sync-first-io.js';
+import { linkInPool, openForWrite, unlinkInPool, writeAll } from './sync-first-io.js';
 import { randomHex } from './random-hex.js';
 import { PartKind } from './runtime.js';
 import type { Workspace } from './workspace.js';
@@ -285,7 +285,7 @@ export async function createBackup(ws: Workspace, input: BackupInput, content: B
  */
 async function linkOld(from: { at: string; dev: number; ino: number }, file: string): Promise<boolean> {
   try {
-    await fs.link(from.at, file);
+    await linkInPool(from.at, file);
   } catch {
     return false;
   }
@@ -384,7 +384,7 @@ async function removeBackup(e: Entry): Promise<number> {
 /** fs.rm without its lstat and option checks: a backup is one regular file, and another replica may have removed it. */
 async function unlinkIfPresent(file: string): Promise<void> {
   try {
-    await fs.unlink(file);
+    await unlinkInPool(file);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }

@@ -11,7 +11,7 @@ import { onExit } from 'signal-exit';
 import { ToolError } from '../envelope.js';
 import { E } from '../errors.js';
 import { madeBeforeThisProcess, OWNER_RECORD, ownerState } from './process-owner.js';
-import { syncInFlight } from './sync-first-io.js';
+import { syncInFlight, unlinkInPool } from './sync-first-io.js';
 import type { Stop } from './atomic.js';
 import { PartKind, type ServiceRuntime } from './runtime.js';
 import type { Workspace } from './workspace.js';
@@ -239,7 +239,7 @@ const isDirectory = (err: unknown): boolean => ['EISDIR', 'EPERM'].includes((err
 /** Removes a lock in the thread pool; an older version's directory (rare: taken over or stale) on the event loop. */
 async function removeLockLater(lock: string): Promise<void> {
   try {
-    await fsp.unlink(lock);
+    await unlinkInPool(lock);
   } catch (err) {
     if (!isDirectory(err)) throw err;
     removeOldLockDir(lock);

@@ -17,17 +17,19 @@ afterEach(async () => {
 
 /** Holds every release of a lock (the unlink of its file) until `open()` is called. */
 function holdLockRemoval() {
-  const realUnlink = fsp.unlink.bind(fsp);
+  const realUnlink = fs.unlink.bind(fs);
   let open!: () => void;
   const gate = new Promise<void>((resolve) => (open = resolve));
   let held = 0;
-  vi.spyOn(fsp, 'unlink').mockImplementation(async (p) => {
+  // The release unlinks in the thread pool through the callback API (src/workspace/sync-first-io.ts).
+  vi.spyOn(fs, 'unlink').mockImplementation(((p: fs.PathLike, done: fs.NoParamCallback) => {
     if (String(p).includes(`${path.sep}locks${path.sep}`)) {
       held++;
-      await gate;
+      void gate.then(() => realUnlink(p, done));
+      return;
     }
-    return realUnlink(p);
-  });
+    realUnlink(p, done);
+  }) as typeof fs.unlink);
   return { open, held: () => held };
 }
 
