@@ -16,7 +16,8 @@ const renameAsync = promisify(fs.rename);
 
 /**
  * unlink and link in the thread pool, through the callback API: fs.promises' own costs a few µs more of CPU per
- * call (a promise request object, resolved from C++), and every write makes two or three of these.
+ * call (a promise request object, resolved from C++), and every write makes two or three of these. Unlike the
+ * promisified calls above, they look `fs.unlink` and `fs.link` up at each call, so that a test can hold a release.
  */
 export function unlinkInPool(file: string): Promise<void> {
   return new Promise((resolve, reject) => fs.unlink(file, (err) => (err ? reject(err) : resolve())));
