@@ -7,7 +7,6 @@
 // inode itself, linked into the backups just before the new content is renamed over the file, where that can be
 // done (same mount, the name its only link); a copy otherwise. Backups of older versions (`<id>.bak` with its
 // `<id>.json` meta) are still listed, restored and pruned.
-import { hash } from 'node:crypto';
 import { closeSync, constants as fsConstants, existsSync, lstatSync, readdirSync, readFileSync, statSync, unlinkSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -17,6 +16,7 @@ import { linkInPool, openForWrite, unlinkInPool, writeAll } from './sync-first-i
 import { randomHex } from './random-hex.js';
 import { PartKind } from './runtime.js';
 import type { Workspace } from './workspace.js';
+import { sha256Hex } from './versions.js';
 
 export interface BackupMeta {
   backup_id: string;
@@ -59,7 +59,7 @@ interface Origin {
 }
 
 function fileKey(rel: string): string {
-  return hash('sha256', rel, 'hex').slice(0, 16);
+  return sha256Hex(rel).slice(0, 16);
 }
 function backupsRoot(ws: Workspace): string {
   return path.join(ws.stateDir, 'backups');

@@ -2,7 +2,6 @@
 // that other processes and replicas on the same volume are serialized too (docs/api.md, "Durable writes and
 // backups"). The lock file is taken, kept fresh and judged stale as proper-lockfile, which earlier versions
 // used, does it, so that replicas of both kinds exclude each other during a rolling upgrade.
-import { hash } from 'node:crypto';
 import fs, { readdirSync, readFileSync, statSync } from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
@@ -15,6 +14,7 @@ import { syncInFlight, unlinkInPool } from './sync-first-io.js';
 import type { Stop } from './atomic.js';
 import { PartKind, type ServiceRuntime } from './runtime.js';
 import type { Workspace } from './workspace.js';
+import { sha256Hex } from './versions.js';
 
 /** A lock whose mtime is older than this is stale: its holder stopped refreshing it (gone, or stalled that long). */
 const STALE_MS = 10_000;
@@ -354,7 +354,7 @@ function sweepReleased(locks: FileLocks, locksDir: string): void {
 
 /** Where the cross-process lock of one file lives (exported for tests that hold it from outside). */
 export function lockPathFor(ws: Workspace, real: string): string {
-  const key = hash('sha256', real, 'hex').slice(0, 32);
+  const key = sha256Hex(real).slice(0, 32);
   return path.join(ws.stateDir, 'locks', `${key}.lock`);
 }
 
