@@ -366,8 +366,9 @@ class McpDoor {
     if ('refused' in parsed) return parsed.refused;
 
     const base = httpCaller(req);
-    const cancel = this.track(req, reply, toolCall ? (body as { id?: unknown }).id : undefined);
-    if (direct) return this.runDirect(reply, direct, base, cancel);
+    const callId = toolCall ? (body as { id?: unknown }).id : undefined;
+    if (direct) return this.runDirect(req, reply, direct, base, callId);
+    const cancel = this.track(req, reply, callId);
 
     const call: PostCall = {
       callerFor: (signal) => {
@@ -409,12 +410,18 @@ class McpDoor {
 
   /** The stop of a tools/call this POST carries, kept for a later notifications/cancelled; null when none. */
   private track(req: FastifyRequest, reply: FastifyReply, callId: unknown): AbortController | null {
-    const key = callId === undefined ? null : callKey(req.principal?.id ?? null, req.ip, req.headers['mcp-session-id'], callId);
-    if (key === null || this.inFlight.has(key)) return null;
+    const key = this.keyOf(req, callId);
+    if (key === null) return null;
     const cancel = new AbortController();
     this.inFlight.set(key, cancel);
     reply.raw.once('close', () => this.inFlight.delete(key));
     return cancel;
+  }
+
+  /** The key a tools/call's stop is kept under (see inFlight); null when it has no id or one in flight has it. */
+  private keyOf(req: FastifyRequest, callId: unknown): string | null {
+    const key = callId === undefined ? null : callKey(req.principal?.id ?? null, req.ip, req.headers['mcp-session-id'], callId);
+    return key === null || this.inFlight.has(key) ? null : key;
   }
 
   /**
@@ -422,13 +429,17 @@ class McpDoor {
    * as its tools/call wrapper does, answer the error as its dispatch does, and nothing when the client went away.
    */
   /** `caller` is this POST's own: its signal is set here. */
-  private async runDirect(reply: FastifyReply, direct: NonNullable<ReturnType<typeof directCallOf>>, caller: CallerInfo, cancel: AbortController | null): Promise<FastifyReply | undefined> {
-    const stop = cancel ?? new AbortController();
+  private async runDirect(req: FastifyRequest, reply: FastifyReply, direct: NonNullable<ReturnType<typeof directCallOf>>, caller: CallerInfo, callId: unknown): Promise<FastifyReply | undefined> {
+    const stop = new AbortController();
+    const key = this.keyOf(req, callId);
+    if (key !== null) this.inFlight.set(key, stop);
     // Its signal is made when the pipeline first reads it, which a quick call never does: an AbortSignal per call
     // cost the door more than the rest of its work (docs/development.md, "Work done once").
     caller.abort = stop;
     let gone = false;
-    reply.raw.once('close', () => {
+    // One listener does track's part too: a response closes once, and each listener of it costs the call.
+    reply.raw.on('close', () => {
+      if (key !== null) this.inFlight.delete(key);
       if (reply.raw.writableFinished) return;
       gone = true;
       stop.abort(new Error('The client closed the request.'));

@@ -1,6 +1,7 @@
 // Two official MCP SDK clients at one address, without tokens (docs/run-command.md, "Streaming and cancel"):
 // their JSON-RPC ids coincide, yet one client's notifications/cancelled stops its own run only, never the
-// other's, because calls in flight are keyed by the client's session, not by its address.
+// other's, because calls in flight are keyed by the client's session, not by its address; whether the call is
+// answered on a stream (progress asked) or as plain JSON.
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -27,19 +28,25 @@ describe('run_command cancel over MCP, two clients at one address without tokens
     await t?.close();
   });
 
-  /** Starts a sleeper whose first output is reported; `stop` aborts the call (the SDK sends notifications/cancelled). */
-  async function start(client: Client) {
+  /**
+   * Starts a sleeper; `stop` aborts the call (the SDK sends notifications/cancelled). With progress asked, the call is
+   * answered on a stream and has started once its first output is reported; without, it is answered as plain JSON
+   * (the door's direct route) and has started once its process is there.
+   */
+  async function start(client: Client, progress = true) {
     const marker = `twoclients${randomBytes(4).toString('hex')}`;
     await fs.writeFile(path.join(t.root, `${marker}.sh`), 'echo started\nsleep 600\n');
     const abort = new AbortController();
     let started!: () => void;
     const running = new Promise<void>((r) => (started = r));
-    const call = client.callTool({ name: 'run_command', arguments: { command: `sh ${marker}.sh`, timeout_s: 60 } }, undefined, { signal: abort.signal, onprogress: () => started(), timeout: 120_000 });
+    const options = { signal: abort.signal, timeout: 120_000, ...(progress && { onprogress: () => started() }) };
+    const call = client.callTool({ name: 'run_command', arguments: { command: `sh ${marker}.sh`, timeout_s: 60 } }, undefined, options);
     const settled = call.then(
       (result) => ({ result, error: null }),
       (error: unknown) => ({ result: null, error }),
     );
-    await running;
+    if (progress) await running;
+    else expect(await until(() => hostProcesses(marker) > 0)).toBe(true);
     return { marker, stop: () => abort.abort(), settled };
   }
 
@@ -54,6 +61,22 @@ describe('run_command cancel over MCP, two clients at one address without tokens
     expect((await second.settled).error).not.toBeNull();
     expect(await until(() => hostProcesses(second.marker) === 0)).toBe(true);
     // The other client's run goes on: its process is still there and its call has not answered.
+    expect(hostProcesses(first.marker)).toBeGreaterThan(0);
+    const raced = await Promise.race([first.settled.then(() => 'answered'), new Promise((r) => setTimeout(() => r('running'), 300))]);
+    expect(raced).toBe('running');
+
+    first.stop();
+    expect((await first.settled).error).not.toBeNull();
+    expect(await until(() => hostProcesses(first.marker) === 0)).toBe(true);
+  });
+
+  it('stops a call answered as plain JSON (no progress asked) the same way, its own only', async () => {
+    const first = await start(a, false);
+    const second = await start(b, false);
+
+    second.stop();
+    expect((await second.settled).error).not.toBeNull();
+    expect(await until(() => hostProcesses(second.marker) === 0)).toBe(true);
     expect(hostProcesses(first.marker)).toBeGreaterThan(0);
     const raced = await Promise.race([first.settled.then(() => 'answered'), new Promise((r) => setTimeout(() => r('running'), 300))]);
     expect(raced).toBe('running');
