@@ -427,8 +427,9 @@ class McpDoor {
   /**
    * A single tools/call answered as JSON: what the server would do with it. Run the handler, check the result
    * as its tools/call wrapper does, answer the error as its dispatch does, and nothing when the client went away.
+   * The call is kept for a later notifications/cancelled as track keeps it. `caller` is this POST's own: its
+   * signal is set here.
    */
-  /** `caller` is this POST's own: its signal is set here. */
   private async runDirect(req: FastifyRequest, reply: FastifyReply, direct: NonNullable<ReturnType<typeof directCallOf>>, caller: CallerInfo, callId: unknown): Promise<FastifyReply | undefined> {
     const stop = new AbortController();
     const key = this.keyOf(req, callId);
