@@ -8,7 +8,7 @@
 // the same way. No logger (bare).
 import { Buffer } from 'node:buffer';
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
-import { closeSync, constants, fstatSync, fsync, lstatSync, open as openCallback, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmdirSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, constants, fstatSync, fsync, link as linkCallback, linkSync, lstatSync, open as openCallback, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmdirSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import { hostname } from 'node:os';
 import path from 'node:path';
@@ -136,9 +136,15 @@ function guardedWrite() {
   // As toolgate takes its lock and keeps its backup; CEILING_LOCK=dir (a bare mkdir lock) and CEILING_BACKUP=copy
   // (data and meta copied into two new files, as toolgate did before) give the earlier floors.
   const ownedLock = process.env.CEILING_LOCK !== 'dir';
+  // CEILING_LOCK=link: the lock a link of one owner file made at start, holding the record (no inode made or freed
+  // per write; what such a lock would save, see bench/README.md, ninth session). toolgate does not lock this way.
+  const linkLock = process.env.CEILING_LOCK === 'link';
   const linkBackup = process.env.CEILING_BACKUP !== 'copy';
   const ownerRecord = `${hostname()}:${process.pid}:${randomUUID().slice(0, 12)}`;
   mkdirSync(path.join(state, 'locks'), { recursive: true });
+  const ownerFile = path.join(state, 'locks', `.owner-${process.pid}`);
+  if (linkLock) writeFileSync(ownerFile, `${ownerRecord}\n`);
+  const linkAsync = promisify(linkCallback);
   const spec = process.env.CEILING_WRITE_ANSWER === 'spec';
   const records = spec ? groupedAppend(path.join(state, 'checkpoints', `${process.pid}.jsonl`)) : null;
   if (spec) mkdirSync(path.join(state, 'checkpoints'), { recursive: true });
@@ -172,7 +178,13 @@ function guardedWrite() {
     const key = createHash('sha256').update(relOut).digest('hex').slice(0, 16);
     const lock = path.join(state, 'locks', `${key}.lock`);
     // The lock as toolgate's file lock takes it: a file made with O_EXCL holding the owner record, released by an unlink.
-    if (ownedLock) {
+    if (linkLock) {
+      const linked = meta(
+        () => linkSync(ownerFile, lock),
+        () => linkAsync(ownerFile, lock),
+      );
+      if (linked) await linked;
+    } else if (ownedLock) {
       const closed = closeMade(createSmall(lock, `${ownerRecord}\n`, 'wx'));
       if (closed) await closed;
     } else mkdirSync(lock);
