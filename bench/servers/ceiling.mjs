@@ -136,8 +136,8 @@ function guardedWrite() {
   // As toolgate takes its lock and keeps its backup; CEILING_LOCK=dir (a bare mkdir lock) and CEILING_BACKUP=copy
   // (data and meta copied into two new files, as toolgate did before) give the earlier floors.
   const ownedLock = process.env.CEILING_LOCK !== 'dir';
-  // CEILING_LOCK=link: the lock a link of one owner file made at start, holding the record (no inode made or freed
-  // per write; what such a lock would save, see bench/README.md, ninth session). toolgate does not lock this way.
+  // CEILING_LOCK=link: each lock is a link to one owner file, made at start with the record, so a write makes and
+  // frees no inode (what that would save: bench/README.md, ninth session). toolgate does not lock this way.
   const linkLock = process.env.CEILING_LOCK === 'link';
   const linkBackup = process.env.CEILING_BACKUP !== 'copy';
   const ownerRecord = `${hostname()}:${process.pid}:${randomUUID().slice(0, 12)}`;
@@ -177,7 +177,8 @@ function guardedWrite() {
     const { cur, st, relOut } = found;
     const key = createHash('sha256').update(relOut).digest('hex').slice(0, 16);
     const lock = path.join(state, 'locks', `${key}.lock`);
-    // The lock as toolgate's file lock takes it: a file made with O_EXCL holding the owner record, released by an unlink.
+    // The lock as toolgate's file lock takes it: a file made with O_EXCL holding the owner record, released by an
+    // unlink. CEILING_LOCK=link links the owner file instead (released the same way); CEILING_LOCK=dir makes a directory.
     if (linkLock) {
       const linked = meta(
         () => linkSync(ownerFile, lock),
