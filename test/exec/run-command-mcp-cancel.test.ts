@@ -50,13 +50,8 @@ describe('run_command cancel over MCP, two clients at one address without tokens
     return { marker, stop: () => abort.abort(), settled };
   }
 
-  it("one client's cancel stops its own run and leaves the other's running", async () => {
-    // The same sequence on both clients: their tools/call ids are equal.
-    const first = await start(a);
-    const second = await start(b);
-    expect(hostProcesses(first.marker)).toBeGreaterThan(0);
-    expect(hostProcesses(second.marker)).toBeGreaterThan(0);
-
+  /** The second client's cancel stops its run only; then the first's stops its own. */
+  async function cancelsItsOwnOnly(first: Started, second: Started) {
     second.stop();
     expect((await second.settled).error).not.toBeNull();
     expect(await until(() => hostProcesses(second.marker) === 0)).toBe(true);
@@ -68,21 +63,23 @@ describe('run_command cancel over MCP, two clients at one address without tokens
     first.stop();
     expect((await first.settled).error).not.toBeNull();
     expect(await until(() => hostProcesses(first.marker) === 0)).toBe(true);
+  }
+  type Started = Awaited<ReturnType<typeof start>>;
+
+  it("one client's cancel stops its own run and leaves the other's running", async () => {
+    // The same sequence on both clients: their tools/call ids are equal.
+    const first = await start(a);
+    const second = await start(b);
+    expect(hostProcesses(first.marker)).toBeGreaterThan(0);
+    expect(hostProcesses(second.marker)).toBeGreaterThan(0);
+
+    await cancelsItsOwnOnly(first, second);
   });
 
   it('stops a call answered as plain JSON (no progress asked) the same way, its own only', async () => {
     const first = await start(a, false);
     const second = await start(b, false);
 
-    second.stop();
-    expect((await second.settled).error).not.toBeNull();
-    expect(await until(() => hostProcesses(second.marker) === 0)).toBe(true);
-    expect(hostProcesses(first.marker)).toBeGreaterThan(0);
-    const raced = await Promise.race([first.settled.then(() => 'answered'), new Promise((r) => setTimeout(() => r('running'), 300))]);
-    expect(raced).toBe('running');
-
-    first.stop();
-    expect((await first.settled).error).not.toBeNull();
-    expect(await until(() => hostProcesses(first.marker) === 0)).toBe(true);
+    await cancelsItsOwnOnly(first, second);
   });
 });
