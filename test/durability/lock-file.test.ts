@@ -138,6 +138,81 @@ describe('the lock on disk', () => {
   });
 });
 
+describe('the owner file', () => {
+  /** The names in the locks directory, the owner file's number left out. */
+  const namesIn = async (lock: string) => (await fsp.readdir(path.dirname(lock))).map((n) => n.replace(/^\.owner\d+=/, '.owner=')).sort();
+
+  it('on a volume without hard links there is none: the lock is a file made with O_EXCL holding the record', async () => {
+    const { app: a, ws } = await app();
+    const lock = await lockOf(a, ws, 'nolinks.txt');
+    const noLink = () => Object.assign(new Error('EPERM: operation not permitted, link'), { code: 'EPERM' });
+    vi.spyOn(fs, 'linkSync').mockImplementation(() => {
+      throw noLink();
+    });
+    vi.spyOn(fs, 'link').mockImplementation(((_from: fs.PathLike, _to: fs.PathLike, done: fs.NoParamCallback) => process.nextTick(done, noLink())) as typeof fs.link);
+    await withFileLock(ws, await fsp.realpath(a.file('nolinks.txt')), 'nolinks.txt', async () => {
+      const st = await fsp.lstat(lock);
+      expect({ file: st.isFile(), nlink: st.nlink, mode: st.mode & 0o777 }).toEqual({ file: true, nlink: 1, mode: 0o600 });
+      expect(await fsp.readFile(lock, 'utf8')).toBe(`${OWNER_RECORD}\n`);
+      expect(await namesIn(lock)).toEqual([path.basename(lock)]);
+    });
+    expect((await a.call('write_file', { path: 'nolinks.txt', content: 'after\n' })).body.status).toBe('success');
+    await locksSettled(ws.runtime);
+    expect(await fsp.readdir(path.dirname(lock))).toEqual([]);
+  });
+
+  it('a lock taken over while held (its holder stalled past the stale time) is let go at the next refresh, not removed', async () => {
+    const { app: a, ws } = await app();
+    const lock = await lockOf(a, ws, 'stalled.txt');
+    const taker = `${liveRecord}\n`;
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      await withFileLock(ws, await fsp.realpath(a.file('stalled.txt')), 'stalled.txt', async () => {
+        // Another process found the lock stale and made its own.
+        await fsp.unlink(lock);
+        await fsp.writeFile(lock, taker, { flag: 'wx' });
+        // The refresh (the owner file's mtime and a check of each held lock, in the thread pool) sets its next timer once done.
+        vi.advanceTimersByTime(5_000);
+        for (let i = 0; i < 20_000 && vi.getTimerCount() === 0; i++) await new Promise((r) => setImmediate(r));
+        expect(vi.getTimerCount()).toBeGreaterThan(0);
+      });
+    } finally {
+      vi.useRealTimers();
+    }
+    await locksSettled(ws.runtime);
+    expect(await fsp.readFile(lock, 'utf8')).toBe(taker);
+    expect(await namesIn(lock)).toEqual([path.basename(lock)]);
+  });
+
+  it('a lock taken after a quiet spell moves its mtime first; idle for a whole refresh period, it goes', async () => {
+    const { app: a, ws } = await app();
+    const lock = await lockOf(a, ws, 'quiet.txt');
+    const real = await fsp.realpath(a.file('quiet.txt'));
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    try {
+      await withFileLock(ws, real, 'quiet.txt', async () => undefined);
+      const [owner] = (await fsp.readdir(path.dirname(lock))).filter((n) => n.startsWith('.owner'));
+      const ownerPath = path.join(path.dirname(lock), owner as string);
+      // Three seconds later, with an mtime a waiter would find stale.
+      vi.advanceTimersByTime(3_000);
+      const old = new Date(Date.now() - 60_000);
+      await fsp.utimes(ownerPath, old, old);
+      await withFileLock(ws, real, 'quiet.txt', async () => {
+        const { mtimeMs } = await fsp.stat(lock);
+        expect(mtimeMs % 1000).toBe(0);
+        expect(mtimeMs).toBeGreaterThanOrEqual(Date.now());
+      });
+      // The refresh 5 s after the owner file was made finds a lock taken 2 s before: it stays; 5 s later it goes.
+      vi.advanceTimersByTime(2_000);
+      expect(await namesIn(lock)).toEqual([`.owner=${OWNER_RECORD}`]);
+      vi.advanceTimersByTime(5_000);
+      expect(await fsp.readdir(path.dirname(lock))).toEqual([]);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});
+
 describe('locks of older versions (a directory, the record an entry owner=<record> inside)', () => {
   it('one whose holder is gone is taken over at once, and removed whole', async () => {
     const { app: a, ws } = await app({ TOOLGATE_LOCK_TIMEOUT_MS: '2000' });
