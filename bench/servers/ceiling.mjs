@@ -257,7 +257,7 @@ function guardedWrite() {
       }
       after = createHash('sha256').update(next).digest('hex');
     } finally {
-      if (!ownedLock) rmdirSync(lock);
+      if (lockKind === 'dir') rmdirSync(lock);
       else {
         const unlinked = meta(
           () => unlinkSync(lock),
