@@ -4,9 +4,8 @@
 // file-system work inline (bench/README.md, "Floors"). Printed: calls per second and their paired ratio, and
 // server CPU per call (user + system of every thread, /proc) of each side, the least of the rounds, and beside it
 // the medians of its system time and of the main thread's share (the event loop's). BENCH_ONLY=write
-// measures one of the two. The write floor locks as toolgate does, by a link of one owner file (no inode per
-// write); CEILING_LOCK=owned gives it the file made with O_EXCL that toolgate made before (and still makes where
-// no hard link can be made), CEILING_LOCK=dir a directory (ceiling.mjs).
+// measures one of the two; CEILING_LOCK=owned gives the write floor toolgate's kind of file lock (ceiling.mjs),
+// CEILING_LOCK=link a lock made by a link of one owner file (no inode per write).
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';

@@ -97,7 +97,7 @@ function guardedRead() {
 /**
  * The least a write_file of a small file can do and still meet the spec, inline, beside guardedRead: the same
  * bearer token, rate-limit count, sandbox walk, metrics and chained audit line, and the write's own work as
- * write_file does it: the file's lock (a link to an owner file holding the record, under the state directory), the old content
+ * write_file does it: the file's lock (a file holding the owner record under the state directory), the old content
  * read through an O_NOFOLLOW descriptor checked to be the walked file, its sha256 against expected_sha256 (CONFLICT
  * otherwise), the old content kept as a backup (the old inode linked under a name carrying the record, a copy
  * where it has other names; the oldest over 10 per file removed), a temp
@@ -133,14 +133,12 @@ function guardedWrite() {
     : fsyncOnce;
   // A call that waits for the journal: in the pool while an fsync runs (CEILING_META=pool), on the loop otherwise.
   const meta = (sync, later) => (metaInPool && syncing > 0 ? later() : sync());
-  // As toolgate takes its lock and keeps its backup; CEILING_LOCK=owned (a file made with O_EXCL holding the record,
-  // as toolgate locked before and still does where no hard link can be made), CEILING_LOCK=dir (a bare mkdir lock)
-  // and CEILING_BACKUP=copy (data and meta copied into two new files, as toolgate did before) give the earlier floors.
-  const lockKind = process.env.CEILING_LOCK ?? 'link';
-  if (!['link', 'owned', 'dir'].includes(lockKind)) throw new Error(`CEILING_LOCK: '${lockKind}' is not link, owned or dir`);
-  const ownedLock = lockKind === 'owned';
-  // Each lock a link to one owner file, made at start with the record, so a write makes and frees no inode.
-  const linkLock = lockKind === 'link';
+  // As toolgate takes its lock and keeps its backup; CEILING_LOCK=dir (a bare mkdir lock) and CEILING_BACKUP=copy
+  // (data and meta copied into two new files, as toolgate did before) give the earlier floors.
+  const ownedLock = process.env.CEILING_LOCK !== 'dir';
+  // CEILING_LOCK=link: each lock is a link to one owner file, made at start with the record, so a write makes and
+  // frees no inode (what that would save: bench/README.md, ninth session). toolgate does not lock this way.
+  const linkLock = process.env.CEILING_LOCK === 'link';
   const linkBackup = process.env.CEILING_BACKUP !== 'copy';
   const ownerRecord = `${hostname()}:${process.pid}:${randomUUID().slice(0, 12)}`;
   mkdirSync(path.join(state, 'locks'), { recursive: true });
@@ -179,8 +177,8 @@ function guardedWrite() {
     const { cur, st, relOut } = found;
     const key = createHash('sha256').update(relOut).digest('hex').slice(0, 16);
     const lock = path.join(state, 'locks', `${key}.lock`);
-    // The lock as toolgate's file lock takes it: a link to the owner file, released by an unlink. CEILING_LOCK=owned
-    // makes a file with O_EXCL holding the owner record instead (released the same way); CEILING_LOCK=dir a directory.
+    // The lock as toolgate's file lock takes it: a file made with O_EXCL holding the owner record, released by an
+    // unlink. CEILING_LOCK=link links the owner file instead (released the same way); CEILING_LOCK=dir makes a directory.
     if (linkLock) {
       const linked = meta(
         () => linkSync(ownerFile, lock),
@@ -257,7 +255,7 @@ function guardedWrite() {
       }
       after = createHash('sha256').update(next).digest('hex');
     } finally {
-      if (lockKind === 'dir') rmdirSync(lock);
+      if (!ownedLock) rmdirSync(lock);
       else {
         const unlinked = meta(
           () => unlinkSync(lock),

@@ -1,8 +1,7 @@
 // Per-file write locks: an in-process queue first (cheap, fair), then a lock file in the state directory, so
 // that other processes and replicas on the same volume are serialized too (docs/api.md, "Durable writes and
 // backups"). The lock file is taken, kept fresh and judged stale as proper-lockfile, which earlier versions
-// used, does it, so that replicas of both kinds exclude each other during a rolling upgrade: its mtime is its
-// holder's, kept fresh while held, though this version's lock is a link to its process's owner file (Owner).
+// used, does it, so that replicas of both kinds exclude each other during a rolling upgrade.
 import fs, { readdirSync, readFileSync, statSync } from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
@@ -11,7 +10,7 @@ import { onExit } from 'signal-exit';
 import { ToolError } from '../envelope.js';
 import { E } from '../errors.js';
 import { madeBeforeThisProcess, OWNER_RECORD, ownerState } from './process-owner.js';
-import { linkInPool, syncInFlight, unlinkInPool } from './sync-first-io.js';
+import { syncInFlight, unlinkInPool } from './sync-first-io.js';
 import type { Stop } from './atomic.js';
 import { PartKind, type ServiceRuntime } from './runtime.js';
 import type { Workspace } from './workspace.js';
@@ -19,78 +18,40 @@ import { sha256Hex } from './versions.js';
 
 /** A lock whose mtime is older than this is stale: its holder stopped refreshing it (gone, or stalled that long). */
 const STALE_MS = 10_000;
-/** Held locks' mtimes are refreshed this often (half the stale time), so that no waiter ever finds one stale. */
+/** A held lock's mtime is refreshed this often (half the stale time), so that no waiter ever finds it stale. */
 const REFRESH_MS = STALE_MS / 2;
 /** After a refresh that failed, the next try comes this soon (until the stale time has passed since the last). */
 const REFRESH_RETRY_MS = 1000;
 /**
- * A lock taken when its owner file's mtime is older than this moves it first: with the next refresh at most
- * REFRESH_MS away, a held lock's mtime is then never older than 1.25 refresh periods (docs/api.md, "Durable
- * writes and backups").
- */
-const TOUCH_BEFORE_MS = REFRESH_MS / 4;
-/**
- * The holder's record and a newline: who holds a lock, so that a waiter on this host sees a holder killed with
- * -9 at once. Without the newline the record is not written yet (or cut short): a lock without a record.
+ * The lock is a regular file made with O_EXCL whose content is its holder's record and a newline: who holds it,
+ * so that a waiter on this host sees a holder killed with -9 at once. One create makes the lock with its record
+ * (the few bytes are data) and one unlink frees both at once (docs/api.md, "Durable writes and backups").
+ * Without the newline the record is not written yet (or cut short): a lock without a record.
  */
 const LOCK_CONTENT = Buffer.from(`${OWNER_RECORD}\n`);
-
-/**
- * The file whose inode a lock is. In a locks directory where hard links can be made, one per process holds its
- * record (`.owner<n>=<record>`), and each lock it takes is a link to it: a lock made by one link() holds its
- * record from the start and makes or frees no inode, which costs a write a create and an unlink of an inode
- * (bench/README.md, "The lock as a link"). Where they cannot, the lock is its own owner: a file made with
- * O_EXCL with the record written into it. Refreshed through its descriptor, so that a refresh never moves the
- * mtime of a file another process made.
- */
-interface Owner {
-  /** The owner file's path; the lock's, for a lock that is its own owner. */
-  readonly path: string;
-  readonly fd: number;
-  readonly dev: number;
-  readonly ino: number;
-  /** When this process last moved its mtime. */
-  freshAt: number;
-  /** When a lock was last taken on it. */
-  takenAt: number;
-  /** The locks held on it now. */
-  readonly held: Set<HeldLock>;
-  timer: NodeJS.Timeout | null;
-  /** Released: its file removed (a directory's owner file) or left to its lock's release; closed once no refresh uses it. */
-  closed: boolean;
-  /** Refreshes in the thread pool through the descriptor: it is closed only after them, never reused under one. */
-  touching: number;
-}
 
 /** A lock this process holds. */
 interface HeldLock {
   readonly path: string;
-  readonly owner: Owner;
+  /** The mtime this process last gave the lock: another one means another process took the lock over as stale. */
+  mtimeMs: number;
+  /** When this process last made the lock fresh. */
+  freshAt: number;
+  timer: NodeJS.Timeout | null;
   /** Released, or found taken over: its file is no longer this process's to refresh or remove. */
   done: boolean;
 }
 
 /**
- * The owner file of each locks directory (null where no hard link can be made there: its locks are files).
- * Process-wide on purpose, as the held locks: services of one process sharing a state directory share it.
- */
-const OWNERS = new Map<string, Owner | null>();
-/** Every owner file this process made and has not removed, removed at exit. */
-const OWNER_FILES = new Set<Owner>();
-let ownersMade = 0;
-/** An owner file's name; the sweep reads the record back from it (sweepReleased). */
-const OWNER_FILE = /^\.owner\d+=(.+)$/;
-
-/**
- * Every lock this process holds, removed when the process exits (also by a signal nothing else handles), and
- * its owner files. The exit handler is set when this module loads, before the service's own SIGTERM listener:
- * signal-exit re-raises a signal only it listens to, and set later it would make a graceful shutdown die by SIGTERM.
+ * Every lock this process holds, removed when the process exits (also by a signal nothing else handles). The exit
+ * handler is set when this module loads, before the service's own SIGTERM listener: signal-exit re-raises a
+ * signal only it listens to, and set later it would make a graceful shutdown die by SIGTERM.
  */
 const HELD = new Set<HeldLock>();
 onExit(() => {
-  for (const file of [...[...HELD].map((h) => h.path), ...[...OWNER_FILES].map((o) => o.path)]) {
+  for (const h of HELD) {
     try {
-      fs.unlinkSync(file);
+      fs.unlinkSync(h.path);
     } catch {
       // Removed meanwhile.
     }
@@ -103,126 +64,54 @@ function lockedBy(lock: string): Error {
   return Object.assign(new Error(`Lock file is already being held: ${lock}`), { code: 'ELOCKED' });
 }
 
-/** Writes the record into the new file at `fd` and makes it an owner, kept open; the file is removed if that fails. */
-function ownerAt(file: string, fd: number): Owner {
+/** Writes the record into the new lock at `fd` and closes it; returns the lock's mtime, from its descriptor. */
+function finishLock(lock: string, fd: number): number {
   try {
-    fs.writeSync(fd, LOCK_CONTENT);
-    const st = fs.fstatSync(fd);
-    return { path: file, fd, dev: st.dev, ino: st.ino, freshAt: Date.now(), takenAt: 0, held: new Set(), timer: null, closed: false, touching: 0 };
+    try {
+      fs.writeSync(fd, LOCK_CONTENT);
+      return fs.fstatSync(fd).mtime.getTime();
+    } finally {
+      fs.closeSync(fd);
+    }
   } catch (err) {
-    fs.closeSync(fd);
-    fs.unlinkSync(file); // no lock without its record
+    fs.unlinkSync(lock); // no lock without its record
     throw err;
   }
 }
 
-/** The owner file of the locks directory `dir`, made at its first lock (ENOENT while `dir` is not made); null where locks are files. */
-function ownerIn(dir: string): Owner | null {
-  let owner = OWNERS.get(dir);
-  if (owner === undefined) {
-    const file = path.join(dir, `.owner${++ownersMade}=${OWNER_RECORD}`);
-    owner = ownerAt(file, fs.openSync(file, 'wx', 0o600));
-    OWNER_FILES.add(owner);
-    OWNERS.set(dir, owner);
-    refreshIn(owner, REFRESH_MS);
-  }
-  return owner;
-}
-
-/** No hard link can be made there: EPERM (FAT, some FUSE file systems), ENOTSUP/EOPNOTSUPP (SMB), ENOSYS. */
-const noLinks = (err: unknown): boolean => ['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS'].includes(codeOf(err) ?? '');
-
-/**
- * What a failed link of the owner file means: EEXIST, the lock is held (false); the owner file gone (ENOENT:
- * removed by hand, or the directory with it) or full of links (EMLINK), a new one next time (true, or the error
- * again for ENOENT, on which the caller makes the directory); no hard links there, the lock a file (true).
- */
-function linkFailed(owner: Owner, dir: string, err: unknown): boolean {
-  const code = codeOf(err);
-  if (code === 'EEXIST') return false;
-  if (code === 'ENOENT' || code === 'EMLINK' || noLinks(err)) {
-    if (OWNERS.get(dir) === owner) OWNERS.delete(dir);
-    if (noLinks(err)) OWNERS.set(dir, null);
-    retireIfIdle(owner);
-    if (code === 'ENOENT') throw err;
-    return true;
-  }
-  throw err;
-}
-
-/**
- * Makes the lock: a link to the directory's owner file, or a file holding the record where locks are files.
- * Null when the lock exists. On the event loop unless an fsync runs (see openForWrite in
- * src/workspace/sync-first-io.ts), so that a free lock costs one link and no await.
- */
-function makeLock(lock: string): HeldLock | null | Promise<HeldLock | null> {
-  const dir = path.dirname(lock);
-  const owner = ownerIn(dir);
-  if (owner === null) return syncInFlight() ? createLockLater(lock) : createLockNow(lock);
-  if (syncInFlight()) return linkLater(owner, dir, lock);
+/** Creates the lock file on the event loop: its descriptor, or null when the lock exists. */
+function createLockNow(lock: string): number | null {
   try {
-    if (Date.now() - owner.freshAt > TOUCH_BEFORE_MS) touchNow(owner);
-    fs.linkSync(owner.path, lock);
-  } catch (err) {
-    return linkFailed(owner, dir, err) ? makeLock(lock) : null;
-  }
-  return hold(lock, owner);
-}
-
-/** makeLock's link while an fsync runs: in the thread pool, as the journal may keep it waiting. */
-async function linkLater(owner: Owner, dir: string, lock: string): Promise<HeldLock | null> {
-  try {
-    if (Date.now() - owner.freshAt > TOUCH_BEFORE_MS) await touchLater(owner);
-    await linkInPool(owner.path, lock);
-  } catch (err) {
-    return linkFailed(owner, dir, err) ? makeLock(lock) : null;
-  }
-  return hold(lock, owner);
-}
-
-/** Creates a lock that is a file on the event loop; null when the lock exists. */
-function createLockNow(lock: string): HeldLock | null {
-  let fd: number;
-  try {
-    fd = fs.openSync(lock, 'wx', 0o600);
+    return fs.openSync(lock, 'wx', 0o600);
   } catch (err) {
     if (codeOf(err) === 'EEXIST') return null;
     throw err;
   }
-  return holdOwn(lock, fd);
 }
 
 /**
  * createLockNow while an fsync runs: the create (which waits for the journal) in the thread pool; the few bytes
- * of the record and the fstat of the new file on the event loop, as a temp file's write is
+ * of the record, the fstat and the close of the new file on the event loop, as a temp file's write is
  * (src/workspace/sync-first-io.ts).
  */
-function createLockLater(lock: string): Promise<HeldLock | null> {
+function createLockLater(lock: string): Promise<number | null> {
   return new Promise((resolve, reject) =>
     fs.open(lock, 'wx', 0o600, (err, fd) => {
-      try {
-        if (!err) resolve(holdOwn(lock, fd));
-        else if (codeOf(err) === 'EEXIST') resolve(null);
-        else reject(err);
-      } catch (failed) {
-        reject(failed as Error);
-      }
+      if (!err) resolve(fd);
+      else if (codeOf(err) === 'EEXIST') resolve(null);
+      else reject(err);
     }),
   );
 }
 
-/** A lock that is a file, just made at `fd`: its own owner. */
-function holdOwn(lock: string, fd: number): HeldLock {
-  const owner = ownerAt(lock, fd);
-  refreshIn(owner, REFRESH_MS);
-  return hold(lock, owner);
-}
-
-/** Takes the lock, or throws ELOCKED while another holds it. */
+/**
+ * Takes the lock file, or throws ELOCKED while another holds it. On the event loop unless an fsync runs (see
+ * openForWrite in src/workspace/sync-first-io.ts), so that a free lock costs one create and no await.
+ */
 function take(lock: string): HeldLock | Promise<HeldLock> {
-  const made = makeLock(lock);
-  if (made instanceof Promise) return made.then((h) => h ?? takeLater(lock, true));
-  return made ?? takeLater(lock, true);
+  if (syncInFlight()) return takeLater(lock, false);
+  const fd = createLockNow(lock);
+  return fd === null ? takeLater(lock, true) : hold(lock, finishLock(lock, fd));
 }
 
 /**
@@ -232,8 +121,8 @@ function take(lock: string): HeldLock | Promise<HeldLock> {
 async function takeLater(lock: string, exists: boolean): Promise<HeldLock> {
   for (let staleCheck = true; ; staleCheck = false) {
     if (!exists) {
-      const held = await makeLock(lock);
-      if (held !== null) return held;
+      const fd = syncInFlight() ? await createLockLater(lock) : createLockNow(lock);
+      if (fd !== null) return hold(lock, finishLock(lock, fd));
       if (!staleCheck) throw lockedBy(lock);
     }
     exists = false;
@@ -250,109 +139,56 @@ async function takeLater(lock: string, exists: boolean): Promise<HeldLock> {
   }
 }
 
-/** A lock just made on `owner`: held, and kept fresh with it until released. */
-function hold(lock: string, owner: Owner): HeldLock {
-  const h: HeldLock = { path: lock, owner, done: false };
+/** A lock just made: held, and kept fresh until released. */
+function hold(lock: string, mtimeMs: number): HeldLock {
+  const h: HeldLock = { path: lock, mtimeMs, freshAt: Date.now(), timer: null, done: false };
   HELD.add(h);
-  owner.held.add(h);
-  owner.takenAt = Date.now();
+  refreshIn(h, REFRESH_MS);
   return h;
 }
 
-/** The mtime a refresh gives: the next whole second, exact on every file system. */
-const nextWholeSecond = (): number => Math.ceil(Date.now() / 1000);
-
-function touchNow(owner: Owner): void {
-  const next = nextWholeSecond();
-  fs.futimesSync(owner.fd, next, next);
-  owner.freshAt = Date.now();
-}
-
-async function touchLater(owner: Owner): Promise<void> {
-  const next = nextWholeSecond();
-  owner.touching++;
-  try {
-    await new Promise<void>((resolve, reject) => fs.futimes(owner.fd, next, next, (err) => (err ? reject(err) : resolve())));
-  } finally {
-    if (--owner.touching === 0 && owner.closed) fs.closeSync(owner.fd);
-  }
-  owner.freshAt = Date.now();
-}
-
-function refreshIn(owner: Owner, ms: number): void {
-  owner.timer = setTimeout(() => {
-    owner.timer = null;
-    void refresh(owner);
+function refreshIn(h: HeldLock, ms: number): void {
+  h.timer = setTimeout(() => {
+    h.timer = null;
+    void refresh(h);
   }, ms);
-  // Held locks and owner files are removed at exit: their refresh need not keep the process alive.
-  owner.timer.unref();
+  // Held locks are removed at exit: their refresh need not keep the process alive.
+  h.timer.unref();
 }
 
 /**
- * Every REFRESH_MS from its making: moves the mtime of an owner with held locks, in the thread pool, and lets
- * go of each of its locks that is no longer this process's (taken over as stale meanwhile: another inode, or
- * none). A directory's owner file left idle for a whole period goes.
+ * Moves a held lock's mtime to the next whole second (exact on every file system), in the thread pool: unless
+ * the lock is no longer the one this process made (taken over as stale meanwhile), which it then leaves alone.
  */
-async function refresh(owner: Owner): Promise<void> {
-  if (owner.closed) return;
-  if (owner.held.size === 0) {
-    if (Date.now() - owner.takenAt >= REFRESH_MS) return retire(owner);
-    return refreshIn(owner, REFRESH_MS);
-  }
+async function refresh(h: HeldLock): Promise<void> {
+  let next: number;
   try {
-    await touchLater(owner);
-  } catch {
-    if (Date.now() - owner.freshAt > STALE_MS) for (const h of owner.held) lost(h);
-    if (!owner.closed) refreshIn(owner, REFRESH_RETRY_MS);
-    return;
-  }
-  await Promise.all([...owner.held].map((h) => checkStillMine(h)));
-  if (!owner.closed) refreshIn(owner, REFRESH_MS);
-}
-
-/** Lets go of a held lock whose path no longer names its owner's inode. */
-async function checkStillMine(h: HeldLock): Promise<void> {
-  try {
-    const st = await fsp.lstat(h.path);
-    if (!h.done && (st.ino !== h.owner.ino || st.dev !== h.owner.dev)) lost(h);
+    const st = await fsp.stat(h.path);
+    if (h.done) return;
+    if (st.mtime.getTime() !== h.mtimeMs) return lost(h);
+    next = Math.ceil(Date.now() / 1000) * 1000;
+    await fsp.utimes(h.path, next / 1000, next / 1000);
   } catch (err) {
-    if (!h.done && codeOf(err) === 'ENOENT') lost(h);
+    if (h.done) return;
+    if (codeOf(err) === 'ENOENT' || Date.now() - h.freshAt > STALE_MS) return lost(h);
+    return refreshIn(h, REFRESH_RETRY_MS);
   }
+  if (h.done) return;
+  h.mtimeMs = next;
+  h.freshAt = Date.now();
+  refreshIn(h, REFRESH_MS);
 }
 
-/** A held lock released or taken over by another process: neither refreshed nor removed by this one any more. */
+/** A held lock taken over by another process: neither refreshed nor removed any more. */
 function lost(h: HeldLock): void {
   h.done = true;
   HELD.delete(h);
-  h.owner.held.delete(h);
-  // A lock that is its own owner is done with it; a directory's owner stays for the next lock.
-  if (!OWNER_FILES.has(h.owner)) retire(h.owner);
-}
-
-/** Closes an owner; a directory's owner file is removed, unless it still has locks held on it. */
-function retire(owner: Owner): void {
-  if (owner.closed) return;
-  if (owner.held.size > 0 && OWNER_FILES.has(owner)) return;
-  owner.closed = true;
-  if (owner.timer) clearTimeout(owner.timer);
-  owner.timer = null;
-  if (owner.touching === 0) fs.closeSync(owner.fd);
-  for (const [dir, o] of OWNERS) if (o === owner) OWNERS.delete(dir);
-  if (!OWNER_FILES.delete(owner)) return;
-  try {
-    fs.unlinkSync(owner.path);
-  } catch {
-    // Removed meanwhile.
-  }
-}
-
-/** An owner file no longer linked by new locks: it goes once its held locks are released. */
-function retireIfIdle(owner: Owner): void {
-  if (owner.held.size === 0) retire(owner);
 }
 
 /** Lets go of a held lock; true when its file is still this process's to remove. */
 function letGo(h: HeldLock): boolean {
+  if (h.timer) clearTimeout(h.timer);
+  h.timer = null;
   const mine = !h.done;
   lost(h);
   return mine;
@@ -450,19 +286,15 @@ class FileLocks {
   /** Locks directories swept (sweepReleased). */
   readonly swept = new Set<string>();
 
-  /** Resolves when every released lock is gone, and with it the owner file of each locks directory where none is held. */
+  /** Resolves when every released lock is gone. */
   async settled(): Promise<void> {
     await Promise.all([...this.removing.values()]);
-    for (const dir of this.swept) {
-      const owner = OWNERS.get(dir);
-      if (owner) retireIfIdle(owner);
-    }
   }
 }
 
 const FILE_LOCKS = new PartKind(() => new FileLocks());
 
-/** Resolves when every lock the service's releases are removing is gone, and its idle owner files (shutdown, tests). */
+/** Resolves when every lock the service's releases are removing is gone (shutdown, tests). */
 export async function locksSettled(runtime: ServiceRuntime): Promise<void> {
   await runtime.part(FILE_LOCKS).settled();
 }
@@ -488,15 +320,14 @@ function removeLockNow(lock: string): void {
   }
 }
 
-/** Age after which a leftover of a process on another host is swept (as the temp sweep's age rule). */
+/** Age after which a released lock directory of a process on another host is swept (as the temp sweep's age rule). */
 const RELEASED_STALE_MS = 10 * 60_000;
 
 /**
- * Removes the released lock directories (RELEASED) that processes killed during their release left, and the
- * owner files (OWNER_FILE) of processes killed with -9: those of a process of this host that is gone, and those
- * of another host's after RELEASED_STALE_MS (a live holder's owner file is refreshed while it holds a lock). They
- * hold no lock, but would pile up. Once per locks directory per service, at its first lock: one read of a
- * directory that holds the locks held at that moment.
+ * Removes the released lock directories (RELEASED) that processes killed during their release left: those of
+ * a process of this host that is gone, and those of another host's after RELEASED_STALE_MS. They hold no lock,
+ * but would pile up. Once per locks directory per process, at its first lock: one read of a directory that
+ * holds the locks held at that moment.
  */
 function sweepReleased(locks: FileLocks, locksDir: string): void {
   if (locks.swept.has(locksDir)) return;
@@ -508,16 +339,13 @@ function sweepReleased(locks: FileLocks, locksDir: string): void {
     return; // not made yet: nothing left in it
   }
   for (const name of names) {
-    const ownerRecord = OWNER_FILE.exec(name)?.[1];
-    const record = ownerRecord ?? RELEASED.exec(name)?.[1];
+    const record = RELEASED.exec(name)?.[1];
     if (record === undefined) continue;
-    const entry = path.join(locksDir, name);
+    const released = path.join(locksDir, name);
     try {
       const state = ownerState(record);
-      if (state === 'alive' || (state === 'unknown' && Date.now() - statSync(entry).mtimeMs < RELEASED_STALE_MS)) continue;
-      // An owner file holds no lock: its locks are links of their own, taken over as any lock.
-      if (ownerRecord === undefined) clearReleased(entry);
-      else fs.unlinkSync(entry);
+      if (state === 'alive' || (state === 'unknown' && Date.now() - statSync(released).mtimeMs < RELEASED_STALE_MS)) continue;
+      clearReleased(released);
     } catch {
       // Swept by another process meanwhile.
     }
@@ -618,8 +446,8 @@ function turnOf(previous: Promise<unknown>, ms: number, signal: AbortSignal | un
 }
 
 /**
- * The cross-process lock (a link to the owner file, or a file made with O_EXCL, its record inside either way):
- * taken on the event loop, it costs one link when free; while an fsync runs, in the thread pool (see makeLock).
+ * The cross-process lock (a file made atomically with O_EXCL, its record inside): taken on the event loop, it
+ * costs one create when free; while an fsync runs, in the thread pool (see take).
  */
 async function acquireFileLock(ws: Workspace, locks: FileLocks, lockfilePath: string, rel: string, deadline: number, stop?: LockStop): Promise<HeldLock> {
   sweepReleased(locks, path.dirname(lockfilePath));

@@ -1,7 +1,6 @@
-// The write lock on disk (docs/api.md, "Durable writes and backups"): a link to its process's owner file, which
-// holds the owner record, made in one link and removed in one unlink; on a volume without hard links a regular
-// file holding the record; the locks older versions made (a directory with the record inside) are still
-// respected, and taken over when their holder is gone.
+// The write lock on disk (docs/api.md, "Durable writes and backups"): one regular file holding its holder's
+// owner record, made in one create and removed in one unlink; the locks older versions made (a directory with
+// the record inside) are still respected, and taken over when their holder is gone.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import fs from 'node:fs';
@@ -46,23 +45,16 @@ async function deadRecord(): Promise<string> {
 const liveRecord = `${HOST}:${process.ppid}:0123456789ab`;
 
 describe('the lock on disk', () => {
-  it('while held, is a link to the owner file holding the owner record; once settled nothing is left', async () => {
+  it('while held, is one regular file holding the owner record; after the release nothing is left', async () => {
     const { app: a, ws } = await app();
     const lock = await lockOf(a, ws, 'a.txt');
-    const owner = path.join(path.dirname(lock), `.owner1=${OWNER_RECORD}`);
-    const inLocks = async () => (await fsp.readdir(path.dirname(lock))).map((n) => n.replace(/^\.owner\d+=/, '.owner1='));
     await withFileLock(ws, await fsp.realpath(a.file('a.txt')), 'a.txt', async () => {
       const st = await fsp.lstat(lock);
       expect(st.isFile()).toBe(true);
       expect(st.mode & 0o777).toBe(0o600);
       expect(await fsp.readFile(lock, 'utf8')).toBe(`${OWNER_RECORD}\n`);
-      expect((await inLocks()).sort()).toEqual([`.owner1=${OWNER_RECORD}`, path.basename(lock)]);
-      const [ownerName] = (await fsp.readdir(path.dirname(lock))).filter((n) => n.startsWith('.owner'));
-      const ownerSt = await fsp.lstat(path.join(path.dirname(lock), ownerName as string));
-      expect({ ino: st.ino, nlink: st.nlink }).toEqual({ ino: ownerSt.ino, nlink: 2 });
+      expect(await fsp.readdir(path.dirname(lock))).toEqual([path.basename(lock)]);
     });
-    // The owner file stays for the next lock until the service settles (or a refresh period passes idle).
-    expect(await inLocks()).toEqual([path.basename(owner)]);
     await locksSettled(ws.runtime);
     expect(await fsp.readdir(path.dirname(lock))).toEqual([]);
 
@@ -71,7 +63,7 @@ describe('the lock on disk', () => {
     expect(await fsp.readdir(path.dirname(lock))).toEqual([]);
   });
 
-  it('a write makes one link and one unlink in the locks directory, and no other metadata call or lookup there', async () => {
+  it('a write makes one create and one unlink in the locks directory, and no other metadata call or lookup there', async () => {
     const { app: a, ws } = await app();
     const lock = await lockOf(a, ws, 'counted.txt');
     const locksDir = path.dirname(lock) + path.sep;
@@ -87,20 +79,18 @@ describe('the lock on disk', () => {
         });
       }
     };
-    // And every lookup by name: the owner file's inode, kept to tell whether a lock is still ours, comes from its descriptor.
-    watch(fs, ['openSync', 'linkSync', 'mkdirSync', 'rmdirSync', 'unlinkSync', 'renameSync', 'utimesSync', 'statSync', 'lstatSync'], 'sync');
-    watch(fs, ['open', 'link', 'mkdir', 'rmdir', 'unlink', 'rename', 'utimes', 'stat', 'lstat'], 'callback');
-    watch(fsp, ['open', 'link', 'mkdir', 'rmdir', 'unlink', 'rename', 'utimes', 'stat', 'lstat'], 'promise');
+    // And every lookup by name: the new lock's mtime, kept to tell whether the lock is still ours, comes from its descriptor.
+    watch(fs, ['openSync', 'mkdirSync', 'rmdirSync', 'unlinkSync', 'renameSync', 'utimesSync', 'statSync', 'lstatSync'], 'sync');
+    watch(fs, ['open', 'mkdir', 'rmdir', 'unlink', 'rename', 'utimes', 'stat', 'lstat'], 'callback');
+    watch(fsp, ['open', 'mkdir', 'rmdir', 'unlink', 'rename', 'utimes', 'stat', 'lstat'], 'promise');
     const WRITES = 5;
     for (let n = 1; n <= WRITES; n++) {
       expect((await a.call('write_file', { path: 'counted.txt', content: `write ${n}\n` })).body.status).toBe('success');
     }
     await locksSettled(ws.runtime);
     const of = (re: RegExp) => calls.filter((c) => re.test(c)).length;
-    // One create: the owner file, at the first lock; one more unlink: the owner file, once settled. No utimes
-    // either: a lock is refreshed only when held for seconds (src/workspace/locks.ts).
-    const counted = { creates: of(/^open/), links: of(/^link/), unlinks: of(/^unlink/), others: calls.filter((c) => !/^(open|link|unlink)/.test(c)) };
-    expect(counted).toEqual({ creates: 1, links: WRITES, unlinks: WRITES + 1, others: [] });
+    // No utimes either: a lock is refreshed only when held for seconds (src/workspace/locks.ts).
+    expect({ creates: of(/^open/), unlinks: of(/^unlink/), others: calls.filter((c) => !/^(open|unlink)/.test(c)) }).toEqual({ creates: WRITES, unlinks: WRITES, others: [] });
   });
 
   it('a lock held past its refreshes keeps its mtime fresh in whole seconds and is released, not compromised', async () => {
@@ -135,81 +125,6 @@ describe('the lock on disk', () => {
     }
     await locksSettled(ws.runtime);
     expect(await fsp.readdir(path.dirname(lock))).toEqual([]);
-  });
-});
-
-describe('the owner file', () => {
-  /** The names in the locks directory, the owner file's number left out. */
-  const namesIn = async (lock: string) => (await fsp.readdir(path.dirname(lock))).map((n) => n.replace(/^\.owner\d+=/, '.owner=')).sort();
-
-  it('on a volume without hard links there is none: the lock is a file made with O_EXCL holding the record', async () => {
-    const { app: a, ws } = await app();
-    const lock = await lockOf(a, ws, 'nolinks.txt');
-    const noLink = () => Object.assign(new Error('EPERM: operation not permitted, link'), { code: 'EPERM' });
-    vi.spyOn(fs, 'linkSync').mockImplementation(() => {
-      throw noLink();
-    });
-    vi.spyOn(fs, 'link').mockImplementation(((_from: fs.PathLike, _to: fs.PathLike, done: fs.NoParamCallback) => process.nextTick(done, noLink())) as typeof fs.link);
-    await withFileLock(ws, await fsp.realpath(a.file('nolinks.txt')), 'nolinks.txt', async () => {
-      const st = await fsp.lstat(lock);
-      expect({ file: st.isFile(), nlink: st.nlink, mode: st.mode & 0o777 }).toEqual({ file: true, nlink: 1, mode: 0o600 });
-      expect(await fsp.readFile(lock, 'utf8')).toBe(`${OWNER_RECORD}\n`);
-      expect(await namesIn(lock)).toEqual([path.basename(lock)]);
-    });
-    expect((await a.call('write_file', { path: 'nolinks.txt', content: 'after\n' })).body.status).toBe('success');
-    await locksSettled(ws.runtime);
-    expect(await fsp.readdir(path.dirname(lock))).toEqual([]);
-  });
-
-  it('a lock taken over while held (its holder stalled past the stale time) is let go at the next refresh, not removed', async () => {
-    const { app: a, ws } = await app();
-    const lock = await lockOf(a, ws, 'stalled.txt');
-    const taker = `${liveRecord}\n`;
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
-    try {
-      await withFileLock(ws, await fsp.realpath(a.file('stalled.txt')), 'stalled.txt', async () => {
-        // Another process found the lock stale and made its own.
-        await fsp.unlink(lock);
-        await fsp.writeFile(lock, taker, { flag: 'wx' });
-        // The refresh (the owner file's mtime and a check of each held lock, in the thread pool) sets its next timer once done.
-        vi.advanceTimersByTime(5_000);
-        for (let i = 0; i < 20_000 && vi.getTimerCount() === 0; i++) await new Promise((r) => setImmediate(r));
-        expect(vi.getTimerCount()).toBeGreaterThan(0);
-      });
-    } finally {
-      vi.useRealTimers();
-    }
-    await locksSettled(ws.runtime);
-    expect(await fsp.readFile(lock, 'utf8')).toBe(taker);
-    expect(await namesIn(lock)).toEqual([path.basename(lock)]);
-  });
-
-  it('a lock taken after a quiet spell moves its mtime first; idle for a whole refresh period, it goes', async () => {
-    const { app: a, ws } = await app();
-    const lock = await lockOf(a, ws, 'quiet.txt');
-    const real = await fsp.realpath(a.file('quiet.txt'));
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
-    try {
-      await withFileLock(ws, real, 'quiet.txt', async () => undefined);
-      const [owner] = (await fsp.readdir(path.dirname(lock))).filter((n) => n.startsWith('.owner'));
-      const ownerPath = path.join(path.dirname(lock), owner as string);
-      // Three seconds later, with an mtime a waiter would find stale.
-      vi.advanceTimersByTime(3_000);
-      const old = new Date(Date.now() - 60_000);
-      await fsp.utimes(ownerPath, old, old);
-      await withFileLock(ws, real, 'quiet.txt', async () => {
-        const { mtimeMs } = await fsp.stat(lock);
-        expect(mtimeMs % 1000).toBe(0);
-        expect(mtimeMs).toBeGreaterThanOrEqual(Date.now());
-      });
-      // The refresh 5 s after the owner file was made finds a lock taken 2 s before: it stays; 5 s later it goes.
-      vi.advanceTimersByTime(2_000);
-      expect(await namesIn(lock)).toEqual([`.owner=${OWNER_RECORD}`]);
-      vi.advanceTimersByTime(5_000);
-      expect(await fsp.readdir(path.dirname(lock))).toEqual([]);
-    } finally {
-      vi.useRealTimers();
-    }
   });
 });
 

@@ -69,12 +69,12 @@ describe('lock release', () => {
     const app = t;
     const ws = app.app.toolgate.workspace;
     if (!ws) throw new Error('single workspace expected');
-    const realLink = fs.link.bind(fs);
+    const realOpen = fs.open.bind(fs);
     let pooled = 0;
-    vi.spyOn(fs, 'link').mockImplementation(((from: fs.PathLike, to: fs.PathLike, done: fs.NoParamCallback) => {
-      if (String(to).endsWith('.lock')) pooled++;
-      realLink(from, to, done);
-    }) as typeof fs.link);
+    vi.spyOn(fs, 'open').mockImplementation(((p: fs.PathLike, ...rest: unknown[]) => {
+      if (String(p).endsWith('.lock')) pooled++;
+      return (realOpen as (...args: unknown[]) => void)(p, ...rest);
+    }) as typeof fs.open);
     const names = Array.from({ length: 16 }, (_, i) => `f${i}.txt`);
     const answers = await Promise.all(names.map((n) => app.call('write_file', { path: n, content: `${n}\n` })));
     expect(answers.map((r) => r.status)).toEqual(names.map(() => 200));

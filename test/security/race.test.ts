@@ -253,8 +253,6 @@ function isServiceStatePath(rel: string): boolean {
     /^backups\/[0-9a-f]{16}\/origin$/,
     // A file lock, its holder's record inside.
     /^locks\/[0-9a-f]{32}\.lock$/,
-    // The service's owner file, each of its locks a link to it, named with its record.
-    /^locks\/\.owner\d+=[A-Za-z0-9._-]+:\d+:[0-9a-f]{12}$/,
     new RegExp(`^tmp/${INSTANCE}$`),
     // The temp directory's owner record (a regular file; "state symlinks" would catch a link).
     new RegExp(`^tmp/${INSTANCE}/\\.owner$`),
