@@ -3,7 +3,6 @@
 import { closeSync, fstatSync, lstatSync, mkdirSync, readlinkSync, type Stats } from 'node:fs';
 import path from 'node:path';
 import { E, ToolError } from '../errors.js';
-import { releaseHeld, type HeldDir } from './held-dirs.js';
 import { openDirHandle, openNoFollow } from './sync-first-io.js';
 import { isInside, type Workspace } from './workspace.js';
 
@@ -82,21 +81,9 @@ export interface ResolveOptions {
  */
 export class HandleScope {
   private fds: number[] = [];
-  private held: HeldDir[] = [];
   track(fd: number): number {
     this.fds.push(fd);
     return fd;
-  }
-  /** Uses a directory the workspace keeps open (src/workspace/held-dirs.ts): it is not closed while this scope uses it. */
-  borrow(dir: HeldDir): void {
-    dir.users++;
-    this.held.push(dir);
-  }
-  /** Hands a descriptor this scope opened over to the workspace's held directories, this scope its first user. */
-  handOver(fd: number, dir: HeldDir): void {
-    const i = this.fds.lastIndexOf(fd);
-    if (i !== -1) this.fds.splice(i, 1);
-    this.borrow(dir);
   }
   close(): void {
     for (const fd of this.fds) {
@@ -107,8 +94,6 @@ export class HandleScope {
       }
     }
     this.fds = [];
-    for (const dir of this.held) releaseHeld(dir);
-    this.held = [];
   }
 }
 
@@ -231,46 +216,8 @@ export async function resolveInWorkspace(ws: Workspace, input: string, opts: Res
   if (segments.length === 0 && !opts.allowRoot) throw E.pathIsRoot();
   if (segments.length > 0 && isReservedName(ws, rel, segments)) throw E.pathReserved();
   const walk = new SegmentWalk({ fd: ws.rootFd, real: ws.root, fdDir: ws.runtime.fdDir }, segments);
-  const parentRel = segments.length > 1 && walk.root.fdDir !== null ? segments.slice(0, -1).join('/') : null;
-  if (parentRel !== null && fromHeldDir(ws, scope, walk, parentRel)) return resolvedAt(ws, rel, walk);
   walkSegments(ws, rel, opts, scope, walk);
-  const resolved = resolvedAt(ws, rel, walk);
-  // The leaf's directory, reached straight (no link, nothing missing, no `..`), is kept for the next call.
-  if (parentRel !== null && !walk.viaSymlink && walk.missing.length === 0 && walk.stack.length === segments.length && resolved.dir.real === underRoot(ws, parentRel)) {
-    ws.heldDirs.keep(parentRel, resolved.dir.fd, scope);
-  }
-  return resolved;
-}
-
-function underRoot(ws: Workspace, rel: string): string {
-  return ws.root === '/' ? `/${rel}` : `${ws.root}/${rel}`;
-}
-
-/**
- * Starts the walk at the held directory of the leaf (HeldDirs) when there is one still at its path, with the
- * leaf looked at through it. True when that gave the result; false (nothing changed in `w`) when there is no such
- * directory or the leaf is a link, which the whole walk then follows from the root as always.
- */
-function fromHeldDir(ws: Workspace, scope: HandleScope, w: SegmentWalk, parentRel: string): boolean {
-  const dirReal = underRoot(ws, parentRel);
-  const held = ws.heldDirs.take(parentRel, dirReal, w.root.fdDir as string);
-  if (held === undefined) return false;
-  const top: DirHandle = { fd: held.fd, real: dirReal, fdDir: w.root.fdDir };
-  const leaf = w.pending[w.pending.length - 1] as string;
-  let st: Stats | null;
-  try {
-    st = lstatOrNull(entryOf(top, leaf));
-  } catch {
-    return false;
-  }
-  if (st?.isSymbolicLink()) return false;
-  scope.borrow(held);
-  w.stack = [w.root, top];
-  w.pending = [];
-  w.name = leaf;
-  w.stat = st;
-  w.topNow = dirReal;
-  return true;
+  return resolvedAt(ws, rel, walk);
 }
 
 /**
@@ -291,8 +238,6 @@ class SegmentWalk {
   name = '.';
   /** Segments between the top directory and `name` that do not exist. */
   missing: string[] = [];
-  /** Where the top directory is now, when that was just read (a held directory): not asked again. */
-  topNow: string | null = null;
 
   constructor(root: DirHandle, segments: string[]) {
     this.root = root;
@@ -417,7 +362,7 @@ function resolvedAt(ws: Workspace, rel: string, w: SegmentWalk): ResolvedPath {
   const dir = w.top();
   let dirReal: string;
   try {
-    dirReal = w.topNow ?? whereNow(dir, ws);
+    dirReal = whereNow(dir, ws);
   } catch (err) {
     throw mapWalkError(err, rel);
   }

@@ -4,7 +4,6 @@ import { closeSync } from 'node:fs';
 import path from 'node:path';
 import { ToolError } from '../errors.js';
 import { openDirHandle } from './sync-first-io.js';
-import { HeldDirs } from './held-dirs.js';
 import type { WebSettings } from '../web/settings.js';
 import { ServiceRuntime } from './runtime.js';
 
@@ -62,8 +61,6 @@ export interface Workspace {
   readonly instanceId: string;
   /** What the service that opened it owns (sandbox mode, lock queues, caches, worker pools): runtime.ts. */
   readonly runtime: ServiceRuntime;
-  /** Directories of recent paths held open, walked from while still where they were (held-dirs.ts). */
-  readonly heldDirs: HeldDirs;
   observer?: WorkspaceObserver | undefined;
 }
 
@@ -98,14 +95,12 @@ export async function openWorkspace(opts: OpenWorkspaceOptions): Promise<Workspa
     limits: opts.limits,
     instanceId: opts.instanceId,
     runtime: opts.runtime ?? new ServiceRuntime(),
-    heldDirs: new HeldDirs(),
     observer: opts.observer,
   };
 }
 
 /** Releases the root's handle (app shutdown). */
 export function closeWorkspace(ws: Workspace): void {
-  ws.heldDirs.clear();
   try {
     closeSync(ws.rootFd);
   } catch {
