@@ -135,15 +135,16 @@ function guardedWrite() {
   const meta = (sync, later) => (metaInPool && syncing > 0 ? later() : sync());
   // As toolgate takes its lock and keeps its backup; CEILING_LOCK=dir (a bare mkdir lock) and CEILING_BACKUP=copy
   // (data and meta copied into two new files, as toolgate did before) give the earlier floors.
-  const ownedLock = process.env.CEILING_LOCK !== 'dir';
-  // CEILING_LOCK=link: each lock is a link to one owner file, made at start with the record, so a write makes and
-  // frees no inode (what that would save: bench/README.md, ninth session). toolgate does not lock this way.
-  const linkLock = process.env.CEILING_LOCK === 'link';
+  // One kind of lock, named: an unknown value is refused rather than measured as another kind.
+  const lockKind = process.env.CEILING_LOCK ?? 'owned';
+  if (!['owned', 'link', 'dir'].includes(lockKind)) throw new Error(`CEILING_LOCK: '${lockKind}' is not owned, link or dir`);
   const linkBackup = process.env.CEILING_BACKUP !== 'copy';
   const ownerRecord = `${hostname()}:${process.pid}:${randomUUID().slice(0, 12)}`;
   mkdirSync(path.join(state, 'locks'), { recursive: true });
-  const ownerFile = path.join(state, 'locks', `.owner-${process.pid}`);
-  if (linkLock) writeFileSync(ownerFile, `${ownerRecord}\n`);
+  // CEILING_LOCK=link: each lock is a link to one owner file, made at start with the record, so a write makes and
+  // frees no inode (what that would save: bench/README.md, ninth session). toolgate does not lock this way.
+  const ownerFile = lockKind === 'link' ? path.join(state, 'locks', `.owner-${process.pid}`) : null;
+  if (ownerFile) writeFileSync(ownerFile, `${ownerRecord}\n`);
   const linkAsync = promisify(linkCallback);
   const spec = process.env.CEILING_WRITE_ANSWER === 'spec';
   const records = spec ? groupedAppend(path.join(state, 'checkpoints', `${process.pid}.jsonl`)) : null;
@@ -179,13 +180,13 @@ function guardedWrite() {
     const lock = path.join(state, 'locks', `${key}.lock`);
     // The lock as toolgate's file lock takes it: a file made with O_EXCL holding the owner record, released by an
     // unlink. CEILING_LOCK=link links the owner file instead (released the same way); CEILING_LOCK=dir makes a directory.
-    if (linkLock) {
+    if (ownerFile) {
       const linked = meta(
         () => linkSync(ownerFile, lock),
         () => linkAsync(ownerFile, lock),
       );
       if (linked) await linked;
-    } else if (ownedLock) {
+    } else if (lockKind === 'owned') {
       const closed = closeMade(createSmall(lock, `${ownerRecord}\n`, 'wx'));
       if (closed) await closed;
     } else mkdirSync(lock);
@@ -255,7 +256,7 @@ function guardedWrite() {
       }
       after = createHash('sha256').update(next).digest('hex');
     } finally {
-      if (!ownedLock) rmdirSync(lock);
+      if (lockKind === 'dir') rmdirSync(lock);
       else {
         const unlinked = meta(
           () => unlinkSync(lock),
