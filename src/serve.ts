@@ -93,6 +93,9 @@ export async function serve(overrides: Partial<Record<SettingKey, string>> = {},
   const shutdown = async (signal: string) => {
     if (closing) return;
     closing = true;
+    // The listener closes before the line says so: app.close() reaches server.close() only after its
+    // preClose hooks, a few turns later, and a client that read the line could still connect meanwhile.
+    if (app.server.listening) app.server.close();
     app.log.info({ signal }, 'shutting down: no new connections; waiting for calls in flight');
     app.toolgate.shuttingDown = true;
     const force = setTimeout(() => {
