@@ -180,7 +180,7 @@ function guardedWrite() {
     const lock = path.join(state, 'locks', `${key}.lock`);
     // The lock as toolgate's file lock takes it: a file made with O_EXCL holding the owner record, released by an
     // unlink. CEILING_LOCK=link links the owner file instead (released the same way); CEILING_LOCK=dir makes a directory.
-    if (ownerFile) {
+    if (lockKind === 'link') {
       const linked = meta(
         () => linkSync(ownerFile, lock),
         () => linkAsync(ownerFile, lock),
